@@ -1,0 +1,85 @@
+package otelschema
+
+// Event is one validated drift event: a log record or span decoded into the
+// conventions' typed fields. Attributes outside the conventions are kept in
+// Attributes as strings.
+type Event struct {
+	// ID is a deterministic 64-bit identity computed from the event's
+	// content, the same for the same record sent twice.
+	ID   uint64
+	Name EventName
+	// Time is the event time in Unix nanoseconds: the record's timestamp,
+	// else its observed timestamp, else the time it was received.
+	Time    int64
+	TraceID [16]byte
+	SpanID  [8]byte
+
+	// Resource.
+	Service          string
+	ServiceVersion   string // the handler build
+	ServiceInstance  string
+	ServiceNamespace string
+	Environment      string
+
+	// MCP.
+	Tool            string
+	Method          string
+	RequestID       string
+	SessionID       string
+	ProtocolVersion string
+	ClientName      string
+	ClientVersion   string
+
+	// Revisions.
+	RevisionClient    string
+	RevisionServer    string
+	RevisionValidated string
+	RevisionBefore    string
+	RevisionAfter     string
+
+	// Outcome.
+	Outcome           Outcome
+	AdapterID         string
+	ChangeClass       ChangeClass
+	SideEffectStarted bool
+	ExternalRequests  int64
+	ExternalTarget    string
+	ErrorCode         string
+	RequiredAction    string
+
+	// Retries and repairs.
+	RetryOf          string
+	RetryAttempt     int64
+	IdempotencyKey   string
+	RepairAction     RepairAction
+	RepairAutomatic  bool
+	RepairResult     RepairResult
+	RepairDurationMs int64
+
+	// Authority and callers.
+	Approval    Approval
+	Privilege   Privilege
+	RunID       string
+	SessionAgeS int64
+
+	// Refresh and notification.
+	RefreshResult     RefreshResult
+	NotificationLagMs int64
+
+	// Adapter registry.
+	AdapterRevisionFrom string
+	AdapterRevisionTo   string
+	// AdapterWindowEnd is the declared end of the adapter's compatibility
+	// window in Unix seconds, 0 when none was declared.
+	AdapterWindowEnd int64
+
+	// Output contract.
+	ContractField string
+
+	// Audit.
+	ArgsRaw        string
+	ArgsNormalized string
+
+	// Attributes holds the record's other attributes, flattened to strings.
+	Attributes map[string]string
+}

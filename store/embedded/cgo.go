@@ -1,0 +1,5 @@
+//go:build cgo
+
+package embedded
+
+const cgoEnabled = true

@@ -1,0 +1,5 @@
+package embedded
+
+import "errors"
+
+var errClosed = errors.New("embedded store is closed")

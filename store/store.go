@@ -1,0 +1,87 @@
+// Package store defines how mcpdrift persists drift events and reads reports
+// back. The interfaces are small and domain-typed; each backend lives in its
+// own package (store/embedded for chDB, the default) and its driver types
+// never leave it. store/storetest holds the conformance suite that every
+// backend runs.
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+)
+
+// DefaultTenant is the tenant of a deployment that runs without tokens.
+const DefaultTenant = "default"
+
+// Batch is a set of events written together.
+type Batch struct {
+	// Tenant owns every event of the batch.
+	Tenant string
+	// Token identifies the batch's content. A backend may use it to store a
+	// batch that is written twice only once; empty means "no token".
+	Token string
+	// Events are the validated events to store.
+	Events []otelschema.Event
+}
+
+// Writer persists drift events.
+type Writer interface {
+	// Write stores the batch. It returns nil only once every event of the
+	// batch is durable — committed to the store together with the rollups fed
+	// by it — and an error otherwise, in which case none, some or all of the
+	// events may be stored: the caller retries the same batch. Errors that a
+	// retry cannot fix are marked with ErrPermanent.
+	Write(ctx context.Context, b Batch) error
+}
+
+// Query is a named SQL statement in the ClickHouse dialect. Its parameters
+// are written as {name:Type} placeholders and bound by the engine, never
+// interpolated into the text.
+type Query struct {
+	// Name identifies the query in errors, logs and metrics.
+	Name string
+	// SQL is the statement, without a FORMAT clause.
+	SQL string
+}
+
+// Querier runs read queries.
+type Querier interface {
+	// Query runs q with params bound to its placeholders and appends each
+	// result row to dest, a pointer to a slice of structs whose fields carry
+	// `json` tags named after the result columns. Integers decode into Go
+	// integers, DateTime and DateTime64 into time.Time (UTC), Map(String,
+	// String) into map[string]string, arrays into slices.
+	Query(ctx context.Context, q Query, params Params, dest any) error
+}
+
+// Migrator brings the schema up to date.
+type Migrator interface {
+	// Migrate applies every migration not yet recorded as applied, in order,
+	// and returns the versions it applied. It is idempotent: a second call
+	// applies nothing and returns no versions.
+	Migrate(ctx context.Context) ([]int, error)
+}
+
+// Store is a complete backend.
+type Store interface {
+	Writer
+	Querier
+	Migrator
+	// Ping reports whether the store can serve queries.
+	Ping(ctx context.Context) error
+	// Close releases the store. Calls after Close return ErrClosed.
+	Close() error
+}
+
+// Sentinel errors.
+var (
+	// ErrPermanent marks errors that retrying the same call cannot fix,
+	// such as a batch the store refuses to parse.
+	ErrPermanent = errors.New("permanent store error")
+	// ErrClosed is returned by calls on a closed store.
+	ErrClosed = errors.New("store is closed")
+	// ErrInUse is returned when another process owns the data directory.
+	ErrInUse = errors.New("data directory in use")
+)
