@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 )
 
@@ -167,3 +168,14 @@ type QueryError struct {
 }
 
 func (e *QueryError) Error() string { return "clickhouse: " + e.Message }
+
+// permanent reports whether the engine refused the data itself, so that
+// sending the same rows again cannot succeed.
+func (e *QueryError) permanent() bool {
+	for _, code := range []string{"CANNOT_PARSE", "CANNOT_READ_ALL_DATA", "TYPE_MISMATCH", "NO_SUCH_COLUMN_IN_TABLE", "INCORRECT_DATA", "TOO_LARGE_STRING_SIZE", "UNKNOWN_ELEMENT_OF_ENUM"} {
+		if strings.Contains(e.Message, "("+code+")") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,258 @@
+// Package embedded is the default store backend: ClickHouse itself, running
+// in-process through libchdb, persistent in a data directory that one process
+// owns. The library is loaded lazily on Open, so importing this package never
+// fails; see LibraryPath for where it is looked for.
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"syscall"
+
+	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/schema"
+)
+
+// Config configures the embedded store.
+type Config struct {
+	// Dir is the data directory. It is created if missing, and locked for
+	// the lifetime of the store: a second process gets store.ErrInUse.
+	Dir string
+	// Schema holds the database name and the retention periods.
+	Schema schema.Options
+}
+
+// DefaultConfig returns a configuration for dir with the default schema.
+func DefaultConfig(dir string) Config {
+	return Config{Dir: dir, Schema: schema.DefaultOptions()}
+}
+
+// Validate reports the first invalid field by name.
+func (c Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("store.dir: must not be empty")
+	}
+	if err := c.Schema.Validate(); err != nil {
+		return fmt.Errorf("store schema: %w", err)
+	}
+	return nil
+}
+
+// Store is the embedded backend. It is safe for concurrent use; statements
+// run one at a time, as chDB runs them.
+type Store struct {
+	cfg  Config
+	lock *os.File
+
+	mu   sync.Mutex // serialises every statement on conn
+	conn *conn
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ schema.Execer = (*Store)(nil)
+)
+
+// The engine serves one data path per process.
+var (
+	processMu   sync.Mutex
+	processPath string
+)
+
+// Open loads libchdb if needed, takes ownership of cfg.Dir and connects. It
+// does not migrate: call Migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l, err := loadLibrary()
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the embedded store: %w", err)
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot resolve data directory %q: %w", cfg.Dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("cannot create data directory: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+
+	processMu.Lock()
+	defer processMu.Unlock()
+	if processPath != "" {
+		lock.Close()
+		return nil, fmt.Errorf("cannot open %s: this process already has the embedded store at %s open (one per process)", dir, processPath)
+	}
+	c, err := connect(l, filepath.Join(dir, "clickhouse"))
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	processPath = dir
+	s := &Store{cfg: cfg, lock: lock, conn: c}
+	s.cfg.Dir = dir
+	return s, nil
+}
+
+// lockDir takes an exclusive, non-blocking lock on dir's lock file. The lock
+// dies with the process, so a crash never leaves the directory locked.
+func lockDir(dir string) (*os.File, error) {
+	p := filepath.Join(dir, "mcpdrift.lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			owner, _ := os.ReadFile(p)
+			return nil, fmt.Errorf("%w: %s is held by another mcpdrift process (pid %s); stop it, or point this one at another -data.dir", store.ErrInUse, dir, bytes.TrimSpace(owner))
+		}
+		return nil, fmt.Errorf("cannot lock %s: %w", p, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
+	return f, nil
+}
+
+// Dir returns the absolute data directory.
+func (s *Store) Dir() string { return s.cfg.Dir }
+
+// Version returns the version of the loaded ClickHouse engine.
+func (s *Store) Version() string {
+	l, err := loadLibrary()
+	if err != nil {
+		return ""
+	}
+	return l.version()
+}
+
+// Close releases the connection and the data directory.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return nil
+	}
+	s.conn.close()
+	s.conn = nil
+	processMu.Lock()
+	processPath = ""
+	processMu.Unlock()
+	return s.lock.Close()
+}
+
+// Migrate applies the pending migrations.
+func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+	return schema.Apply(ctx, s, s.cfg.Schema)
+}
+
+// Ping runs a trivial query.
+func (s *Store) Ping(ctx context.Context) error {
+	var rows []struct {
+		One int `json:"one"`
+	}
+	return s.Query(ctx, store.Query{Name: "ping", SQL: "SELECT 1 AS one"}, nil, &rows)
+}
+
+// Exec runs one statement that returns no rows.
+func (s *Store) Exec(ctx context.Context, sql string, params store.Params) error {
+	_, err := s.run(ctx, sql, "TabSeparated", params)
+	return err
+}
+
+// querySettings make the JSON output decode into Go types: 64-bit integers
+// as numbers and times in RFC 3339.
+const querySettings = " SETTINGS output_format_json_quote_64bit_integers = 0, date_time_output_format = 'iso', output_format_json_quote_denormals = 0"
+
+// Query implements store.Querier.
+func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, dest any) error {
+	rv := reflect.ValueOf(dest)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Slice {
+		return fmt.Errorf("query %s: dest must be a pointer to a slice, not %T", q.Name, dest)
+	}
+	out, err := s.run(ctx, q.SQL+querySettings, "JSONEachRow", params)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	slice := rv.Elem()
+	elem := slice.Type().Elem()
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		v := reflect.New(elem)
+		if err := dec.Decode(v.Interface()); err != nil {
+			return fmt.Errorf("query %s: cannot decode row %d into %s: %w", q.Name, slice.Len()+1, elem, err)
+		}
+		slice = reflect.Append(slice, v.Elem())
+	}
+	rv.Elem().Set(slice)
+	return nil
+}
+
+func (s *Store) run(ctx context.Context, sql, format string, params store.Params) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return nil, store.ErrClosed
+	}
+	return s.conn.query(sql, format, params)
+}
+
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// Write implements store.Writer: the batch is streamed as RowBinary into
+// events_in in one INSERT, whose materialised views feed the events, audit,
+// adapter and rollup tables before it returns.
+func (s *Store) Write(ctx context.Context, b store.Batch) error {
+	if len(b.Events) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tenant := b.Tenant
+	if tenant == "" {
+		tenant = store.DefaultTenant
+	}
+	bp := bufPool.Get().(*[]byte)
+	buf := (*bp)[:0]
+	for i := range b.Events {
+		buf = appendEvent(buf, tenant, &b.Events[i])
+	}
+	defer func() {
+		*bp = buf[:0]
+		bufPool.Put(bp)
+	}()
+	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertEventsColumns
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return store.ErrClosed
+	}
+	if _, err := s.conn.insert(sql, "RowBinary", buf); err != nil {
+		var qe *QueryError
+		if errors.As(err, &qe) && qe.permanent() {
+			return fmt.Errorf("cannot insert %d events (%d bytes): %w: %w", len(b.Events), len(buf), store.ErrPermanent, err)
+		}
+		return fmt.Errorf("cannot insert %d events (%d bytes): %w", len(b.Events), len(buf), err)
+	}
+	return nil
+}
