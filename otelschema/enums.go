@@ -106,12 +106,25 @@ const (
 
 var refreshResultNames = []string{"", "ok", "failed"}
 
-func (v Outcome) String() string       { return enumString(outcomeNames, v) }
-func (v ChangeClass) String() string   { return enumString(changeClassNames, v) }
-func (v RepairAction) String() string  { return enumString(repairActionNames, v) }
-func (v RepairResult) String() string  { return enumString(repairResultNames, v) }
-func (v Approval) String() string      { return enumString(approvalNames, v) }
-func (v Privilege) String() string     { return enumString(privilegeNames, v) }
+// String returns the wire value of the Outcome, "" when it is unset.
+func (v Outcome) String() string { return enumString(outcomeNames, v) }
+
+// String returns the wire value of the ChangeClass, "" when it is unset.
+func (v ChangeClass) String() string { return enumString(changeClassNames, v) }
+
+// String returns the wire value of the RepairAction, "" when it is unset.
+func (v RepairAction) String() string { return enumString(repairActionNames, v) }
+
+// String returns the wire value of the RepairResult, "" when it is unset.
+func (v RepairResult) String() string { return enumString(repairResultNames, v) }
+
+// String returns the wire value of the Approval, "" when it is unset.
+func (v Approval) String() string { return enumString(approvalNames, v) }
+
+// String returns the wire value of the Privilege, "" when it is unset.
+func (v Privilege) String() string { return enumString(privilegeNames, v) }
+
+// String returns the wire value of the RefreshResult, "" when it is unset.
 func (v RefreshResult) String() string { return enumString(refreshResultNames, v) }
 
 // ParseOutcome returns the Outcome for its wire value.

@@ -4,8 +4,13 @@ package otelschema
 // conventions' typed fields. Attributes outside the conventions are kept in
 // Attributes as strings.
 type Event struct {
-	// ID is a deterministic 64-bit identity computed from the event's
-	// content, the same for the same record sent twice.
+	// ID is a deterministic 64-bit identity: the xxhash64 of the event's
+	// name, time, trace and span ids, service, service instance, session,
+	// run, request id, tool, retry attempt, outcome, repair action, adapter
+	// id and the record's string body (see eventID for the exact encoding).
+	// The same record sent twice gets the same ID, so stored counts can be
+	// made idempotent; a record with neither timestamp is timed on receipt,
+	// so its retries get new IDs.
 	ID   uint64
 	Name EventName
 	// Time is the event time in Unix nanoseconds: the record's timestamp,

@@ -1,0 +1,103 @@
+package ingest
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// Config configures the OTLP ingester.
+type Config struct {
+	// GRPCListen is the host:port of the OTLP/gRPC listener; port 0 picks a
+	// free port (see Server.GRPCAddr).
+	GRPCListen string
+	// HTTPListen is the host:port of the OTLP/HTTP listener; port 0 picks a
+	// free port (see Server.HTTPAddr).
+	HTTPListen string
+	// MaxRequestBytes bounds one export request: the body as received and,
+	// when it is gzip-compressed, the body once decompressed. Larger requests
+	// are refused with HTTP 413 or gRPC RESOURCE_EXHAUSTED.
+	MaxRequestBytes int
+	// BatchMaxEvents is the most events written to the store in one batch; a
+	// batch is written as soon as it holds that many.
+	BatchMaxEvents int
+	// BatchMaxDelay is how long a batch waits for more events after its first
+	// one before it is written.
+	BatchMaxDelay time.Duration
+	// MaxPendingEvents bounds the events accepted into batches that are not
+	// yet written. A request that would exceed it is refused as overloaded
+	// (HTTP 503, gRPC UNAVAILABLE) instead of queued.
+	MaxPendingEvents int
+	// WriteTimeout bounds one store write; a write that times out is a
+	// retryable error for every request in its batch.
+	WriteTimeout time.Duration
+	// RetryAfter is the delay suggested to clients whose export was refused
+	// with a retryable error (the HTTP Retry-After header, rounded up to whole
+	// seconds, and the gRPC RetryInfo detail).
+	RetryAfter time.Duration
+	// Limits bound what one record may carry; records over a limit are
+	// rejected through partial success.
+	Limits otelschema.Limits
+	// Tenant owns every event this ingester writes.
+	Tenant string
+}
+
+// DefaultConfig returns the configuration the ingester runs with unless told
+// otherwise: the standard OTLP ports on loopback and 64 MiB requests, as the
+// OTLP specification recommends.
+func DefaultConfig() Config {
+	return Config{
+		GRPCListen:       "127.0.0.1:4317",
+		HTTPListen:       "127.0.0.1:4318",
+		MaxRequestBytes:  64 << 20,
+		BatchMaxEvents:   50000,
+		BatchMaxDelay:    200 * time.Millisecond,
+		MaxPendingEvents: 500000,
+		WriteTimeout:     30 * time.Second,
+		RetryAfter:       time.Second,
+		Limits:           otelschema.DefaultLimits(),
+		Tenant:           store.DefaultTenant,
+	}
+}
+
+// Validate reports the first invalid field by name.
+func (c Config) Validate() error {
+	for _, l := range []struct{ name, addr string }{
+		{"GRPCListen", c.GRPCListen},
+		{"HTTPListen", c.HTTPListen},
+	} {
+		if _, _, err := net.SplitHostPort(l.addr); err != nil {
+			return fmt.Errorf("%w: %s %q: %w", ErrInvalidConfig, l.name, l.addr, err)
+		}
+	}
+	switch {
+	case c.MaxRequestBytes <= 0:
+		return fmt.Errorf("%w: MaxRequestBytes must be positive, got %d", ErrInvalidConfig, c.MaxRequestBytes)
+	case c.BatchMaxEvents <= 0:
+		return fmt.Errorf("%w: BatchMaxEvents must be positive, got %d", ErrInvalidConfig, c.BatchMaxEvents)
+	case c.BatchMaxDelay <= 0:
+		return fmt.Errorf("%w: BatchMaxDelay must be positive, got %s", ErrInvalidConfig, c.BatchMaxDelay)
+	case c.MaxPendingEvents < c.BatchMaxEvents:
+		return fmt.Errorf("%w: MaxPendingEvents (%d) must be at least BatchMaxEvents (%d)", ErrInvalidConfig, c.MaxPendingEvents, c.BatchMaxEvents)
+	case c.WriteTimeout <= 0:
+		return fmt.Errorf("%w: WriteTimeout must be positive, got %s", ErrInvalidConfig, c.WriteTimeout)
+	case c.RetryAfter <= 0:
+		return fmt.Errorf("%w: RetryAfter must be positive, got %s", ErrInvalidConfig, c.RetryAfter)
+	case c.Limits.MaxAttributes <= 0:
+		return fmt.Errorf("%w: Limits.MaxAttributes must be positive, got %d", ErrInvalidConfig, c.Limits.MaxAttributes)
+	case c.Limits.MaxValueBytes <= 0:
+		return fmt.Errorf("%w: Limits.MaxValueBytes must be positive, got %d", ErrInvalidConfig, c.Limits.MaxValueBytes)
+	case c.Limits.MaxArgsBytes <= 0:
+		return fmt.Errorf("%w: Limits.MaxArgsBytes must be positive, got %d", ErrInvalidConfig, c.Limits.MaxArgsBytes)
+	case c.Limits.MaxPast < 0:
+		return fmt.Errorf("%w: Limits.MaxPast must not be negative, got %s", ErrInvalidConfig, c.Limits.MaxPast)
+	case c.Limits.MaxFuture < 0:
+		return fmt.Errorf("%w: Limits.MaxFuture must not be negative, got %s", ErrInvalidConfig, c.Limits.MaxFuture)
+	case c.Tenant == "":
+		return fmt.Errorf("%w: Tenant must not be empty", ErrInvalidConfig)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/embedded"
+)
+
+// openStore opens the embedded store on a fresh directory, migrated, and
+// closes it at the end of the test. It skips when libchdb is missing,
+// unless MCPDRIFT_REQUIRE_CHDB=1.
+func openStore(t *testing.T) *embedded.Store {
+	t.Helper()
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") == "1" {
+			t.Fatalf("MCPDRIFT_REQUIRE_CHDB=1: %v", err)
+		}
+		t.Skipf("embedded store unavailable: %v", err)
+	}
+	ctx := context.Background()
+	st, err := embedded.Open(ctx, embedded.DefaultConfig(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
+	})
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// errExporter is the real OTLP exporter, remembering the errors its exports
+// return — partial successes among them, which the SDK reports as errors.
+type errExporter struct {
+	sdklog.Exporter
+	mu   sync.Mutex
+	errs []error
+}
+
+func (e *errExporter) Export(ctx context.Context, records []sdklog.Record) error {
+	err := e.Exporter.Export(ctx, records)
+	if err != nil {
+		e.mu.Lock()
+		e.errs = append(e.errs, err)
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// emitDrift emits, through the OpenTelemetry Go SDK, 40 valid drift events
+// tagged with run, 5 invalid ones and 2 plain logs, then flushes.
+func emitDrift(t *testing.T, exp sdklog.Exporter, run string) {
+	t.Helper()
+	ctx := context.Background()
+	lp := sdklog.NewLoggerProvider(
+		sdklog.WithProcessor(sdklog.NewBatchProcessor(exp, sdklog.WithExportInterval(time.Hour))),
+		sdklog.WithResource(resource.NewSchemaless(
+			attribute.String("service.name", "ticket-mcp"),
+			attribute.String("service.version", "2.3.0"),
+			attribute.String("deployment.environment.name", "test"),
+		)),
+	)
+	logger := lp.Logger("github.com/mcpdrift/mcpdrift/internal/ingest/e2e")
+	now := time.Now()
+	seq := 0
+	emit := func(name string, kvs ...attribute.KeyValue) {
+		seq++
+		var r log.Record
+		r.SetEventName(name)
+		r.SetTimestamp(now.Add(time.Duration(seq) * time.Millisecond))
+		r.AddAttributes(attribute.String("mcp.drift.run.id", run), attribute.String("jsonrpc.request.id", fmt.Sprint(seq)))
+		r.AddAttributes(kvs...)
+		logger.Emit(ctx, r)
+	}
+	tool := attribute.String("gen_ai.tool.name", "create_ticket")
+	for range 15 {
+		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "current"), attribute.String("mcp.drift.revision.server", "7"))
+	}
+	for range 6 {
+		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "normalized"),
+			attribute.String("mcp.drift.adapter.id", "ticket-v6-to-v7"), attribute.String("mcp.drift.revision.client", "6"))
+	}
+	for range 4 {
+		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "rejected_stale"),
+			attribute.String("mcp.drift.error.code", "STALE_TOOL_SCHEMA"), attribute.Bool("mcp.drift.side_effect.started", false))
+	}
+	for range 6 {
+		emit("mcp.drift.refresh", tool, attribute.String("mcp.drift.revision.before", "6"), attribute.String("mcp.drift.revision.after", "7"))
+	}
+	for range 5 {
+		emit("mcp.drift.repair", tool, attribute.String("mcp.drift.repair.action", "refresh_retry"),
+			attribute.Bool("mcp.drift.repair.automatic", true), attribute.String("mcp.drift.repair.result", "success"))
+	}
+	for range 4 {
+		emit("mcp.drift.adapter", tool, attribute.String("mcp.drift.adapter.id", "ticket-v6-to-v7"),
+			attribute.String("mcp.drift.change.class", "bounded_migration"))
+	}
+	// Invalid: an unknown outcome, a missing tool name.
+	for range 3 {
+		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "sideways"))
+	}
+	for range 2 {
+		emit("mcp.drift.call", attribute.String("mcp.drift.outcome", "current"))
+	}
+	// Not drift events: ignored.
+	for range 2 {
+		var r log.Record
+		r.SetBody(attribute.StringValue("cache warmed"))
+		logger.Emit(ctx, r)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := lp.ForceFlush(fctx); err != nil && !strings.Contains(err.Error(), "partial success") {
+		t.Fatalf("ForceFlush: %v", err)
+	}
+	if err := lp.Shutdown(fctx); err != nil && !strings.Contains(err.Error(), "partial success") {
+		t.Fatalf("Shutdown of the logger provider: %v", err)
+	}
+}
+
+// TestEndToEnd sends drift events with the OpenTelemetry SDK's own OTLP
+// exporters, over gRPC and HTTP, to an ingester backed by the embedded
+// store, and counts what the store holds.
+func TestEndToEnd(t *testing.T) {
+	st := openStore(t)
+	s := newServer(t, testConfig(), st, true)
+	ctx := context.Background()
+
+	for _, tc := range []struct {
+		name string
+		exp  func() (sdklog.Exporter, error)
+	}{
+		{"grpc", func() (sdklog.Exporter, error) {
+			return otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(s.GRPCAddr().String()), otlploggrpc.WithInsecure(),
+				otlploggrpc.WithCompressor("gzip"), otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: false}))
+		}},
+		{"http", func() (sdklog.Exporter, error) {
+			return otlploghttp.New(ctx, otlploghttp.WithEndpoint(s.HTTPAddr().String()), otlploghttp.WithInsecure(),
+				otlploghttp.WithCompression(otlploghttp.GzipCompression), otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.Stats()
+			e, err := tc.exp()
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp := &errExporter{Exporter: e}
+			run := "e2e-" + tc.name
+			emitDrift(t, exp, run)
+
+			// The SDK saw the partial success: 5 rejected, and why.
+			msg := errors.Join(exp.errs...)
+			if msg == nil || !strings.Contains(msg.Error(), "5 of 47 log records rejected") || !strings.Contains(msg.Error(), "sideways") || !strings.Contains(msg.Error(), "gen_ai.tool.name") {
+				t.Errorf("exporter errors %v: want a partial success of 5 naming the problems", msg)
+			}
+			after := s.Stats()
+			if got := after.Rejected - before.Rejected; got != 5 {
+				t.Errorf("Stats counted %d rejections, want 5", got)
+			}
+			if got := after.Accepted - before.Accepted; got != 40 {
+				t.Errorf("Stats counted %d accepted, want 40", got)
+			}
+			if got := after.Ignored - before.Ignored; got != 2 {
+				t.Errorf("Stats counted %d ignored, want 2", got)
+			}
+
+			type row struct {
+				EventName string `json:"event_name"`
+				Outcome   string `json:"outcome"`
+				Tool      string `json:"tool"`
+				N         uint64 `json:"n"`
+			}
+			var rows []row
+			q := store.Query{Name: "e2e_counts", SQL: `SELECT toString(event_name) AS event_name, toString(outcome) AS outcome, tool, count() AS n
+				FROM mcpdrift.events WHERE run_id = {run:String}
+				GROUP BY event_name, outcome, tool ORDER BY event_name, outcome, tool`}
+			if err := st.Query(ctx, q, store.Params{}.String("run", run), &rows); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]uint64{}
+			var total uint64
+			for _, r := range rows {
+				if r.Tool != "create_ticket" {
+					t.Errorf("stored tool %q", r.Tool)
+				}
+				got[r.EventName+"/"+r.Outcome] += r.N
+				total += r.N
+			}
+			want := map[string]uint64{
+				"mcp.drift.call/current":        15,
+				"mcp.drift.call/normalized":     6,
+				"mcp.drift.call/rejected_stale": 4,
+				"mcp.drift.refresh/":            6,
+				"mcp.drift.repair/":             5,
+				"mcp.drift.adapter/":            4,
+			}
+			if total != 40 || len(got) != len(want) {
+				t.Fatalf("stored %d events %v, want 40: %v", total, got, want)
+			}
+			for k, n := range want {
+				if got[k] != n {
+					t.Errorf("stored %d %s, want %d", got[k], k, n)
+				}
+			}
+		})
+	}
+}

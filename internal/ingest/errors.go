@@ -1,0 +1,25 @@
+package ingest
+
+import "errors"
+
+// Sentinel errors.
+var (
+	// ErrInvalidConfig is wrapped by the errors of Config.Validate.
+	ErrInvalidConfig = errors.New("invalid ingest configuration")
+	// ErrOverloaded refuses a request whose events would take the pending
+	// events past Config.MaxPendingEvents. Retryable.
+	ErrOverloaded = errors.New("ingester overloaded")
+	// ErrShuttingDown refuses a request that arrives while the ingester is
+	// shutting down. Retryable (on another instance, or after the restart).
+	ErrShuttingDown = errors.New("ingester is shutting down")
+	// ErrInvalidData marks a permanent store error caused by the request's
+	// own events: they were refused when written on their own. Not retryable.
+	ErrInvalidData = errors.New("events refused by the store")
+	// ErrStoreRefused marks a permanent store error that is not attributable
+	// to one request: the store refused every request of a batch, each
+	// written on its own. Not retryable, and not the client's fault.
+	ErrStoreRefused = errors.New("store refuses every batch")
+	// ErrTooLarge refuses a request body over Config.MaxRequestBytes, as
+	// received or once decompressed.
+	ErrTooLarge = errors.New("request too large")
+)

@@ -1,0 +1,270 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// OTLP/HTTP paths and media types (opentelemetry-proto
+// docs/specification.md, "OTLP/HTTP").
+const (
+	pathLogs = "/v1/logs"
+	// pathTraces ("/v1/traces") will take MCP spans, decoded the same way,
+	// through a handler beside serveLogs.
+
+	mediaProto = "application/x-protobuf"
+	mediaJSON  = "application/json"
+)
+
+// encoding is the body encoding of a request, and of its answer.
+type encoding uint8
+
+const (
+	encodingProto encoding = iota + 1
+	encodingJSON
+)
+
+func (e encoding) mediaType() string {
+	if e == encodingJSON {
+		return mediaJSON
+	}
+	return mediaProto
+}
+
+// parseEncoding maps a Content-Type header to an encoding.
+func parseEncoding(contentType string) (encoding, bool) {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return 0, false
+	}
+	switch mt {
+	case mediaProto:
+		return encodingProto, true
+	case mediaJSON:
+		return encodingJSON, true
+	}
+	return 0, false
+}
+
+// Errors of the HTTP transport only.
+var (
+	errUnsupportedEncoding = errors.New("unsupported content encoding")
+	errMalformed           = errors.New("malformed request")
+)
+
+func (s *Server) newMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(pathLogs, s.serveLogs)
+	// mux.HandleFunc(pathTraces, s.serveTraces) once spans are decoded.
+	return mux
+}
+
+// serveLogs serves POST /v1/logs.
+func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
+	s.stats.requests.Add(1)
+	if r.Method != http.MethodPost {
+		s.stats.refusedMethod.Add(1)
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, fmt.Sprintf("method %s not allowed on %s: use POST", r.Method, pathLogs), http.StatusMethodNotAllowed)
+		return
+	}
+	enc, ok := parseEncoding(r.Header.Get("Content-Type"))
+	if !ok {
+		s.stats.refusedMediaType.Add(1)
+		http.Error(w, fmt.Sprintf("unsupported content type %q: use %s or %s", r.Header.Get("Content-Type"), mediaProto, mediaJSON), http.StatusUnsupportedMediaType)
+		return
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		switch {
+		case errors.Is(err, ErrTooLarge):
+			s.stats.refusedTooLarge.Add(1)
+			s.writeStatus(w, enc, http.StatusRequestEntityTooLarge, codes.InvalidArgument, err.Error())
+		case errors.Is(err, errUnsupportedEncoding):
+			s.stats.refusedMediaType.Add(1)
+			s.writeStatus(w, enc, http.StatusUnsupportedMediaType, codes.InvalidArgument, err.Error())
+		default:
+			s.stats.refusedMalformed.Add(1)
+			s.writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, err.Error())
+		}
+		return
+	}
+	req := plogotlp.NewExportRequest()
+	if enc == encodingJSON {
+		err = req.UnmarshalJSON(body.Bytes())
+	} else {
+		err = req.UnmarshalProto(body.Bytes())
+	}
+	n := body.Len()
+	// pdata copied what it keeps: the body can serve another request.
+	s.putBody(body)
+	if err != nil {
+		s.stats.refusedMalformed.Add(1)
+		s.writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf("cannot decode request of %d bytes: %v", n, err))
+		return
+	}
+
+	res, err := s.ingestLogs(r.Context(), req.Logs())
+	if err != nil {
+		rf := s.refuse(r.Context(), err)
+		if rf.retry {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(s.cfg.RetryAfter)))
+		}
+		s.writeStatus(w, enc, rf.status, rf.code, err.Error())
+		return
+	}
+	resp := plogotlp.NewExportResponse()
+	if res.Rejected > 0 {
+		ps := resp.PartialSuccess()
+		ps.SetRejectedLogRecords(int64(res.Rejected))
+		ps.SetErrorMessage(res.Message())
+	}
+	var out []byte
+	if enc == encodingJSON {
+		out, err = resp.MarshalJSON()
+	} else {
+		out, err = resp.MarshalProto()
+	}
+	if err != nil {
+		// The events are stored; the client may retry and send duplicates.
+		s.stats.refusedInternal.Add(1)
+		s.writeStatus(w, enc, http.StatusInternalServerError, codes.Internal, fmt.Sprintf("cannot encode response: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", enc.mediaType())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// maxPooledBody bounds the capacity of the body buffers kept for reuse.
+const maxPooledBody = 16 << 20
+
+// readBody reads the request body, decompressing it when it is gzipped,
+// into a pooled buffer that the caller returns with putBody. Both the body
+// as sent and as decompressed are limited to MaxRequestBytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, error) {
+	limit := s.cfg.MaxRequestBytes
+	if r.ContentLength > int64(limit) {
+		return nil, fmt.Errorf("%w: body of %d bytes, over the limit of %d", ErrTooLarge, r.ContentLength, limit)
+	}
+	// MaxBytesReader fails the read past the limit and closes the
+	// connection rather than reading the rest.
+	var src io.Reader = http.MaxBytesReader(w, r.Body, int64(limit))
+	gzipped := false
+	switch ce := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); ce {
+	case "", "identity":
+	case "gzip":
+		gzipped = true
+		zr, err := s.getGunzip(src)
+		if err != nil {
+			return nil, bodyError(err, limit, "cannot read gzip header: %w")
+		}
+		defer s.putGunzip(zr)
+		src = zr
+	default:
+		return nil, fmt.Errorf("%w %q: use gzip or none", errUnsupportedEncoding, ce)
+	}
+	buf := s.getBody()
+	if !gzipped && r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	// One byte past the limit tells a body of exactly the limit from a
+	// larger one.
+	_, err := buf.ReadFrom(io.LimitReader(src, int64(limit)+1))
+	if err == nil && buf.Len() > limit {
+		err = fmt.Errorf("%w: body over the limit of %d bytes once decompressed", ErrTooLarge, limit)
+	}
+	if err != nil {
+		s.putBody(buf)
+		if gzipped {
+			return nil, bodyError(err, limit, "cannot decompress gzip body: %w")
+		}
+		return nil, bodyError(err, limit, "cannot read body: %w")
+	}
+	return buf, nil
+}
+
+// bodyError classifies an error met while reading a body.
+func bodyError(err error, limit int, format string) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return err
+	case errors.As(err, &mbe):
+		return fmt.Errorf("%w: body over the limit of %d bytes", ErrTooLarge, limit)
+	}
+	return fmt.Errorf("%w: "+format, errMalformed, err)
+}
+
+func (s *Server) getBody() *bytes.Buffer {
+	if b, ok := s.bodies.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (s *Server) putBody(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	s.bodies.Put(b)
+}
+
+func (s *Server) getGunzip(r io.Reader) (*gzip.Reader, error) {
+	if zr, ok := s.gunzips.Get().(*gzip.Reader); ok {
+		if err := zr.Reset(r); err != nil {
+			s.putGunzip(zr)
+			return nil, err
+		}
+		return zr, nil
+	}
+	return gzip.NewReader(r)
+}
+
+// putGunzip keeps zr for reuse, without the request body it read.
+func (s *Server) putGunzip(zr *gzip.Reader) {
+	_ = zr.Reset(emptyReader{})
+	s.gunzips.Put(zr)
+}
+
+// emptyReader is an io.Reader at its end.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// writeStatus answers with a google.rpc.Status in the request's encoding,
+// as OTLP/HTTP wants for every failure.
+func (s *Server) writeStatus(w http.ResponseWriter, enc encoding, httpStatus int, code codes.Code, msg string) {
+	// Messages may quote the body; proto strings must be valid UTF-8.
+	st := &statuspb.Status{Code: int32(code), Message: strings.ToValidUTF8(msg, "\uFFFD")}
+	var (
+		out []byte
+		err error
+	)
+	if enc == encodingJSON {
+		out, err = protojson.Marshal(st)
+	} else {
+		out, err = proto.Marshal(st)
+	}
+	if err != nil {
+		http.Error(w, msg, httpStatus)
+		return
+	}
+	w.Header().Set("Content-Type", enc.mediaType())
+	w.WriteHeader(httpStatus)
+	_, _ = w.Write(out)
+}

@@ -1,0 +1,247 @@
+// Package ingest receives drift events over OTLP — gRPC and HTTP, protobuf
+// and JSON, gzip — decodes them with otelschema, batches them and writes
+// them to a store.Writer. An export is acknowledged only once its events are
+// durable; records that fail validation are reported through OTLP partial
+// success; overload and retryable store errors are answered with HTTP 503
+// and Retry-After, or gRPC UNAVAILABLE with RetryInfo.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"google.golang.org/grpc"
+	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed requests
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// Server is the OTLP ingester: an OTLP/gRPC and an OTLP/HTTP listener in
+// front of one batcher writing to one store.Writer.
+//
+// New starts the batcher; Shutdown must be called once the server is no
+// longer needed, whether or not it was started.
+type Server struct {
+	cfg     Config
+	logger  *slog.Logger
+	decoder otelschema.Decoder
+
+	batcher *batcher
+	stats   counters
+
+	events  sync.Pool // *[]otelschema.Event decoded from one request
+	bodies  sync.Pool // *bytes.Buffer holding one request body
+	gunzips sync.Pool // *gzip.Reader
+
+	handler http.Handler
+	grpcSrv *grpc.Server
+
+	mu       sync.Mutex
+	httpSrv  *http.Server
+	httpAddr net.Addr
+	grpcAddr net.Addr
+	started  bool
+	stopped  bool
+	serving  sync.WaitGroup
+}
+
+// New returns a server for cfg writing to w. It validates cfg and starts the
+// batcher, but listens only once Start is called. A nil logger discards logs.
+func New(cfg Config, w store.Writer, logger *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if w == nil {
+		return nil, errors.New("cannot create ingester: nil store writer")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cfg:     cfg,
+		logger:  logger,
+		decoder: otelschema.Decoder{Limits: cfg.Limits},
+	}
+	s.handler = s.newMux()
+	s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(cfg.MaxRequestBytes))
+	plogotlp.RegisterGRPCServer(s.grpcSrv, &grpcLogs{s: s})
+	s.batcher = newBatcher(cfg, w, &s.stats)
+	return s, nil
+}
+
+// HTTPHandler returns the OTLP/HTTP handler, the one served on HTTPListen.
+func (s *Server) HTTPHandler() http.Handler { return s.handler }
+
+// Start binds both listeners and serves them in the background. It returns
+// once both are listening, or with the first error, having bound nothing.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.stopped:
+		return ErrShuttingDown
+	case s.started:
+		return errors.New("cannot start ingester: already started")
+	}
+	var lc net.ListenConfig
+	grpcLn, err := lc.Listen(ctx, "tcp", s.cfg.GRPCListen)
+	if err != nil {
+		return fmt.Errorf("cannot listen for OTLP/gRPC on %s: %w", s.cfg.GRPCListen, err)
+	}
+	httpLn, err := lc.Listen(ctx, "tcp", s.cfg.HTTPListen)
+	if err != nil {
+		_ = grpcLn.Close()
+		return fmt.Errorf("cannot listen for OTLP/HTTP on %s: %w", s.cfg.HTTPListen, err)
+	}
+	s.httpSrv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Bounds how long a slow client may hold a connection while sending
+		// its body; the answer may then wait for the batch, unbounded here.
+		ReadTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	s.grpcAddr, s.httpAddr = grpcLn.Addr(), httpLn.Addr()
+	s.started = true
+	s.serving.Add(2)
+	go func() {
+		defer s.serving.Done()
+		if err := s.grpcSrv.Serve(grpcLn); err != nil {
+			s.logger.Error("OTLP/gRPC server stopped", "addr", s.grpcAddr.String(), "error", err)
+		}
+	}()
+	go func() {
+		defer s.serving.Done()
+		if err := s.httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("OTLP/HTTP server stopped", "addr", s.httpAddr.String(), "error", err)
+		}
+	}()
+	s.logger.Info("OTLP ingest listening",
+		"grpc", s.grpcAddr.String(), "http", s.httpAddr.String(),
+		"tenant", s.cfg.Tenant, "batch_max_events", s.cfg.BatchMaxEvents,
+		"batch_max_delay", s.cfg.BatchMaxDelay, "max_pending_events", s.cfg.MaxPendingEvents)
+	return nil
+}
+
+// GRPCAddr returns the address the OTLP/gRPC listener is bound to, nil
+// before Start.
+func (s *Server) GRPCAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.grpcAddr
+}
+
+// HTTPAddr returns the address the OTLP/HTTP listener is bound to, nil
+// before Start.
+func (s *Server) HTTPAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.httpAddr
+}
+
+// Stats returns the counters since New.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// Shutdown stops the server gracefully: it stops accepting connections and
+// requests, lets the requests in flight finish — their batches are written —
+// then writes what is pending and stops the batcher. When ctx ends first,
+// requests still in flight are cancelled and fail as retryable, and the
+// error of ctx is returned. Calls after the first return nil.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	started := s.started
+	s.mu.Unlock()
+
+	var errs []error
+	s.batcher.Drain()
+	if started {
+		grpcDone := make(chan struct{})
+		go func() {
+			defer close(grpcDone)
+			s.grpcSrv.GracefulStop()
+		}()
+		if err := s.httpSrv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("cannot shut down OTLP/HTTP gracefully: %w", err))
+		}
+		select {
+		case <-grpcDone:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("cannot shut down OTLP/gRPC gracefully: %w", ctx.Err()))
+		}
+		if ctx.Err() != nil {
+			// Give up on the requests in flight: cancelling the batcher
+			// below fails their writes, Close and Stop drop the connections.
+			defer func() {
+				_ = s.httpSrv.Close()
+				s.grpcSrv.Stop()
+				<-grpcDone
+				s.serving.Wait()
+			}()
+		} else {
+			s.serving.Wait()
+		}
+	}
+	if err := s.batcher.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("cannot flush pending events: %w", err))
+	}
+	st := s.stats.snapshot()
+	s.logger.Info("OTLP ingest stopped",
+		"requests", st.Requests, "records", st.Records, "accepted", st.Accepted,
+		"rejected", st.Rejected, "ignored", st.Ignored, "events_stored", st.EventsStored)
+	return errors.Join(errs...)
+}
+
+// ingestLogs decodes ld, batches its events and waits until they are
+// durable. It returns what became of the records, and an error when the
+// events were not stored.
+func (s *Server) ingestLogs(ctx context.Context, ld plog.Logs) (otelschema.Result, error) {
+	s.stats.records.Add(uint64(ld.LogRecordCount()))
+	dst := s.getEvents()
+	events, res := s.decoder.DecodeLogs(ld, (*dst)[:0])
+	s.stats.accepted.Add(uint64(res.Accepted))
+	s.stats.rejected.Add(uint64(res.Rejected))
+	s.stats.ignored.Add(uint64(res.Ignored))
+	t, err := s.batcher.enqueue(events)
+	// The batcher copied the events: the slice can serve another request.
+	s.putEvents(dst, events)
+	if err == nil {
+		err = t.wait(ctx)
+	}
+	return res, err
+}
+
+// maxPooledEvents bounds the capacity of the event slices kept for reuse.
+const maxPooledEvents = 1 << 16
+
+func (s *Server) getEvents() *[]otelschema.Event {
+	if p, ok := s.events.Get().(*[]otelschema.Event); ok {
+		return p
+	}
+	return new([]otelschema.Event)
+}
+
+func (s *Server) putEvents(p *[]otelschema.Event, events []otelschema.Event) {
+	if cap(events) > maxPooledEvents {
+		return
+	}
+	// Not cleared: the next decode overwrites the events it appends, and
+	// the pool drops its slices within two garbage collections, so stale
+	// strings are kept only briefly — cheaper than clearing every time.
+	*p = events[:0]
+	s.events.Put(p)
+}
