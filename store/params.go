@@ -11,8 +11,13 @@ import (
 // setters so that the text form is always right.
 type Params map[string]string
 
-// String binds a String parameter.
-func (p Params) String(name, v string) Params { p[name] = v; return p }
+// String binds a String parameter. The engine parses parameter values in
+// its escaped text form, so the value is escaped: unescaped, a backslash,
+// tab or newline would fail to parse, and a sequence such as \' would
+// silently bind another value.
+func (p Params) String(name, v string) Params { p[name] = escaper.Replace(v); return p }
+
+var escaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\t", `\t`, "\r", `\r`, "\x00", `\0`)
 
 // Int binds an integer parameter.
 func (p Params) Int(name string, v int64) Params { p[name] = strconv.FormatInt(v, 10); return p }

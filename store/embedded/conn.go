@@ -19,7 +19,9 @@ func connect(l *lib, path string) (*conn, error) {
 	// chDB installs its own signal handlers by default; with them a Go
 	// nil-pointer dereference hangs the process instead of panicking.
 	l.setSignalHandlersEnabled(false)
-	args := []string{"mcpdrift", "--path=" + path}
+	// The engine would otherwise read times in the process's time zone:
+	// every time mcpdrift binds or reads is UTC.
+	args := []string{"mcpdrift", "--path=" + path, "--session_timezone=UTC"}
 	argv := newCArgv(args)
 	h := l.connect(int32(len(args)), argv.pointer())
 	runtime.KeepAlive(argv)

@@ -20,6 +20,8 @@ import (
 // owner, a missing library, a recoverable panic, data surviving a restart.
 
 func TestMain(m *testing.M) {
+	// A process time zone other than UTC: the store must not follow it.
+	os.Setenv("TZ", "America/New_York")
 	if role := os.Getenv("MCPDRIFT_CHILD"); role != "" {
 		os.Exit(child(role, os.Getenv("MCPDRIFT_CHILD_DIR")))
 	}

@@ -247,15 +247,31 @@ ORDER BY version`,
 	return versions, nil
 }
 
+// Rollup tiers: the minutely tier is kept at most MinuteTierDays and the
+// hourly tier at most HourTierDays, both capped by the retention setting;
+// the daily tier and the raw events are kept for the retention. Report
+// queries read a window's minutes, hours and days from the tier that still
+// holds them (see queries/plan.go).
+const (
+	MinuteTierDays = 2
+	HourTierDays   = 90
+)
+
 // retention lists the tables whose TTL follows a retention setting: the
 // migrations create them with the setting of the day, and every start-up
-// brings them to the current one.
+// brings them to the current one, capped at maxDays when it is set.
 var retention = []struct {
 	table, expr string
 	audit       bool
+	maxDays     int
 }{
 	{table: "events", expr: "toDateTime(time)"},
-	{table: "calls_1h", expr: "hour"},
+	{table: "calls_1m", expr: "minute", maxDays: MinuteTierDays},
+	{table: "calls_1h", expr: "hour", maxDays: HourTierDays},
+	{table: "calls_1d", expr: "day"},
+	{table: "repairs_1m", expr: "minute", maxDays: MinuteTierDays},
+	{table: "repairs_1h", expr: "hour", maxDays: HourTierDays},
+	{table: "repairs_1d", expr: "day"},
 	{table: "audit_calls", expr: "toDateTime(time)", audit: true},
 }
 
@@ -266,6 +282,9 @@ func applyRetention(ctx context.Context, db Execer, opts Options) error {
 		days := opts.RetentionDays
 		if r.audit {
 			days = opts.AuditRetentionDays
+		}
+		if r.maxDays > 0 && days > r.maxDays {
+			days = r.maxDays
 		}
 		sql := fmt.Sprintf("ALTER TABLE %s.%s MODIFY TTL %s + INTERVAL %d DAY SETTINGS materialize_ttl_after_modify = 0", opts.Database, r.table, r.expr, days)
 		if err := db.Exec(ctx, sql, nil); err != nil {

@@ -43,6 +43,24 @@ func (s *Suite) RunAll(t *testing.T) {
 	t.Run("ParamsAreBound", s.testParamsAreBound)
 	t.Run("QueryErrorNamesQuery", s.testQueryError)
 	t.Run("EmptyBatch", s.testEmptyBatch)
+	t.Run("SessionTimeZoneIsUTC", s.testTimeZone)
+}
+
+// testTimeZone checks that bound times are read as UTC whatever the time
+// zone of the process or server.
+func (s *Suite) testTimeZone(t *testing.T) {
+	var rows []struct {
+		TZ string    `json:"tz"`
+		T  time.Time `json:"t"`
+	}
+	q := store.Query{Name: "timezone", SQL: "SELECT timezone() AS tz, toDateTime({t:String}) AS t"}
+	if err := s.Store.Query(s.ctx(t), q, store.Params{}.String("t", "2026-01-01 00:00:00"), &rows); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if len(rows) != 1 || rows[0].TZ != "UTC" || !rows[0].T.Equal(want) {
+		t.Fatalf("engine time zone = %+v, want UTC and %v", rows, want)
+	}
 }
 
 func (s *Suite) ctx(t *testing.T) context.Context {
@@ -409,12 +427,27 @@ func (s *Suite) testParamsAreBound(t *testing.T) {
 			t.Errorf("tool = %q matched %d rows, want 0", hostile, n)
 		}
 	}
+	// Values that need escaping bind exactly: each matches its own row only.
+	odd := []string{`back\slash`, "tab\there", "new\nline", `quote\'s`, "nul\x00byte", `\N`}
+	for i, tool := range odd {
+		e := fullEvent(i+1, time.Now().UTC())
+		e.Tool = tool
+		if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Events: []otelschema.Event{e}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tool := range odd {
+		p := store.Params{}.String("tenant", tenant).String("tool", tool)
+		if n := s.count(t, "events", "tenant = {tenant:String} AND tool = {tool:String}", p); n != 1 {
+			t.Errorf("tool = %q matched %d rows, want 1", tool, n)
+		}
+	}
 	p := store.Params{}.String("tenant", tenant).Strings("tools", []string{"a'b", "deploy_preview", `c\d`})
 	if n := s.count(t, "events", "tenant = {tenant:String} AND has({tools:Array(String)}, tool)", p); n != 1 {
 		t.Errorf("array parameter matched %d rows, want 1", n)
 	}
-	if n := s.count(t, "events", "tenant = {tenant:String}", p); n != 1 {
-		t.Errorf("table has %d rows after hostile queries, want 1", n)
+	if n := s.count(t, "events", "tenant = {tenant:String}", p); n != 1+len(odd) {
+		t.Errorf("table has %d rows after hostile queries, want %d", n, 1+len(odd))
 	}
 }
 

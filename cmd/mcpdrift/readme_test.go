@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/store/embedded"
+)
+
+// TestReadmeAsANewcomer follows README.md: it starts `mcpdrift serve` as a
+// separate process, sends the README's example events the ways the README
+// shows (curl, the SDK example, telemetrygen when installed), and reads them
+// back through the API.
+func TestReadmeAsANewcomer(t *testing.T) {
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	readme := readFile(t, "../../README.md")
+	for _, want := range []string{"make run", "make test", "--data @examples/call.json", "go run ./examples/sdk -endpoint 127.0.0.1:4317", "telemetrygen logs --otlp-insecure"} {
+		if !strings.Contains(readme, want) {
+			t.Fatalf("README.md no longer shows %q", want)
+		}
+	}
+
+	bin := t.TempDir()
+	build(t, filepath.Join(bin, "mcpdrift"), ".")
+	build(t, filepath.Join(bin, "sdk-example"), "../../examples/sdk")
+	dataDir := t.TempDir()
+
+	srv := startServe(t, filepath.Join(bin, "mcpdrift"), dataDir)
+	// Every client below must finish well within this.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	// curl, as the README shows it, from the repository root.
+	if curl, err := exec.LookPath("curl"); err == nil {
+		line := findLine(t, readme, "curl -s -H 'Content-Type: application/json' --data @examples/call.json")
+		line = strings.Replace(line, "127.0.0.1:4318", srv.http, 1)
+		cmd := exec.CommandContext(ctx, "sh", "-c", line)
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(curl)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "partialSuccess") {
+			t.Fatalf("README curl: %v: %s", err, out)
+		}
+	} else {
+		t.Log("curl not installed: README curl line not exercised")
+	}
+
+	// The SDK example.
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "sdk-example"), "-endpoint", srv.grpc).CombinedOutput(); err != nil {
+		t.Fatalf("sdk example: %v: %s", err, out)
+	}
+
+	wantDeploy := 2
+	if tg := lookTelemetrygen(); tg != "" {
+		args := telemetrygenArgs(t, readme)
+		args = append(args, "--otlp-endpoint", srv.grpc)
+		if out, err := exec.CommandContext(ctx, tg, args...).CombinedOutput(); err != nil {
+			t.Fatalf("telemetrygen: %v: %s", err, out)
+		}
+		wantDeploy += 1000
+	} else {
+		t.Log("telemetrygen not installed: README telemetrygen line not exercised")
+	}
+
+	var got struct {
+		Tools []struct {
+			Tool     string   `json:"tool"`
+			Calls    int      `json:"calls"`
+			Adapters []string `json:"adapters"`
+		} `json:"tools"`
+	}
+	getJSON(t, "http://"+srv.api+"/api/v1/tools?from=-7d", &got)
+	calls := map[string]int{}
+	for _, tl := range got.Tools {
+		calls[tl.Tool] = tl.Calls
+		if tl.Tool == "deploy_preview" && (len(tl.Adapters) != 1 || tl.Adapters[0] != "deploy_preview-r1-r2") {
+			t.Errorf("deploy_preview adapters = %v", tl.Adapters)
+		}
+	}
+	if calls["deploy_preview"] != wantDeploy || calls["run_report"] != 1 {
+		t.Fatalf("tools report = %+v, want deploy_preview %d calls and run_report 1", got.Tools, wantDeploy)
+	}
+
+	// A second process on the same data directory is refused clearly.
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "mcpdrift"), "serve", "-data.dir", dataDir,
+		"-otlp.grpc.listen", "127.0.0.1:0", "-otlp.http.listen", "127.0.0.1:0", "-api.listen", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "data directory in use") {
+		t.Fatalf("second serve on the same dir: %v: %s", err, out)
+	}
+
+	srv.stop(t)
+	out, err = exec.CommandContext(ctx, filepath.Join(bin, "mcpdrift"), "migrate", "-data.dir", dataDir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "up to date") {
+		t.Fatalf("migrate after serve: %v: %s", err, out)
+	}
+}
+
+type serveProc struct {
+	cmd             *exec.Cmd
+	grpc, http, api string
+	done            chan error
+}
+
+func startServe(t *testing.T, bin, dataDir string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "-data.dir", dataDir,
+		"-otlp.grpc.listen", "127.0.0.1:0", "-otlp.http.listen", "127.0.0.1:0", "-api.listen", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	// A test binary killed by its -timeout runs no cleanup: the child must
+	// not outlive it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, done: make(chan error, 1)}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		p.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	addr := regexp.MustCompile(`(\d+\.\d+\.\d+\.\d+:\d+)`)
+	deadline := time.After(60 * time.Second)
+	for p.api == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited before it was ready: %v", <-p.done)
+			}
+			m := addr.FindString(l)
+			switch {
+			case strings.Contains(l, "OTLP/gRPC"):
+				p.grpc = m
+			case strings.Contains(l, "OTLP/HTTP"):
+				p.http = m
+			case strings.Contains(l, "API"):
+				p.api = m
+			}
+		case <-deadline:
+			t.Fatal("serve did not print its addresses within 60s")
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return p
+}
+
+func (p *serveProc) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("serve exited with %v after SIGTERM", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop within 60s of SIGTERM")
+	}
+}
+
+func build(t *testing.T, out, pkg string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v: %s", pkg, err, b)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// findLine returns the README line that starts with prefix.
+func findLine(t *testing.T, text, prefix string) string {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+			return strings.TrimSpace(l)
+		}
+	}
+	t.Fatalf("README has no line starting %q", prefix)
+	return ""
+}
+
+// telemetrygenArgs returns the README's telemetrygen command line, joined
+// across its continuation lines and unquoted as a shell would.
+func telemetrygenArgs(t *testing.T, readme string) []string {
+	t.Helper()
+	i := strings.Index(readme, "telemetrygen logs --otlp-insecure")
+	end := strings.Index(readme[i:], "\n```")
+	cmdline := strings.ReplaceAll(readme[i:i+end], "\\\n", " ")
+	var args []string
+	for _, f := range regexp.MustCompile(`'[^']*'|\S+`).FindAllString(cmdline, -1) {
+		args = append(args, strings.Trim(f, "'"))
+	}
+	return args[1:]
+}
+
+func lookTelemetrygen() string {
+	if p, err := exec.LookPath("telemetrygen"); err == nil {
+		return p
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, "go", "bin", "telemetrygen")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func getJSON(t *testing.T, url string, dest any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, dest); err != nil {
+		t.Fatalf("GET %s: %v: %s", url, err, body)
+	}
+}

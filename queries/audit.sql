@@ -1,0 +1,22 @@
+-- The call audit: one row per tools/call with its raw and normalised
+-- arguments, the handler build, the approval decision, the external target
+-- and the revisions. Searched by run, session, request id and the common
+-- filter; ordered by (time, event_id) and paginated by a cursor on it. Read
+-- from audit_calls, which is kept on its own retention.
+SELECT time, event_id, tool, service, service_version, environment,
+       request_id, session_id, run_id,
+       if(client_version != '', concat(client_name, '@', client_version), client_name) AS client,
+       revision_client, revision_server, revision_validated,
+       toString(outcome) AS outcome, adapter_id, toString(approval) AS approval,
+       toString(privilege) AS privilege, external_target, external_requests,
+       side_effect_started, args_raw, args_normalized
+FROM {{.Database}}.audit_calls
+WHERE tenant = {tenant:String}
+  {{- template "raw_filter"}}
+  AND ({run_id:String} = '' OR run_id = {run_id:String})
+  AND ({session_id:String} = '' OR session_id = {session_id:String})
+  AND ({request_id:String} = '' OR request_id = {request_id:String})
+  AND ({after_set:Bool} = false
+       OR (time, event_id) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}))
+ORDER BY time, event_id
+LIMIT {limit:UInt32}

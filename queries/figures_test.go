@@ -1,0 +1,584 @@
+package queries_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/queries/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// TestHandComputedFigures checks figures worked out by hand from the
+// fixture's comments, independently of the golden files.
+func TestHandComputedFigures(t *testing.T) {
+	r := runner(t)
+	c := ctx(t)
+	a := week(fixture.TenantA)
+
+	t.Run("StaleUsage", func(t *testing.T) {
+		rows, err := r.StaleUsage(c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		find := func(tool, rc, rs string) queries.StaleUsageRow {
+			t.Helper()
+			for _, row := range rows {
+				if row.Tool == tool && row.RevisionClient == rc && row.RevisionServer == rs {
+					return row
+				}
+			}
+			t.Fatalf("no stale usage row for %s %s→%s", tool, rc, rs)
+			return queries.StaleUsageRow{}
+		}
+		// deploy_preview 1→2: 35 from claude-desktop@0.9.1 (8-d a day) and
+		// 7 from legacy-bot's run; 30 before the midpoint, 12 after.
+		d := find("deploy_preview", "1", "2")
+		want := queries.StaleUsageRow{Tool: "deploy_preview", RevisionClient: "1", RevisionServer: "2", Stale: true,
+			Calls: 42, Normalized: 42, Sessions: 8, Runs: 1, Clients: 2,
+			FirstSeen: fixture.Now.Add(-7*24*time.Hour + 3*time.Hour), LastSeen: fixture.Now.Add(-20 * time.Hour),
+			CallsFirstHalf: 30, CallsSecondHalf: 12, Trend: queries.TrendFalling}
+		if !reflect.DeepEqual(d, want) {
+			t.Errorf("deploy_preview 1→2:\n got %+v\nwant %+v", d, want)
+		}
+		// deploy_preview 2→2: cursor 10+d a day (91), claude-desktop@1.2.0
+		// 2 a day (14), 2 mixed-revision calls.
+		if d := find("deploy_preview", "2", "2"); d.Calls != 107 || d.Current != 107 || d.Stale || d.Sessions != 15 || d.Runs != 7 {
+			t.Errorf("deploy_preview 2→2: %+v", d)
+		}
+		// create_issue 2→3: 10 first rejections, 2 failed retries, 6 in the
+		// propagation sessions.
+		if d := find("create_issue", "2", "3"); d.Rejected != 18 || d.Sessions != 14 || d.Clients != 2 {
+			t.Errorf("create_issue 2→3: %+v", d)
+		}
+		// send_payment old→new: 4 removed, 1 current (removal), 3 normalised.
+		if d := find("send_payment", "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae", "sha256:fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9"); d.Removed != 4 || d.Current != 1 || d.Normalized != 3 || d.Clients != 3 {
+			t.Errorf("send_payment old→new: %+v", d)
+		}
+		// search_docs: 70 + 1680 background in prod, 10 in staging.
+		if d := find("search_docs", "2", "2"); d.Calls != 1760 {
+			t.Errorf("search_docs calls = %d, want 1760", d.Calls)
+		}
+		prod := a
+		prod.Environment = "prod"
+		rows, err = r.StaleUsage(c, prod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := find("search_docs", "2", "2"); d.Calls != 1750 {
+			t.Errorf("search_docs calls in prod = %d, want 1750", d.Calls)
+		}
+	})
+
+	t.Run("Rejections", func(t *testing.T) {
+		rows, err := r.Rejections(c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type key struct{ tool, code, client string }
+		got := map[key]queries.RejectionRow{}
+		for _, row := range rows {
+			got[key{row.Tool, row.ErrorCode, row.ClientName + "@" + row.ClientVersion}] = row
+		}
+		for k, w := range map[key]struct {
+			rejected, toolCalls, violations uint64
+		}{
+			{"create_issue", "STALE_TOOL_SCHEMA", "claude-desktop@0.9.1"}:    {12, 37, 0},
+			{"create_issue", "STALE_TOOL_SCHEMA", "claude-desktop@1.2.0"}:    {6, 37, 0},
+			{"delete_branch", "INCOMPATIBLE_TOOL_SCHEMA", "ci-runner@2.0.0"}: {4, 14, 1},
+			{"send_payment", "INVALID_ARGUMENTS", "cursor@0.48.0"}:           {3, 23, 1},
+		} {
+			g, ok := got[k]
+			if !ok || g.Rejected != w.rejected || g.ToolCalls != w.toolCalls || g.SideEffectViolations != w.violations {
+				t.Errorf("%v: got %+v, want %+v", k, g, w)
+			}
+			if ok && g.RejectionRate != float64(w.rejected)/float64(w.toolCalls) {
+				t.Errorf("%v: rate %v, want %d/%d", k, g.RejectionRate, w.rejected, w.toolCalls)
+			}
+		}
+		if len(rows) != 4 {
+			t.Errorf("%d rejection rows, want 4", len(rows))
+		}
+	})
+
+	t.Run("Repairs", func(t *testing.T) {
+		rows, err := r.Repairs(c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 2 || rows[0].Tool != "create_issue" {
+			t.Fatalf("repairs rows: %+v", rows)
+		}
+		ci := rows[0]
+		if ci.StaleRejections != 18 || ci.RetryCalls != 9 || ci.Amplification != 0.5 ||
+			ci.RefreshRetries != 5 || ci.ModelRepairs != 2 || ci.HumanApprovals != 2 || ci.HumanApprovalsDenied != 1 ||
+			ci.Abandons != 1 || ci.AutomaticRepairs != 7 || ci.AutomaticSucceeded != 6 || ci.AutomaticFailed != 1 ||
+			ci.AutomaticSuccessRate != 6.0/7 {
+			t.Errorf("create_issue repairs: %+v", ci)
+		}
+		// Successful durations 800 1200 1500 2100 4000 6000 180000.
+		if ci.RepairP50Ms == nil || *ci.RepairP50Ms != 2100 {
+			t.Errorf("create_issue time to repair p50 = %v, want 2100", ci.RepairP50Ms)
+		}
+	})
+
+	t.Run("AdapterRetirement", func(t *testing.T) {
+		verdicts := func(f queries.Filter) map[string]queries.AdapterRow {
+			t.Helper()
+			rows, err := r.AdapterRetirement(c, f, retire)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]queries.AdapterRow{}
+			for _, row := range rows {
+				m[row.AdapterID] = row
+			}
+			return m
+		}
+		got := verdicts(a)
+		for id, w := range map[string]struct {
+			verdict         string
+			calls, wouldRej uint64
+		}{
+			"deploy_preview/1-2":  {queries.VerdictBlocked, 42, 42},
+			"create_issue/1-3":    {queries.VerdictBlocked, 8, 8},
+			"delete_branch/3-4":   {queries.VerdictAtRisk, 3, 3},
+			"search_docs/1-2":     {queries.VerdictReady, 0, 0},
+			"send_payment/legacy": {queries.VerdictAtRisk, 1, 1},
+			"send_payment/shim":   {queries.VerdictAtRisk, 2, 2},
+		} {
+			g := got[id]
+			if g.Verdict != w.verdict || g.Calls != w.calls || g.WouldBeRejected != w.wouldRej {
+				t.Errorf("%s: verdict %q calls %d what-if %d, want %q %d %d (%s)", id, g.Verdict, g.Calls, g.WouldBeRejected, w.verdict, w.calls, w.wouldRej, g.Reason)
+			}
+		}
+		if len(got) != 6 {
+			t.Errorf("%d adapters, want 6", len(got))
+		}
+		dp := got["deploy_preview/1-2"]
+		if dp.WindowEnd == nil || !dp.WindowEnd.Equal(fixture.Now.Add(20*24*time.Hour)) {
+			t.Errorf("deploy_preview/1-2 window end %v, want the latest declaration's Now+20d", dp.WindowEnd)
+		}
+		if dp.ToolCalls != 149 || dp.MaxSessionAgeS != 468000 || dp.Sessions != 8 || len(dp.BlockingClients) != 2 || dp.BlockingClients[0].Client != "claude-desktop@0.9.1" || dp.BlockingClients[0].Calls != 35 {
+			t.Errorf("deploy_preview/1-2: %+v", dp)
+		}
+		if g := got["send_payment/shim"]; g.Registered || g.MaxPrivilege != "credentialed" {
+			t.Errorf("send_payment/shim: %+v", g)
+		}
+		if g := got["delete_branch/3-4"]; g.MaxSessionAgeS != 29*3600 || g.MaxPrivilege != "destructive" {
+			t.Errorf("delete_branch/3-4: %+v", g)
+		}
+		if g := got["search_docs/1-2"]; !g.WindowEnded || g.LastSeen != nil {
+			t.Errorf("search_docs/1-2: %+v", g)
+		}
+		// Excluding ci-runner leaves create_issue/1-3 with cursor's 2 calls.
+		for _, excl := range []string{"ci-runner", "ci-runner@2.0.0"} {
+			f := a
+			f.ExcludeClients = []string{excl}
+			if g := verdicts(f)["create_issue/1-3"]; g.Verdict != queries.VerdictReady || g.Calls != 2 {
+				t.Errorf("excluding %s: create_issue/1-3 %q with %d calls, want ready with 2", excl, g.Verdict, g.Calls)
+			}
+		}
+	})
+
+	t.Run("Propagation", func(t *testing.T) {
+		rows, err := r.Propagation(c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p50, p95 := 7500.0, 52800.0
+		want := []queries.PropagationRow{{Tool: "create_issue", NotifiedSessions: 5, RefreshedSessions: 4, NeverRefreshed: 1,
+			LagP50Ms: &p50, LagP95Ms: &p95, LagMaxMs: 60000,
+			StaleCallsAfterNotice: 5, StaleCallsAfterRefresh: 1, SessionsWithStaleCalls: 3}}
+		if !reflect.DeepEqual(rows, want) {
+			t.Errorf("propagation:\n got %s\nwant %s", js(rows), js(want))
+		}
+	})
+
+	t.Run("Violations", func(t *testing.T) {
+		page, err := r.Violations(c, a, queries.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]int{}
+		for _, v := range page.Rows {
+			kinds[v.Kind]++
+		}
+		want := map[string]int{
+			queries.ViolationSideEffectRejected: 2,
+			queries.ViolationMixedRevision:      2,
+			queries.ViolationRemovedToolSuccess: 2,
+			queries.ViolationRetryAcrossChange:  3,
+		}
+		if !reflect.DeepEqual(kinds, want) || page.Next != "" {
+			t.Errorf("violations by kind %v (next %q), want %v", kinds, page.Next, want)
+		}
+	})
+
+	t.Run("Audit", func(t *testing.T) {
+		page, err := r.Audit(c, queries.AuditFilter{Filter: a, RunID: "legacy-run-1"}, queries.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 7 deploy_preview calls and 4 removed send_payment calls; the call
+		// at Now+30m is outside the window.
+		if len(page.Rows) != 11 {
+			t.Errorf("%d audited calls of legacy-run-1, want 11", len(page.Rows))
+		}
+		one, err := r.Audit(c, queries.AuditFilter{Filter: a, RequestID: page.Rows[0].RequestID}, queries.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(one.Rows) != 1 || one.Rows[0].EventID != page.Rows[0].EventID {
+			t.Errorf("audit by request id: %+v", one.Rows)
+		}
+	})
+}
+
+func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestRollupEqualsRaw checks that the rollup-served reports equal the same
+// reports computed from the raw events, over windows that exercise every
+// tier: whole days, ragged edges within the minutely retention, and edges
+// older than it (widened to the hour).
+func TestRollupEqualsRaw(t *testing.T) {
+	r := runner(t)
+	c := ctx(t)
+	now := fixture.Now
+	windows := []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"week", now.Add(-7 * 24 * time.Hour), now},
+		{"ragged recent", now.Add(-36*time.Hour + 17*time.Minute + 23*time.Second), now.Add(-5*time.Minute + 30*time.Second)},
+		{"ragged old", now.Add(-6*24*time.Hour + 13*time.Minute), now.Add(-3*24*time.Hour + 47*time.Minute)},
+		{"one hour", now.Add(-2*24*time.Hour + 6*time.Hour - 10*time.Minute), now.Add(-2*24*time.Hour + 6*time.Hour + 50*time.Minute)},
+		{"everything", now.Add(-30 * 24 * time.Hour), now.Add(24 * time.Hour)},
+	}
+	filters := []struct {
+		name string
+		edit func(*queries.Filter)
+	}{
+		{"all", func(*queries.Filter) {}},
+		{"tool", func(f *queries.Filter) { f.Tool = "create_issue" }},
+		{"client name", func(f *queries.Filter) { f.Client = "claude-desktop" }},
+		{"client version", func(f *queries.Filter) { f.Client = "claude-desktop@0.9.1" }},
+		{"excluded", func(f *queries.Filter) { f.ExcludeClients = []string{"cursor", "legacy-bot@1.0.0"} }},
+		{"service and environment", func(f *queries.Filter) { f.Service, f.Environment = "docs", "staging" }},
+	}
+	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
+		for _, w := range windows {
+			for _, fl := range filters {
+				f := queries.Filter{Tenant: tenant, From: w.from, To: w.to}
+				fl.edit(&f)
+				t.Run(fmt.Sprintf("%s/%s/%s", tenant, w.name, fl.name), func(t *testing.T) {
+					rolled, err := r.StaleUsage(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					raw, err := r.RawStaleUsage(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(rolled, raw) {
+						t.Errorf("stale usage from the rollups differs from raw:\nrollup %s\n   raw %s", js(rolled), js(raw))
+					}
+					rj, err := r.Rejections(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rawRj, err := r.RawRejections(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(rj, rawRj) {
+						t.Errorf("rejections from the rollups differ from raw:\nrollup %s\n   raw %s", js(rj), js(rawRj))
+					}
+					if tenant == fixture.TenantA && w.name == "week" && fl.name == "all" && len(raw) == 0 {
+						t.Error("the comparison compared nothing")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMinuteTierLive writes calls at the real time and reads a ragged
+// window of the last hour, which only the minutely tier can serve, with
+// the real clock.
+func TestMinuteTierLive(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	r, err := queries.New(st, database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant := fmt.Sprintf("live-%d", time.Now().UnixNano())
+	base := time.Now().UTC().Add(-50 * time.Minute)
+	var events []otelschema.Event
+	for i := 0; i < 300; i++ {
+		events = append(events, otelschema.Event{
+			ID: uint64(i + 1), Name: otelschema.EventCall, Time: base.Add(time.Duration(i) * 9 * time.Second).UnixNano(),
+			Tool: "deploy_preview", SessionID: fmt.Sprintf("s%d", i%7), ClientName: "cursor", ClientVersion: "0.48.0",
+			RevisionClient: fmt.Sprint(1 + i%2), RevisionServer: "2", Outcome: []otelschema.Outcome{otelschema.OutcomeNormalized, otelschema.OutcomeCurrent, otelschema.OutcomeRejectedStale}[i%3],
+			ErrorCode: "STALE_TOOL_SCHEMA",
+		})
+	}
+	if err := st.Write(c, store.Batch{Tenant: tenant, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	f := queries.Filter{Tenant: tenant, From: base.Add(7*time.Minute + 13*time.Second), To: base.Add(41*time.Minute + 2*time.Second)}
+	if p := r.Plan(f.From, f.To); len(p.Spans[queries.TierMinute]) == 0 {
+		t.Fatalf("plan %+v reads no minutes", p)
+	}
+	rolled, err := r.StaleUsage(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := r.RawStaleUsage(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) == 0 || !reflect.DeepEqual(rolled, raw) {
+		t.Errorf("minutely stale usage differs from raw:\nrollup %s\n   raw %s", js(rolled), js(raw))
+	}
+}
+
+// TestTenantIsolation runs every report for each tenant and checks that
+// nothing of the other tenant shows up.
+func TestTenantIsolation(t *testing.T) {
+	r := runner(t)
+	c := ctx(t)
+	marker := map[string][]string{
+		fixture.TenantA: {"globex", "globex-agent", "globex-secret"},
+		fixture.TenantB: {"acme", "claude-desktop", "legacy-bot", "create_issue", "send_payment", "ci-runner"},
+	}
+	for tenant, foreign := range marker {
+		out := allReports(t, r, week(tenant))
+		for _, m := range foreign {
+			if strings.Contains(out, m) {
+				t.Errorf("tenant %s's reports mention %q of the other tenant", tenant, m)
+			}
+		}
+	}
+	// Tenant B's own figures are its own: 7 calls a day through its adapter.
+	rows, err := r.AdapterRetirement(c, week(fixture.TenantB), retire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Calls != 49 || rows[0].Clients != 1 {
+		t.Errorf("tenant B adapters: %s", js(rows))
+	}
+}
+
+// allReports runs every report for f and returns their JSON.
+func allReports(t *testing.T, r *queries.Runner, f queries.Filter) string {
+	t.Helper()
+	c := ctx(t)
+	var out []any
+	add := func(v any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	add(r.Tools(c, f))
+	add(r.StaleUsage(c, f))
+	add(r.RawStaleUsage(c, f))
+	add(r.Rejections(c, f))
+	add(r.RawRejections(c, f))
+	add(r.Repairs(c, f))
+	add(r.AdapterRetirement(c, f, retire))
+	add(r.Propagation(c, f))
+	add(r.Violations(c, f, queries.Page{}))
+	add(r.Audit(c, queries.AuditFilter{Filter: f}, queries.Page{Limit: queries.MaxPageLimit}))
+	return js(out)
+}
+
+var hostile = []string{
+	"'", `\`, `\'`, "x' OR tenant != '", "{tenant:String}", "{{.Database}}",
+	"acme'; DROP TABLE mcpdrift.events; --", "%", "['a']", "a\x00b",
+	"\n", "\t", "\r\n", "🙂", "\xff\xfe", strings.Repeat("A", 10000), `"`, fixture.HostileTool + "'",
+}
+
+// TestHostileStrings passes hostile strings through every filter field:
+// the reports return nothing (or, for an exclusion, exactly what they
+// return without it), never an error.
+func TestHostileStrings(t *testing.T) {
+	r := runner(t)
+	base := week(fixture.TenantA)
+	baseline := allReports(t, r, base)
+	fields := []struct {
+		name string
+		set  func(*queries.Filter, string)
+	}{
+		{"tenant", func(f *queries.Filter, s string) { f.Tenant = s }},
+		{"tool", func(f *queries.Filter, s string) { f.Tool = s }},
+		{"service", func(f *queries.Filter, s string) { f.Service = s }},
+		{"environment", func(f *queries.Filter, s string) { f.Environment = s }},
+		{"client", func(f *queries.Filter, s string) { f.Client = s }},
+	}
+	strs := hostile
+	if testing.Short() {
+		strs = hostile[:4]
+	}
+	for i, s := range strs {
+		for _, fd := range fields {
+			t.Run(fmt.Sprintf("%s/%d", fd.name, i), func(t *testing.T) {
+				f := base
+				fd.set(&f, s)
+				if empty := allReports(t, r, f); !isEmptyReports(empty) {
+					t.Errorf("filter %s = %q returned data: %.500s", fd.name, s, empty)
+				}
+			})
+		}
+		t.Run(fmt.Sprintf("exclude/%d", i), func(t *testing.T) {
+			f := base
+			f.ExcludeClients = []string{s, "", s + s}
+			if got := allReports(t, r, f); got != baseline {
+				t.Errorf("excluding %q changed the reports", s)
+			}
+		})
+		t.Run(fmt.Sprintf("audit/%d", i), func(t *testing.T) {
+			c := ctx(t)
+			for _, af := range []queries.AuditFilter{{Filter: base, RunID: s}, {Filter: base, SessionID: s}, {Filter: base, RequestID: s}} {
+				page, err := r.Audit(c, af, queries.Page{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page.Rows) != 0 {
+					t.Errorf("audit filter %q returned %d rows", s, len(page.Rows))
+				}
+			}
+		})
+	}
+	// The real tool whose name looks like an injection is found by name.
+	f := base
+	f.Tool = fixture.HostileTool
+	rows, err := r.StaleUsage(ctx(t), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Calls != 1 {
+		t.Errorf("tool %q: %s", fixture.HostileTool, js(rows))
+	}
+}
+
+// isEmptyReports reports whether the JSON of allReports holds no rows: the
+// adapter registry still lists the tenant's adapters when a call filter
+// matches nothing, so it is checked apart.
+func isEmptyReports(s string) bool {
+	var parts []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &parts); err != nil {
+		return false
+	}
+	for i, p := range parts {
+		switch i {
+		case 6: // adapters: registry rows may remain, but without calls
+			var rows []queries.AdapterRow
+			if json.Unmarshal(p, &rows) != nil {
+				return false
+			}
+			for _, a := range rows {
+				if a.Calls != 0 || !a.Registered {
+					return false
+				}
+			}
+		case 8, 9: // pages
+			var page struct {
+				Rows []json.RawMessage `json:"rows"`
+			}
+			if json.Unmarshal(p, &page) != nil || len(page.Rows) != 0 {
+				return false
+			}
+		default:
+			if string(p) != "[]" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestPagination walks the violations and the audit page by page and
+// checks that the pages add up to the whole.
+func TestPagination(t *testing.T) {
+	r := runner(t)
+	c := ctx(t)
+	a := week(fixture.TenantA)
+	all, err := r.Violations(c, a, queries.Page{Limit: queries.MaxPageLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walked []queries.ViolationRow
+	page := queries.Page{Limit: 2}
+	for n := 0; ; n++ {
+		p, err := r.Violations(c, a, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked = append(walked, p.Rows...)
+		if p.Next == "" {
+			break
+		}
+		if n > 20 {
+			t.Fatal("pagination does not end")
+		}
+		page.After = p.Next
+	}
+	if !reflect.DeepEqual(walked, all.Rows) {
+		t.Errorf("violations by pages of 2:\n%s\nwant\n%s", js(walked), js(all.Rows))
+	}
+
+	audit := queries.AuditFilter{Filter: a}
+	whole, err := r.Audit(c, audit, queries.Page{Limit: queries.MaxPageLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Next == "" {
+		t.Fatal("the audit fits one page of the maximum: the test needs more calls")
+	}
+	var rows []queries.AuditRow
+	page = queries.Page{Limit: 333}
+	for len(rows) < len(whole.Rows) {
+		p, err := r.Audit(c, audit, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, p.Rows...)
+		page.After = p.Next
+	}
+	if !reflect.DeepEqual(rows[:len(whole.Rows)], whole.Rows) {
+		t.Error("audit pages of 333 differ from one page of 1000")
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	r := runner(t)
+	c := ctx(t)
+	a := week(fixture.TenantA)
+	if _, err := r.StaleUsage(c, queries.Filter{From: a.From, To: a.To}); !errors.Is(err, queries.ErrInvalidFilter) {
+		t.Errorf("no tenant: %v", err)
+	}
+	if _, err := r.StaleUsage(c, queries.Filter{Tenant: "acme", From: a.To, To: a.From}); !errors.Is(err, queries.ErrInvalidFilter) {
+		t.Errorf("from after to: %v", err)
+	}
+	for _, cur := range []string{"x", "!!!", "djE=", "djF8MXwy", "djF8eHwxfA", strings.Repeat("A", 4000)} {
+		if _, err := r.Violations(c, a, queries.Page{After: cur}); !errors.Is(err, queries.ErrInvalidCursor) {
+			t.Errorf("cursor %.20q: %v", cur, err)
+		}
+	}
+	if _, err := r.Audit(c, queries.AuditFilter{Filter: a}, queries.Page{Limit: queries.MaxPageLimit + 1}); !errors.Is(err, queries.ErrInvalidFilter) {
+		t.Errorf("limit over the maximum: %v", err)
+	}
+	if _, err := r.AdapterRetirement(c, a, queries.RetirementOptions{MaxCalls: -1, MaxShare: -1}); !errors.Is(err, queries.ErrInvalidFilter) {
+		t.Errorf("no threshold: %v", err)
+	}
+}

@@ -1,0 +1,141 @@
+package queries
+
+import (
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/schema"
+)
+
+// Tier is a rollup granularity.
+type Tier int
+
+// Rollup tiers, finest first.
+const (
+	TierMinute Tier = iota // calls_1m, repairs_1m
+	TierHour               // calls_1h, repairs_1h
+	TierDay                // calls_1d, repairs_1d
+)
+
+func (t Tier) String() string { return [...]string{"minute", "hour", "day"}[t] }
+
+func (t Tier) step() time.Duration {
+	return [...]time.Duration{time.Minute, time.Hour, 24 * time.Hour}[t]
+}
+
+// Span is a half-open interval [From, To) of bucket start times.
+type Span struct{ From, To time.Time }
+
+// Plan says which rollup buckets a window is read from.
+//
+// The window is resolved outwards to whole minutes. Each part of it is then
+// read from the coarsest tier whose buckets fit inside it: whole days from
+// the daily tier, the hours left at either edge from the hourly tier, the
+// minutes left from the minutely tier. A tier is used only where its TTL
+// cannot have trimmed it yet (the minutely tier keeps schema.MinuteTierDays,
+// the hourly schema.HourTierDays, or the retention if shorter; with a margin
+// of an hour); an edge older than that is widened to the hour, or to the
+// day. So every bucket read is whole and present, and the answer
+// equals the raw table's over [From, To).
+//
+// Mid splits the window in two halves for trends, aligned the same way; no
+// bucket straddles it.
+type Plan struct {
+	From, To, Mid time.Time
+	// Spans lists the bucket ranges of each tier, indexed by Tier.
+	Spans [3][]Span
+}
+
+// Plan resolves the window [from, to) against the rollup tiers.
+func (r *Runner) Plan(from, to time.Time) Plan {
+	return planWindow(from.UTC(), to.UTC(), r.now().UTC(), r.retentionDays)
+}
+
+func planWindow(from, to, now time.Time, retentionDays int) Plan {
+	minuteDays := min(schema.MinuteTierDays, retentionDays)
+	hourDays := min(schema.HourTierDays, retentionDays)
+	minuteFloor := now.Add(-time.Duration(minuteDays)*24*time.Hour + time.Hour)
+	hourFloor := now.Add(-time.Duration(hourDays)*24*time.Hour + time.Hour)
+	// finest returns the finest tier that can serve an edge at t: the
+	// buckets between t and the enclosing day's edge, of every tier finer
+	// than a day, must still be kept.
+	finest := func(t time.Time) Tier {
+		hoursKept := !t.Truncate(24 * time.Hour).Before(hourFloor)
+		switch {
+		case hoursKept && !t.Truncate(time.Hour).Before(minuteFloor):
+			return TierMinute
+		case hoursKept:
+			return TierHour
+		}
+		return TierDay
+	}
+	var p Plan
+	p.From = from.Truncate(finest(from).step())
+	p.To = ceil(to, finest(to).step())
+	if !p.From.Before(p.To) {
+		p.To, p.Mid = p.From, p.From
+		return p
+	}
+	mid := p.From.Add(p.To.Sub(p.From) / 2)
+	p.Mid = mid.Truncate(finest(mid).step())
+	if p.Mid.Before(p.From) {
+		p.Mid = p.From
+	}
+	p.decompose(p.From, p.Mid, TierDay)
+	p.decompose(p.Mid, p.To, TierDay)
+	return p
+}
+
+// decompose covers [a, b) with whole buckets, coarsest first.
+func (p *Plan) decompose(a, b time.Time, t Tier) {
+	if !a.Before(b) {
+		return
+	}
+	for ; t >= TierMinute; t-- {
+		lo, hi := ceil(a, t.step()), b.Truncate(t.step())
+		if lo.Before(hi) {
+			p.Spans[t] = append(p.Spans[t], Span{lo, hi})
+			if t > TierMinute {
+				p.decompose(a, lo, t-1)
+				p.decompose(hi, b, t-1)
+			}
+			return
+		}
+	}
+}
+
+func ceil(t time.Time, d time.Duration) time.Time {
+	f := t.Truncate(d)
+	if f.Equal(t) {
+		return f
+	}
+	return f.Add(d)
+}
+
+const bucketLayout = "2006-01-02 15:04:05"
+
+// bind binds f with the plan's resolved window and tier spans: from, to and
+// mid, and for each tier p (m, h, d) the arrays {p_from} and {p_to} of span
+// bounds and {p_lo}, {p_hi} around them.
+func (p Plan) bind(f Filter) store.Params {
+	params := f.paramsWindow(p.From, p.To)
+	params["mid"] = p.Mid.Format(bucketLayout)
+	for t, prefix := range []string{"m", "h", "d"} {
+		spans := p.Spans[t]
+		froms, tos := make([]string, len(spans)), make([]string, len(spans))
+		lo, hi := p.From, p.From
+		for i, s := range spans {
+			froms[i], tos[i] = s.From.Format(bucketLayout), s.To.Format(bucketLayout)
+			if i == 0 || s.From.Before(lo) {
+				lo = s.From
+			}
+			if s.To.After(hi) {
+				hi = s.To
+			}
+		}
+		params.Strings(prefix+"_from", froms).Strings(prefix+"_to", tos)
+		params[prefix+"_lo"] = lo.Format(bucketLayout)
+		params[prefix+"_hi"] = hi.Format(bucketLayout)
+	}
+	return params
+}

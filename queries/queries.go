@@ -1,0 +1,206 @@
+// Package queries holds mcpdrift's report queries: one embedded .sql file per
+// report, parameters bound by the engine, rows decoded into typed structs.
+// Only the database name is templated into the text; tiers.tmpl holds the
+// fragments that several reports share (the union of the rollup tiers and
+// the common filter), included with {{template}}.
+//
+// # Which table serves which report
+//
+//	Tools, StaleUsage, Rejections, AdapterRetirement   calls_1m / calls_1h / calls_1d
+//	Repairs                                            calls_* and repairs_1m / repairs_1h / repairs_1d
+//	Propagation, Violations                            events (raw: per-session pairing and per-call rows)
+//	Audit                                              audit_calls
+//	RawStaleUsage, RawRejections                       events (the raw fallback of the rollup reports)
+//
+// Rollup-served reports resolve their window to whole minutes, and read
+// each part of it from the coarsest tier whose buckets fit (see Plan), so
+// their answer equals the raw table's over the resolved window. The raw
+// reports use the window as given.
+package queries
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/schema"
+)
+
+//go:embed *.sql tiers.tmpl
+var files embed.FS
+
+// Sentinel errors.
+var (
+	// ErrInvalidFilter is returned for a filter the reports cannot run,
+	// such as one without a tenant.
+	ErrInvalidFilter = errors.New("invalid report filter")
+	// ErrInvalidCursor is returned for a page cursor that this package did
+	// not produce.
+	ErrInvalidCursor = errors.New("invalid page cursor")
+)
+
+// Filter selects the events a report covers. Tenant is required; empty
+// optional fields match everything.
+type Filter struct {
+	Tenant      string
+	From, To    time.Time
+	Tool        string
+	Service     string
+	Environment string
+	// Client matches a client name ("cursor") or name@version
+	// ("cursor@0.48.0").
+	Client string
+	// ExcludeClients removes the events of these clients, each given as a
+	// name or as name@version.
+	ExcludeClients []string
+}
+
+func (f Filter) validate() error {
+	if f.Tenant == "" {
+		return fmt.Errorf("%w: tenant must not be empty", ErrInvalidFilter)
+	}
+	if !f.From.Before(f.To) {
+		return fmt.Errorf("%w: from (%s) must be before to (%s)", ErrInvalidFilter, f.From.Format(time.RFC3339), f.To.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// params binds the filter with the window as given, for raw queries.
+func (f Filter) params() store.Params {
+	return f.paramsWindow(f.From, f.To)
+}
+
+func (f Filter) paramsWindow(from, to time.Time) store.Params {
+	excl := f.ExcludeClients
+	if excl == nil {
+		excl = []string{}
+	}
+	p := store.Params{}.
+		Time("from", from).
+		Time("to", to).
+		Strings("exclude_clients", excl)
+	p.String("tenant", f.Tenant)
+	p.String("tool", f.Tool)
+	p.String("service", f.Service)
+	p.String("environment", f.Environment)
+	p.String("client", f.Client)
+	return p
+}
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithRetentionDays tells the Runner the store's retention setting
+// (schema.Options.RetentionDays), which bounds how long the hourly tier
+// holds data. The default is schema.DefaultOptions().RetentionDays.
+func WithRetentionDays(days int) Option { return func(r *Runner) { r.retentionDays = days } }
+
+// WithClock sets the clock that decides which rollup tiers still hold a
+// window's edges and whether a declared adapter window has ended. Tests
+// pin it; the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(r *Runner) { r.now = now } }
+
+// Runner runs the reports against a store.
+type Runner struct {
+	q             store.Querier
+	queries       map[string]store.Query
+	retentionDays int
+	now           func() time.Time
+}
+
+// New renders every query for database and returns a Runner over q.
+func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
+	shared, err := files.ReadFile("tiers.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("cannot read tiers.tmpl: %w", err)
+	}
+	base, err := template.New("tiers.tmpl").Option("missingkey=error").Parse(string(shared))
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse tiers.tmpl: %w", err)
+	}
+	entries, err := files.ReadDir(".")
+	if err != nil {
+		return nil, fmt.Errorf("cannot list queries: %w", err)
+	}
+	r := &Runner{
+		q:             q,
+		queries:       map[string]store.Query{},
+		retentionDays: schema.DefaultOptions().RetentionDays,
+		now:           time.Now,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".sql")
+		if !ok {
+			continue
+		}
+		raw, err := files.ReadFile(e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("cannot read query %s: %w", e.Name(), err)
+		}
+		t, err := base.Clone()
+		if err != nil {
+			return nil, fmt.Errorf("cannot clone templates for %s: %w", e.Name(), err)
+		}
+		if t, err = t.New(e.Name()).Parse(string(raw)); err != nil {
+			return nil, fmt.Errorf("cannot parse query %s: %w", e.Name(), err)
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, map[string]string{"Database": database}); err != nil {
+			return nil, fmt.Errorf("cannot render query %s: %w", e.Name(), err)
+		}
+		r.queries[name] = store.Query{Name: name, SQL: b.String()}
+	}
+	return r, nil
+}
+
+// Query returns the rendered SQL of the named report, for snapshot tests
+// and EXPLAIN.
+func (r *Runner) Query(name string) (store.Query, bool) {
+	q, ok := r.queries[name]
+	return q, ok
+}
+
+func (r *Runner) run(ctx context.Context, name string, p store.Params, dest any) error {
+	q, ok := r.queries[name]
+	if !ok {
+		return fmt.Errorf("no query named %q", name)
+	}
+	if err := r.q.Query(ctx, q, p, dest); err != nil {
+		return fmt.Errorf("cannot run report %s: %w", name, err)
+	}
+	return nil
+}
+
+// ToolRow is one tool seen in the window.
+type ToolRow struct {
+	Tool            string    `json:"tool"`
+	ClientRevisions []string  `json:"client_revisions"`
+	ServerRevisions []string  `json:"server_revisions"`
+	Adapters        []string  `json:"adapters"`
+	Calls           uint64    `json:"calls"`
+	FirstSeen       time.Time `json:"first_seen"`
+	LastSeen        time.Time `json:"last_seen"`
+}
+
+// Tools lists the tools called in the window with their revisions and
+// adapters. It is served from the call rollups.
+func (r *Runner) Tools(ctx context.Context, f Filter) ([]ToolRow, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	rows := []ToolRow{}
+	if err := r.run(ctx, "tools", r.Plan(f.From, f.To).bind(f), &rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+

@@ -1,0 +1,61 @@
+-- Repairs per tool: the stale rejections (calls rejected_stale), the retry
+-- calls (calls with mcp.drift.retry.of) and what clients did about them
+-- (repair events by action), the success of automatic repairs, and the time
+-- to repair. Served from the call and repair rollups.
+--
+-- automatic repairs: repair events with repair_automatic = true and action
+-- refresh_retry or model_repair; the success rate is success / (success +
+-- failure) among them. amplification: retry calls per stale rejection. Time
+-- to repair: a t-digest median and p95 of mcp.drift.repair.duration_ms over
+-- the successful repairs that report one (approximate; null when none).
+WITH
+call_totals AS
+(
+    SELECT tool,
+           sumIf(t.calls, t.outcome = 'rejected_stale') AS stale_rejections,
+           sum(t.retries) AS retry_calls
+    FROM
+    (
+    {{- template "calls" .}}
+    ) AS t
+    GROUP BY tool
+),
+repair_totals AS
+(
+    SELECT tool,
+           sumIf(t.repairs, repair_action = 'refresh_retry') AS refresh_retries,
+           sumIf(t.repairs, repair_action = 'model_repair') AS model_repairs,
+           sumIf(t.repairs, repair_action = 'human_approval') AS human_approvals,
+           sumIf(t.repairs, repair_action = 'human_approval' AND repair_result = 'failure') AS human_approvals_denied,
+           sumIf(t.repairs, repair_action = 'abandon') AS abandons,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success') AS repair_ms
+    FROM
+    (
+    {{- template "repairs" .}}
+    ) AS t
+    GROUP BY tool
+)
+SELECT
+    tool,
+    stale_rejections,
+    retry_calls,
+    if(stale_rejections > 0, retry_calls / stale_rejections, 0) AS amplification,
+    refresh_retries,
+    model_repairs,
+    human_approvals,
+    human_approvals_denied,
+    abandons,
+    automatic_repairs,
+    automatic_succeeded,
+    automatic_failed,
+    if(automatic_succeeded + automatic_failed > 0,
+       automatic_succeeded / (automatic_succeeded + automatic_failed), 0) AS automatic_success_rate,
+    if(empty(repair_ms) OR isNaN(repair_ms[1]), NULL, round(repair_ms[1], 1)) AS repair_p50_ms,
+    if(empty(repair_ms) OR isNaN(repair_ms[2]), NULL, round(repair_ms[2], 1)) AS repair_p95_ms
+FROM call_totals
+FULL OUTER JOIN repair_totals USING (tool)
+WHERE stale_rejections > 0 OR retry_calls > 0 OR refresh_retries + model_repairs + human_approvals + abandons > 0
+ORDER BY tool

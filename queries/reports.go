@@ -1,0 +1,347 @@
+package queries
+
+import (
+	"context"
+	"time"
+)
+
+// StaleUsageRow is the use of one tool by clients planning with one revision
+// while the server executed another (or the same: stale says which).
+type StaleUsageRow struct {
+	Tool           string `json:"tool"`
+	RevisionClient string `json:"revision_client"`
+	RevisionServer string `json:"revision_server"`
+	// Stale is true when the client planned with a revision other than the
+	// one that executed.
+	Stale bool `json:"stale"`
+	// Calls counts every call; the next five split it by outcome (Rejected
+	// sums the three rejected_* outcomes).
+	Calls      uint64 `json:"calls"`
+	Current    uint64 `json:"current"`
+	Normalized uint64 `json:"normalized"`
+	Rejected   uint64 `json:"rejected"`
+	Removed    uint64 `json:"removed"`
+	Failed     uint64 `json:"failed"`
+	// Sessions and Runs are distinct session keys (the session id, else the
+	// run id) and run ids; Clients distinct name@version pairs.
+	Sessions  uint64    `json:"sessions"`
+	Runs      uint64    `json:"runs"`
+	Clients   uint64    `json:"clients"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	// CallsFirstHalf and CallsSecondHalf split Calls at the window's
+	// midpoint (Plan.Mid); Trend names the change (see trendOf).
+	CallsFirstHalf  uint64 `json:"calls_first_half"`
+	CallsSecondHalf uint64 `json:"calls_second_half"`
+	Trend           string `json:"trend"`
+}
+
+// Trends of StaleUsageRow.Trend.
+const (
+	TrendNew     = "new"     // no calls in the first half
+	TrendGone    = "gone"    // no calls in the second half
+	TrendRising  = "rising"  // the second half has over 120% of the first's calls
+	TrendFalling = "falling" // the second half has under 80% of the first's calls
+	TrendFlat    = "flat"    // within 20%
+)
+
+func trendOf(first, second uint64) string {
+	switch {
+	case first == 0 && second == 0:
+		return TrendFlat
+	case first == 0:
+		return TrendNew
+	case second == 0:
+		return TrendGone
+	case float64(second) > 1.2*float64(first):
+		return TrendRising
+	case float64(second) < 0.8*float64(first):
+		return TrendFalling
+	}
+	return TrendFlat
+}
+
+// StaleUsage reports, per tool × client revision × server revision, the
+// calls, their outcomes, who made them and the trend. Served from the call
+// rollups over the resolved window (Plan).
+func (r *Runner) StaleUsage(ctx context.Context, f Filter) ([]StaleUsageRow, error) {
+	return r.staleUsage(ctx, f, "stale_usage")
+}
+
+// RawStaleUsage is StaleUsage computed from the raw events over the same
+// resolved window: the fallback, and the reference the rollups must equal.
+func (r *Runner) RawStaleUsage(ctx context.Context, f Filter) ([]StaleUsageRow, error) {
+	return r.staleUsage(ctx, f, "stale_usage_raw")
+}
+
+func (r *Runner) staleUsage(ctx context.Context, f Filter, query string) ([]StaleUsageRow, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	rows := []StaleUsageRow{}
+	if err := r.run(ctx, query, r.Plan(f.From, f.To).bind(f), &rows); err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].Trend = trendOf(rows[i].CallsFirstHalf, rows[i].CallsSecondHalf)
+	}
+	return rows, nil
+}
+
+// RejectionRow counts the rejected calls of one tool, revision pair,
+// outcome, error code and client.
+type RejectionRow struct {
+	Tool           string `json:"tool"`
+	RevisionClient string `json:"revision_client"`
+	RevisionServer string `json:"revision_server"`
+	// Outcome is rejected_stale, rejected_incompatible or rejected_invalid.
+	Outcome       string `json:"outcome"`
+	ErrorCode     string `json:"error_code"`
+	ClientName    string `json:"client_name"`
+	ClientVersion string `json:"client_version"`
+	Rejected      uint64 `json:"rejected"`
+	// ToolCalls is every call of the tool in the window under the same
+	// filter, and RejectionRate is Rejected / ToolCalls.
+	ToolCalls     uint64  `json:"tool_calls"`
+	RejectionRate float64 `json:"rejection_rate"`
+	// SideEffectViolations counts the rejected calls whose side effect had
+	// already started: each is a safety violation (see Violations).
+	SideEffectViolations uint64    `json:"side_effect_violations"`
+	Sessions             uint64    `json:"sessions"`
+	FirstSeen            time.Time `json:"first_seen"`
+	LastSeen             time.Time `json:"last_seen"`
+}
+
+// Rejections reports the rejected calls by tool, revisions, outcome, error
+// code and client, with the rejection rate and the side-effect violations.
+// Served from the call rollups.
+func (r *Runner) Rejections(ctx context.Context, f Filter) ([]RejectionRow, error) {
+	return r.rejections(ctx, f, "rejections")
+}
+
+// RawRejections is Rejections computed from the raw events over the same
+// resolved window.
+func (r *Runner) RawRejections(ctx context.Context, f Filter) ([]RejectionRow, error) {
+	return r.rejections(ctx, f, "rejections_raw")
+}
+
+func (r *Runner) rejections(ctx context.Context, f Filter, query string) ([]RejectionRow, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	rows := []RejectionRow{}
+	if err := r.run(ctx, query, r.Plan(f.From, f.To).bind(f), &rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// RepairRow is what happened after the stale rejections of one tool.
+type RepairRow struct {
+	Tool string `json:"tool"`
+	// StaleRejections counts the calls rejected_stale; RetryCalls the calls
+	// that retried another (mcp.drift.retry.of set); Amplification is
+	// RetryCalls / StaleRejections.
+	StaleRejections uint64  `json:"stale_rejections"`
+	RetryCalls      uint64  `json:"retry_calls"`
+	Amplification   float64 `json:"amplification"`
+	// Repair events by action.
+	RefreshRetries uint64 `json:"refresh_retries"`
+	ModelRepairs   uint64 `json:"model_repairs"`
+	HumanApprovals uint64 `json:"human_approvals"`
+	// HumanApprovalsDenied counts the human_approval repairs that failed.
+	HumanApprovalsDenied uint64 `json:"human_approvals_denied"`
+	Abandons             uint64 `json:"abandons"`
+	// AutomaticRepairs counts the automatic refresh_retry and model_repair
+	// events; AutomaticSuccessRate is AutomaticSucceeded /
+	// (AutomaticSucceeded + AutomaticFailed).
+	AutomaticRepairs     uint64  `json:"automatic_repairs"`
+	AutomaticSucceeded   uint64  `json:"automatic_succeeded"`
+	AutomaticFailed      uint64  `json:"automatic_failed"`
+	AutomaticSuccessRate float64 `json:"automatic_success_rate"`
+	// RepairP50Ms and RepairP95Ms are the time to repair of the successful
+	// repairs that report a duration (t-digest, approximate); nil when none.
+	RepairP50Ms *float64 `json:"repair_p50_ms"`
+	RepairP95Ms *float64 `json:"repair_p95_ms"`
+}
+
+// Repairs reports, per tool, the stale rejections, the repairs clients made
+// and how well they worked. Served from the call and repair rollups.
+func (r *Runner) Repairs(ctx context.Context, f Filter) ([]RepairRow, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	rows := []RepairRow{}
+	if err := r.run(ctx, "repairs", r.Plan(f.From, f.To).bind(f), &rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// PropagationRow is how one tool's list_changed notifications reached the
+// sessions notified in the window.
+type PropagationRow struct {
+	// Tool is the notified tool; "" for notifications that name none.
+	Tool string `json:"tool"`
+	// NotifiedSessions counts the sessions notified; RefreshedSessions
+	// those that refreshed afterwards, NeverRefreshed the others.
+	NotifiedSessions  uint64 `json:"notified_sessions"`
+	RefreshedSessions uint64 `json:"refreshed_sessions"`
+	NeverRefreshed    uint64 `json:"never_refreshed"`
+	// Lags from the notification to the session's first refresh after it,
+	// over the refreshed sessions (exact, interpolated); nil when none.
+	LagP50Ms *float64 `json:"lag_p50_ms"`
+	LagP95Ms *float64 `json:"lag_p95_ms"`
+	LagMaxMs int64    `json:"lag_max_ms"`
+	// StaleCallsAfterNotice counts the calls on an old revision that the
+	// notified sessions sent after the notification; StaleCallsAfterRefresh
+	// those of them sent even after the session had refreshed.
+	StaleCallsAfterNotice  uint64 `json:"stale_calls_after_notice"`
+	StaleCallsAfterRefresh uint64 `json:"stale_calls_after_refresh"`
+	SessionsWithStaleCalls uint64 `json:"sessions_with_stale_calls"`
+}
+
+// Propagation reports, per tool, how list_changed notifications propagated
+// to the notified sessions. Computed from the raw events over the window as
+// given.
+func (r *Runner) Propagation(ctx context.Context, f Filter) ([]PropagationRow, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	rows := []PropagationRow{}
+	if err := r.run(ctx, "propagation", f.params(), &rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// Violation kinds.
+const (
+	ViolationSideEffectRejected = "side_effect_rejected"
+	ViolationMixedRevision      = "mixed_revision"
+	ViolationRemovedToolSuccess = "removed_tool_success"
+	ViolationRetryAcrossChange  = "retry_across_change"
+)
+
+// ViolationRow is one safety violation (see violations.sql for the
+// definition of each kind).
+type ViolationRow struct {
+	Kind              string    `json:"kind"`
+	Time              time.Time `json:"time"`
+	EventID           uint64    `json:"event_id"`
+	Tool              string    `json:"tool"`
+	SessionID         string    `json:"session_id"`
+	RunID             string    `json:"run_id"`
+	RequestID         string    `json:"request_id"`
+	Client            string    `json:"client"`
+	RevisionClient    string    `json:"revision_client"`
+	RevisionServer    string    `json:"revision_server"`
+	RevisionValidated string    `json:"revision_validated"`
+	ChangeClass       string    `json:"change_class"`
+	Outcome           string    `json:"outcome"`
+	Service           string    `json:"service"`
+	ServiceVersion    string    `json:"service_version"`
+	Detail            string    `json:"detail"`
+}
+
+// ViolationPage is one page of violations; Next is the cursor of the next
+// page, empty on the last.
+type ViolationPage struct {
+	Rows []ViolationRow `json:"rows"`
+	Next string         `json:"next,omitempty"`
+}
+
+// Violations lists the safety violations in the window, oldest first, one
+// page at a time. Computed from the raw events over the window as given.
+func (r *Runner) Violations(ctx context.Context, f Filter, page Page) (ViolationPage, error) {
+	if err := f.validate(); err != nil {
+		return ViolationPage{}, err
+	}
+	c, limit, err := page.resolve()
+	if err != nil {
+		return ViolationPage{}, err
+	}
+	rows := []ViolationRow{}
+	if err := r.run(ctx, "violations", c.bind(f.params(), limit+1), &rows); err != nil {
+		return ViolationPage{}, err
+	}
+	out := ViolationPage{Rows: rows}
+	if len(rows) > limit {
+		out.Rows = rows[:limit]
+		last := rows[limit-1]
+		out.Next = cursor{Time: last.Time, EventID: last.EventID, Kind: last.Kind}.encode()
+	}
+	return out, nil
+}
+
+// AuditFilter selects audited calls: the common filter, and optionally one
+// run, session or request id.
+type AuditFilter struct {
+	Filter
+	RunID     string
+	SessionID string
+	RequestID string
+}
+
+// AuditRow is one audited tools/call.
+type AuditRow struct {
+	Time    time.Time `json:"time"`
+	EventID uint64    `json:"event_id"`
+	Tool    string    `json:"tool"`
+	Service string    `json:"service"`
+	// ServiceVersion is the handler build that served the call.
+	ServiceVersion    string `json:"service_version"`
+	Environment       string `json:"environment"`
+	RequestID         string `json:"request_id"`
+	SessionID         string `json:"session_id"`
+	RunID             string `json:"run_id"`
+	Client            string `json:"client"`
+	RevisionClient    string `json:"revision_client"`
+	RevisionServer    string `json:"revision_server"`
+	RevisionValidated string `json:"revision_validated"`
+	Outcome           string `json:"outcome"`
+	AdapterID         string `json:"adapter_id"`
+	Approval          string `json:"approval"`
+	Privilege         string `json:"privilege"`
+	ExternalTarget    string `json:"external_target"`
+	ExternalRequests  int64  `json:"external_requests"`
+	SideEffectStarted bool   `json:"side_effect_started"`
+	// ArgsRaw and ArgsNormalized are the arguments as received and after
+	// normalisation (JSON, redacted at ingest per configuration).
+	ArgsRaw        string `json:"args_raw"`
+	ArgsNormalized string `json:"args_normalized"`
+}
+
+// AuditPage is one page of audited calls; Next is the cursor of the next
+// page, empty on the last.
+type AuditPage struct {
+	Rows []AuditRow `json:"rows"`
+	Next string     `json:"next,omitempty"`
+}
+
+// Audit searches the call audit, oldest first, one page at a time. Callers
+// must hold the audit permission: the rows carry call arguments.
+func (r *Runner) Audit(ctx context.Context, f AuditFilter, page Page) (AuditPage, error) {
+	if err := f.validate(); err != nil {
+		return AuditPage{}, err
+	}
+	c, limit, err := page.resolve()
+	if err != nil {
+		return AuditPage{}, err
+	}
+	p := f.params()
+	p.String("run_id", f.RunID)
+	p.String("session_id", f.SessionID)
+	p.String("request_id", f.RequestID)
+	rows := []AuditRow{}
+	if err := r.run(ctx, "audit", c.bind(p, limit+1), &rows); err != nil {
+		return AuditPage{}, err
+	}
+	out := AuditPage{Rows: rows}
+	if len(rows) > limit {
+		out.Rows = rows[:limit]
+		last := rows[limit-1]
+		out.Next = cursor{Time: last.Time, EventID: last.EventID}.encode()
+	}
+	return out, nil
+}

@@ -1,0 +1,251 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Adapter verdicts.
+const (
+	// VerdictReady: usage is within the thresholds and no remaining caller
+	// is long-running or privileged.
+	VerdictReady = "ready"
+	// VerdictBlocked: usage exceeds a threshold.
+	VerdictBlocked = "blocked"
+	// VerdictAtRisk: usage is within the thresholds, but some remaining
+	// callers are long-running sessions or privileged (destructive or
+	// credentialed) — the callers a removal hurts most.
+	VerdictAtRisk = "at_risk"
+)
+
+// RetirementOptions are the thresholds of the adapter retirement verdict.
+// The zero value means "no call at all" with the default long-session age;
+// clients to ignore are excluded through Filter.ExcludeClients.
+type RetirementOptions struct {
+	// MaxCalls is the most calls through the adapter in the window that
+	// still allow retiring it; negative disables the count threshold.
+	MaxCalls int64
+	// MaxShare is the highest share of the tool's traffic in the window
+	// (0..1) that still allows retiring it; negative disables it. When both
+	// thresholds are enabled, both must hold.
+	MaxShare float64
+	// LongSession is the session age from which a caller counts as
+	// long-running; zero means DefaultLongSession.
+	LongSession time.Duration
+	// TopClients is how many blocking clients to list; zero means
+	// DefaultTopClients.
+	TopClients int
+}
+
+// Defaults of RetirementOptions.
+const (
+	DefaultLongSession = 24 * time.Hour
+	DefaultTopClients  = 5
+)
+
+func (o RetirementOptions) withDefaults() (RetirementOptions, error) {
+	if o.MaxCalls < 0 && o.MaxShare < 0 {
+		return o, fmt.Errorf("%w: at least one of max calls and max share must be enabled", ErrInvalidFilter)
+	}
+	if o.MaxShare > 1 {
+		return o, fmt.Errorf("%w: max share %g is over 1", ErrInvalidFilter, o.MaxShare)
+	}
+	if o.LongSession < 0 || o.TopClients < 0 {
+		return o, fmt.Errorf("%w: long session and top clients must not be negative", ErrInvalidFilter)
+	}
+	if o.LongSession == 0 {
+		o.LongSession = DefaultLongSession
+	}
+	if o.TopClients == 0 {
+		o.TopClients = DefaultTopClients
+	}
+	return o, nil
+}
+
+// ClientUsage is one client's use of an adapter.
+type ClientUsage struct {
+	// Client is name@version (or the name alone when no version is known).
+	Client         string `json:"client"`
+	Calls          uint64 `json:"calls"`
+	MaxSessionAgeS int64  `json:"max_session_age_s"`
+	MaxPrivilege   string `json:"max_privilege"`
+}
+
+// AdapterRow is one compatibility adapter and whether it can be retired.
+type AdapterRow struct {
+	AdapterID string `json:"adapter_id"`
+	Tool      string `json:"tool"`
+	// Registered is true when a server declared the adapter (mcp.drift.adapter);
+	// the next four fields come from its latest declaration.
+	Registered   bool       `json:"registered"`
+	RevisionFrom string     `json:"revision_from"`
+	RevisionTo   string     `json:"revision_to"`
+	ChangeClass  string     `json:"change_class"`
+	WindowEnd    *time.Time `json:"window_end"`
+	// WindowEnded is true when the declared window had ended by now.
+	WindowEnded bool `json:"window_ended"`
+	// Calls through the adapter in the window, and their share of the
+	// tool's calls (ToolCalls).
+	Calls     uint64  `json:"calls"`
+	ToolCalls uint64  `json:"tool_calls"`
+	Share     float64 `json:"share"`
+	// WouldBeRejected is the what-if: the calls the adapter normalised in
+	// the window, which would have been rejected without it.
+	WouldBeRejected uint64     `json:"would_be_rejected"`
+	FirstSeen       *time.Time `json:"first_seen"`
+	LastSeen        *time.Time `json:"last_seen"`
+	Sessions        uint64     `json:"sessions"`
+	Clients         uint64     `json:"clients"`
+	Services        uint64     `json:"services"`
+	ServiceNames    []string   `json:"service_names"`
+	// MaxPrivilege is the highest privilege among the calls, and
+	// MaxSessionAgeS the age of the oldest session that made one.
+	MaxPrivilege   string `json:"max_privilege"`
+	MaxSessionAgeS int64  `json:"max_session_age_s"`
+	// Callers lists every client's use, most calls first.
+	Callers []ClientUsage `json:"callers"`
+
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	// BlockingClients are the callers that stand in the way (for
+	// at_risk: the long-running or privileged ones), most calls first, at
+	// most RetirementOptions.TopClients.
+	BlockingClients []ClientUsage `json:"blocking_clients"`
+}
+
+// adapterResult is a row of adapter_retirement.sql before judge.
+type adapterResult struct {
+	AdapterRow
+	RawCallers []rawCaller `json:"callers_raw"`
+}
+
+type rawCaller struct {
+	Name           string `json:"name"`
+	Version        string `json:"version"`
+	Calls          uint64 `json:"calls"`
+	MaxSessionAgeS int64  `json:"max_session_age_s"`
+	MaxPrivilege   string `json:"max_privilege"`
+}
+
+// AdapterRetirement reports every adapter (declared in the registry or seen
+// on calls) with its remaining use and a verdict: ready, blocked or at_risk.
+// Clients in f.ExcludeClients are left out of every figure. Served from the
+// call rollups and the adapters table.
+func (r *Runner) AdapterRetirement(ctx context.Context, f Filter, o RetirementOptions) ([]AdapterRow, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	res := []adapterResult{}
+	if err := r.run(ctx, "adapter_retirement", r.Plan(f.From, f.To).bind(f), &res); err != nil {
+		return nil, err
+	}
+	now := r.now()
+	rows := make([]AdapterRow, len(res))
+	for i := range res {
+		rows[i] = res[i].AdapterRow
+		rows[i].judge(res[i].RawCallers, o, now)
+	}
+	return rows, nil
+}
+
+func isPrivileged(p string) bool { return p == "destructive" || p == "credentialed" }
+
+// judge fills the callers, the verdict, the reason and the blocking clients.
+func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Time) {
+	a.Callers = make([]ClientUsage, 0, len(callers))
+	for _, c := range callers {
+		name := c.Name
+		if c.Version != "" {
+			name += "@" + c.Version
+		}
+		if name == "" {
+			name = "(unknown client)"
+		}
+		a.Callers = append(a.Callers, ClientUsage{Client: name, Calls: c.Calls, MaxSessionAgeS: c.MaxSessionAgeS, MaxPrivilege: c.MaxPrivilege})
+	}
+	sort.Slice(a.Callers, func(i, j int) bool {
+		if a.Callers[i].Calls != a.Callers[j].Calls {
+			return a.Callers[i].Calls > a.Callers[j].Calls
+		}
+		return a.Callers[i].Client < a.Callers[j].Client
+	})
+	if a.WindowEnd != nil {
+		a.WindowEnded = !a.WindowEnd.After(now)
+	}
+	if a.ServiceNames == nil {
+		a.ServiceNames = []string{}
+	}
+
+	longS := int64(o.LongSession / time.Second)
+	var over []string
+	if o.MaxCalls >= 0 && int64(a.Calls) > o.MaxCalls {
+		over = append(over, fmt.Sprintf("%s in the window, over the threshold of %d", calls(a.Calls), o.MaxCalls))
+	}
+	if o.MaxShare >= 0 && a.Share > o.MaxShare {
+		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", pct(a.Share), a.Tool, pct(o.MaxShare)))
+	}
+	var blocking []ClientUsage
+	switch {
+	case len(over) > 0:
+		a.Verdict = VerdictBlocked
+		a.Reason = strings.Join(over, "; ")
+		blocking = a.Callers
+	case a.Calls > 0 && (a.MaxSessionAgeS >= longS || isPrivileged(a.MaxPrivilege)):
+		a.Verdict = VerdictAtRisk
+		var why []string
+		if a.MaxSessionAgeS >= longS {
+			why = append(why, fmt.Sprintf("a session %s old (long-running from %s)", age(a.MaxSessionAgeS), age(longS)))
+		}
+		if isPrivileged(a.MaxPrivilege) {
+			why = append(why, fmt.Sprintf("%s calls", a.MaxPrivilege))
+		}
+		a.Reason = fmt.Sprintf("%s within the threshold, but its callers include %s", calls(a.Calls), strings.Join(why, " and "))
+		for _, c := range a.Callers {
+			if c.MaxSessionAgeS >= longS || isPrivileged(c.MaxPrivilege) {
+				blocking = append(blocking, c)
+			}
+		}
+	case a.Calls == 0:
+		a.Verdict = VerdictReady
+		a.Reason = "no calls in the window"
+	default:
+		a.Verdict = VerdictReady
+		a.Reason = fmt.Sprintf("%s within the threshold, from sessions at most %s old with %s privilege", calls(a.Calls), age(a.MaxSessionAgeS), a.MaxPrivilege)
+	}
+	if a.WindowEnd != nil && a.WindowEnded && a.Verdict != VerdictReady {
+		a.Reason += fmt.Sprintf("; its declared window ended %s", a.WindowEnd.UTC().Format(time.RFC3339))
+	}
+	if len(blocking) > o.TopClients {
+		blocking = blocking[:o.TopClients]
+	}
+	a.BlockingClients = append([]ClientUsage{}, blocking...)
+}
+
+func calls(n uint64) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) }
+
+// age renders seconds as a short duration: 90s, 45m, 30h, 3d.
+func age(s int64) string {
+	switch {
+	case s < 120:
+		return fmt.Sprintf("%ds", s)
+	case s < 2*3600:
+		return fmt.Sprintf("%dm", s/60)
+	case s < 72*3600:
+		return fmt.Sprintf("%dh", s/3600)
+	}
+	return fmt.Sprintf("%dd", s/86400)
+}
