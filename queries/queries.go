@@ -203,4 +203,3 @@ func (r *Runner) Tools(ctx context.Context, f Filter) ([]ToolRow, error) {
 	}
 	return rows, nil
 }
-
