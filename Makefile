@@ -39,6 +39,7 @@ FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLogs$$' -fuzztime $(FUZZTIME) ./otelschema
 	$(GO) test -run '^$$' -fuzz '^FuzzHTTPLogs$$' -fuzztime $(FUZZTIME) ./internal/ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTraces$$' -fuzztime $(FUZZTIME) ./otelschema
 
 bench: libchdb
 	$(GO) run ./bench $(BENCHARGS)

@@ -21,7 +21,8 @@ func WriteConventions(w io.Writer) error {
 	p("Drift events are OTLP log records whose `EventName` is one of the events below\n")
 	p("(SDKs that cannot set it may use the `%s` attribute, then `%s`).\n", AttrEventName, AttrOtelEventName)
 	p("A record named under `%s` that is not listed is rejected; records with any other\n", EventNamePrefix)
-	p("name, or none, are ignored and counted, never an error.\n\n")
+	p("name, or none, are ignored and counted, never an error. Spans that follow the\n")
+	p("OpenTelemetry MCP semantic conventions become drift events too: see Spans.\n\n")
 
 	p("## Events\n\n")
 	p("| Event (EventName) | Emitted by | Required attributes | Meaning |\n")
@@ -70,6 +71,7 @@ func WriteConventions(w io.Writer) error {
 	p("| MaxFuture | %s | how far ahead of the ingester's clock an event may be |\n", l.MaxFuture)
 	p("\nEvery string must be valid UTF-8. The event time is the record's timestamp,\n")
 	p("else its observed timestamp, else the time it was received.\n")
+	writeSpanConventions(p)
 	return bw.Flush()
 }
 

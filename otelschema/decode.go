@@ -54,8 +54,36 @@ type Decoder struct {
 	Now func() time.Time
 }
 
+// Signal is the OTLP signal whose records a Result counts: it names them
+// in messages.
+type Signal uint8
+
+// Signals.
+const (
+	SignalLogs   Signal = iota // log records (DecodeLogs); the zero value
+	SignalTraces               // spans (DecodeTraces)
+)
+
+// records names the signal's records, plural, as messages count them.
+func (s Signal) records() string {
+	if s == SignalTraces {
+		return "spans"
+	}
+	return "log records"
+}
+
+// record names one of the signal's records, as messages locate it.
+func (s Signal) record() string {
+	if s == SignalTraces {
+		return "span"
+	}
+	return "record"
+}
+
 // Result tells what became of the records of one request.
 type Result struct {
+	// Signal is what the records are: log records, or spans.
+	Signal   Signal
 	Accepted int // records decoded into events
 	Rejected int // drift records that failed validation
 	Ignored  int // records that are not drift events
@@ -68,14 +96,15 @@ const MaxErrors = 5
 
 // Message describes the rejections for the error_message of an OTLP partial
 // success, such as "2 of 10 log records rejected: resource 0, scope 0,
-// record 3: mcp.drift.outcome: unknown value ...; ...". It is empty when
+// record 3: mcp.drift.outcome: unknown value ...; ...", or "2 of 10 spans
+// rejected: resource 0, scope 0, span 3: ..." for traces. It is empty when
 // nothing was rejected.
 func (r Result) Message() string {
 	if r.Rejected == 0 {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d log records rejected", r.Rejected, r.Accepted+r.Rejected+r.Ignored)
+	fmt.Fprintf(&b, "%d of %d %s rejected", r.Rejected, r.Accepted+r.Rejected+r.Ignored, r.Signal.records())
 	for i, e := range r.Errors {
 		if i == 0 {
 			b.WriteString(": ")
@@ -91,16 +120,18 @@ func (r Result) Message() string {
 }
 
 // RecordError is the rejection of one record, located in its request by
-// the indexes of its resource, scope and record.
+// the indexes of its resource, scope and record (log record or span).
 type RecordError struct {
 	Resource, Scope, Record int
-	Err                     error
+	// Signal is what the record is; it names it in Error.
+	Signal Signal
+	Err    error
 }
 
 // Error returns the location and the reason, such as "resource 0, scope 1,
-// record 3: mcp.drift.outcome: unknown value ...".
+// record 3: mcp.drift.outcome: unknown value ..." ("span 3" for a span).
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("resource %d, scope %d, record %d: %v", e.Resource, e.Scope, e.Record, e.Err)
+	return fmt.Sprintf("resource %d, scope %d, %s %d: %v", e.Resource, e.Scope, e.Signal.record(), e.Record, e.Err)
 }
 
 // Unwrap returns the reason, which wraps one of the Err* sentinels.
@@ -337,6 +368,12 @@ func (st *decodeState) setTime(e *Event, lr plog.LogRecord) error {
 	if ts == 0 {
 		ts = uint64(lr.ObservedTimestamp())
 	}
+	return st.setTimeAt(e, ts)
+}
+
+// setTimeAt sets e.Time to ts, in Unix nanoseconds, or to now when ts is 0,
+// and checks it against the limits.
+func (st *decodeState) setTimeAt(e *Event, ts uint64) error {
 	if ts == 0 {
 		e.Time = st.now
 		return nil
@@ -362,13 +399,17 @@ func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC333
 // extra keeps a record attribute outside the conventions, flattened to a
 // string, in e.Attributes, which it creates on first use.
 func (st *decodeState) extra(e *Event, k string, v pcommon.Value) error {
+	return st.extraString(e, k, v.AsString())
+}
+
+// extraString keeps the attribute k = s as extra does.
+func (st *decodeState) extraString(e *Event, k, s string) error {
 	if !utf8.ValidString(k) {
 		return fail(ErrInvalidUTF8, "attribute key %q: invalid UTF-8", k)
 	}
 	if max := st.lim.MaxValueBytes; max > 0 && len(k) > max {
 		return fail(ErrTooLong, "attribute key of %d bytes exceeds MaxValueBytes %d", len(k), max)
 	}
-	s := v.AsString()
 	if max := st.lim.MaxValueBytes; max > 0 && len(s) > max {
 		return fail(ErrTooLong, "%s: value of %d bytes exceeds MaxValueBytes %d", k, len(s), max)
 	}

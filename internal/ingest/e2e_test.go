@@ -21,9 +21,18 @@ import (
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
-// openStore opens the embedded store on a fresh directory, migrated, and
-// closes it at the end of the test. It skips when libchdb is missing,
-// unless MCPDRIFT_REQUIRE_CHDB=1.
+// The engine serves one data path per process: the package's tests share
+// one embedded store, opened on first use and closed by TestMain, and keep
+// their rows apart by run id.
+var (
+	storeOnce   sync.Once
+	sharedStore *embedded.Store
+	storeDir    string
+	storeErr    error
+)
+
+// openStore returns the shared embedded store, migrated. It skips when
+// libchdb is missing, unless MCPDRIFT_REQUIRE_CHDB=1.
 func openStore(t *testing.T) *embedded.Store {
 	t.Helper()
 	if _, err := embedded.LibraryPath(); err != nil {
@@ -32,20 +41,33 @@ func openStore(t *testing.T) *embedded.Store {
 		}
 		t.Skipf("embedded store unavailable: %v", err)
 	}
-	ctx := context.Background()
-	st, err := embedded.Open(ctx, embedded.DefaultConfig(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("closing the store: %v", err)
+	storeOnce.Do(func() {
+		ctx := context.Background()
+		if storeDir, storeErr = os.MkdirTemp("", "mcpdrift-ingest-"); storeErr != nil {
+			return
 		}
+		if sharedStore, storeErr = embedded.Open(ctx, embedded.DefaultConfig(storeDir)); storeErr != nil {
+			return
+		}
+		_, storeErr = sharedStore.Migrate(ctx)
 	})
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
+	if storeErr != nil {
+		t.Fatal(storeErr)
 	}
-	return st
+	return sharedStore
+}
+
+// closeStore closes the shared store, if a test opened it, and removes its
+// directory.
+func closeStore() {
+	if sharedStore != nil {
+		if err := sharedStore.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "closing the embedded store:", err)
+		}
+	}
+	if storeDir != "" {
+		_ = os.RemoveAll(storeDir)
+	}
 }
 
 // errExporter is the real OTLP exporter, remembering the errors its exports

@@ -21,9 +21,8 @@ import (
 // OTLP/HTTP paths and media types (opentelemetry-proto
 // docs/specification.md, "OTLP/HTTP").
 const (
-	pathLogs = "/v1/logs"
-	// pathTraces ("/v1/traces") will take MCP spans, decoded the same way,
-	// through a handler beside serveLogs.
+	pathLogs   = "/v1/logs"
+	pathTraces = "/v1/traces"
 
 	mediaProto = "application/x-protobuf"
 	mediaJSON  = "application/json"
@@ -68,24 +67,57 @@ var (
 func (s *Server) newMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(pathLogs, s.serveLogs)
-	// mux.HandleFunc(pathTraces, s.serveTraces) once spans are decoded.
+	mux.HandleFunc(pathTraces, s.serveTraces)
 	return mux
+}
+
+// otlpMessage is an OTLP export request or response of any signal, as
+// pdata encodes it.
+type otlpMessage interface {
+	MarshalProto() ([]byte, error)
+	UnmarshalProto([]byte) error
+	MarshalJSON() ([]byte, error)
+	UnmarshalJSON([]byte) error
 }
 
 // serveLogs serves POST /v1/logs.
 func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
+	req := plogotlp.NewExportRequest()
+	enc, ok := s.readRequest(w, r, pathLogs, req)
+	if !ok {
+		return
+	}
+	res, err := s.ingestLogs(r.Context(), req.Logs())
+	if err != nil {
+		s.writeIngestError(w, r, enc, err)
+		return
+	}
+	resp := plogotlp.NewExportResponse()
+	if res.Rejected > 0 {
+		ps := resp.PartialSuccess()
+		ps.SetRejectedLogRecords(int64(res.Rejected))
+		ps.SetErrorMessage(res.Message())
+	}
+	s.writeResponse(w, enc, resp)
+}
+
+// readRequest counts an export request to path and decodes its body into
+// req. When the request cannot be decoded it answers it, counts the
+// refusal and returns false; otherwise it returns the request's encoding,
+// in which the answer is due.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, path string, req otlpMessage) (encoding, bool) {
 	s.stats.requests.Add(1)
 	if r.Method != http.MethodPost {
 		s.stats.refusedMethod.Add(1)
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, fmt.Sprintf("method %s not allowed on %s: use POST", r.Method, pathLogs), http.StatusMethodNotAllowed)
-		return
+		http.Error(w, fmt.Sprintf("method %s not allowed on %s: use POST", r.Method, path), http.StatusMethodNotAllowed)
+		return 0, false
 	}
 	enc, ok := parseEncoding(r.Header.Get("Content-Type"))
 	if !ok {
 		s.stats.refusedMediaType.Add(1)
 		http.Error(w, fmt.Sprintf("unsupported content type %q: use %s or %s", r.Header.Get("Content-Type"), mediaProto, mediaJSON), http.StatusUnsupportedMediaType)
-		return
+		return 0, false
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
@@ -100,9 +132,8 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 			s.stats.refusedMalformed.Add(1)
 			s.writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, err.Error())
 		}
-		return
+		return 0, false
 	}
-	req := plogotlp.NewExportRequest()
 	if enc == encodingJSON {
 		err = req.UnmarshalJSON(body.Bytes())
 	} else {
@@ -114,25 +145,27 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.stats.refusedMalformed.Add(1)
 		s.writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf("cannot decode request of %d bytes: %v", n, err))
-		return
+		return 0, false
 	}
+	return enc, true
+}
 
-	res, err := s.ingestLogs(r.Context(), req.Logs())
-	if err != nil {
-		rf := s.refuse(r.Context(), err)
-		if rf.retry {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(s.cfg.RetryAfter)))
-		}
-		s.writeStatus(w, enc, rf.status, rf.code, err.Error())
-		return
+// writeIngestError answers a request whose events were not stored.
+func (s *Server) writeIngestError(w http.ResponseWriter, r *http.Request, enc encoding, err error) {
+	rf := s.refuse(r.Context(), err)
+	if rf.retry {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(s.cfg.RetryAfter)))
 	}
-	resp := plogotlp.NewExportResponse()
-	if res.Rejected > 0 {
-		ps := resp.PartialSuccess()
-		ps.SetRejectedLogRecords(int64(res.Rejected))
-		ps.SetErrorMessage(res.Message())
-	}
-	var out []byte
+	s.writeStatus(w, enc, rf.status, rf.code, err.Error())
+}
+
+// writeResponse answers a request whose events are stored with resp, in
+// the request's encoding.
+func (s *Server) writeResponse(w http.ResponseWriter, enc encoding, resp otlpMessage) {
+	var (
+		out []byte
+		err error
+	)
 	if enc == encodingJSON {
 		out, err = resp.MarshalJSON()
 	} else {

@@ -1,9 +1,10 @@
 // Package ingest receives drift events over OTLP — gRPC and HTTP, protobuf
-// and JSON, gzip — decodes them with otelschema, batches them and writes
-// them to a store.Writer. An export is acknowledged only once its events are
-// durable; records that fail validation are reported through OTLP partial
-// success; overload and retryable store errors are answered with HTTP 503
-// and Retry-After, or gRPC UNAVAILABLE with RetryInfo.
+// and JSON, gzip; log events, and spans that follow the OpenTelemetry MCP
+// semantic conventions — decodes them with otelschema, batches them and
+// writes them to a store.Writer. An export is acknowledged only once its
+// events are durable; records that fail validation are reported through
+// OTLP partial success; overload and retryable store errors are answered
+// with HTTP 503 and Retry-After, or gRPC UNAVAILABLE with RetryInfo.
 package ingest
 
 import (
@@ -18,6 +19,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed requests
 
@@ -74,6 +77,7 @@ func New(cfg Config, w store.Writer, logger *slog.Logger) (*Server, error) {
 	s.handler = s.newMux()
 	s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(cfg.MaxRequestBytes))
 	plogotlp.RegisterGRPCServer(s.grpcSrv, &grpcLogs{s: s})
+	ptraceotlp.RegisterGRPCServer(s.grpcSrv, &grpcTraces{s: s})
 	s.batcher = newBatcher(cfg, w, &s.stats)
 	return s, nil
 }
@@ -202,7 +206,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	st := s.stats.snapshot()
 	s.logger.Info("OTLP ingest stopped",
 		"requests", st.Requests, "records", st.Records, "accepted", st.Accepted,
-		"rejected", st.Rejected, "ignored", st.Ignored, "events_stored", st.EventsStored)
+		"rejected", st.Rejected, "ignored", st.Ignored, "spans", st.Spans,
+		"spans_accepted", st.SpansAccepted, "spans_rejected", st.SpansRejected,
+		"spans_ignored", st.SpansIgnored, "events_stored", st.EventsStored)
 	return errors.Join(errs...)
 }
 
@@ -216,13 +222,31 @@ func (s *Server) ingestLogs(ctx context.Context, ld plog.Logs) (otelschema.Resul
 	s.stats.accepted.Add(uint64(res.Accepted))
 	s.stats.rejected.Add(uint64(res.Rejected))
 	s.stats.ignored.Add(uint64(res.Ignored))
+	return res, s.store(ctx, dst, events)
+}
+
+// ingestTraces decodes the MCP spans of td into events, batches them and
+// waits until they are durable, as ingestLogs does for log records.
+func (s *Server) ingestTraces(ctx context.Context, td ptrace.Traces) (otelschema.Result, error) {
+	s.stats.spans.Add(uint64(td.SpanCount()))
+	dst := s.getEvents()
+	events, res := s.decoder.DecodeTraces(td, (*dst)[:0])
+	s.stats.spansAccepted.Add(uint64(res.Accepted))
+	s.stats.spansRejected.Add(uint64(res.Rejected))
+	s.stats.spansIgnored.Add(uint64(res.Ignored))
+	return res, s.store(ctx, dst, events)
+}
+
+// store batches the events decoded into the pooled slice dst and waits
+// until they are durable.
+func (s *Server) store(ctx context.Context, dst *[]otelschema.Event, events []otelschema.Event) error {
 	t, err := s.batcher.enqueue(events)
 	// The batcher copied the events: the slice can serve another request.
 	s.putEvents(dst, events)
 	if err == nil {
 		err = t.wait(ctx)
 	}
-	return res, err
+	return err
 }
 
 // maxPooledEvents bounds the capacity of the event slices kept for reuse.

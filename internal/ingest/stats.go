@@ -5,17 +5,28 @@ import "sync/atomic"
 // Stats are the ingester's counters since it was created. Every field only
 // grows.
 type Stats struct {
-	// Requests is the export requests received, over both protocols.
+	// Requests is the export requests received, over both protocols and
+	// both signals.
 	Requests uint64
-	// Records is the log records carried by the requests that were decoded.
+	// Records is the log records carried by the logs requests that were
+	// decoded.
 	Records uint64
-	// Accepted is the records decoded into drift events.
+	// Accepted is the log records decoded into drift events.
 	Accepted uint64
-	// Rejected is the drift records that failed validation, reported to the
-	// client through partial success.
+	// Rejected is the drift log records that failed validation, reported to
+	// the client through partial success.
 	Rejected uint64
-	// Ignored is the records that are not drift events.
+	// Ignored is the log records that are not drift events.
 	Ignored uint64
+	// Spans is the spans carried by the trace requests that were decoded.
+	Spans uint64
+	// SpansAccepted is the spans decoded into drift events.
+	SpansAccepted uint64
+	// SpansRejected is the MCP spans that failed validation, reported to
+	// the client through partial success.
+	SpansRejected uint64
+	// SpansIgnored is the spans that do not become drift events.
+	SpansIgnored uint64
 	// EventsStored is the events written durably.
 	EventsStored uint64
 	// WriteErrors is the failed store writes, retries of a part included.
@@ -55,8 +66,9 @@ type RefusedStats struct {
 
 // counters are the atomic counters behind Stats.
 type counters struct {
-	requests, records, accepted, rejected, ignored atomic.Uint64
-	eventsStored, writeErrors                      atomic.Uint64
+	requests, records, accepted, rejected, ignored    atomic.Uint64
+	spans, spansAccepted, spansRejected, spansIgnored atomic.Uint64
+	eventsStored, writeErrors                         atomic.Uint64
 
 	refusedMethod, refusedMediaType, refusedTooLarge, refusedMalformed atomic.Uint64
 	refusedOverloaded, refusedShuttingDown, refusedStoreRetryable      atomic.Uint64
@@ -65,13 +77,17 @@ type counters struct {
 
 func (c *counters) snapshot() Stats {
 	return Stats{
-		Requests:     c.requests.Load(),
-		Records:      c.records.Load(),
-		Accepted:     c.accepted.Load(),
-		Rejected:     c.rejected.Load(),
-		Ignored:      c.ignored.Load(),
-		EventsStored: c.eventsStored.Load(),
-		WriteErrors:  c.writeErrors.Load(),
+		Requests:      c.requests.Load(),
+		Records:       c.records.Load(),
+		Accepted:      c.accepted.Load(),
+		Rejected:      c.rejected.Load(),
+		Ignored:       c.ignored.Load(),
+		Spans:         c.spans.Load(),
+		SpansAccepted: c.spansAccepted.Load(),
+		SpansRejected: c.spansRejected.Load(),
+		SpansIgnored:  c.spansIgnored.Load(),
+		EventsStored:  c.eventsStored.Load(),
+		WriteErrors:   c.writeErrors.Load(),
 		Refused: RefusedStats{
 			Method:         c.refusedMethod.Load(),
 			MediaType:      c.refusedMediaType.Load(),

@@ -1,0 +1,505 @@
+package otelschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Span decoding: spans that follow the OpenTelemetry MCP semantic
+// conventions (semantic-conventions docs/gen-ai/mcp.md: `mcp.server` spans
+// of kind SERVER, `mcp.client` spans of kind CLIENT, named
+// `{mcp.method.name} {target}`) become drift events, so that a server
+// already instrumented to those conventions gets reports by adding two or
+// three mcp.drift.* attributes. The rules are documented once, in
+// DecodeTraces, and in the Spans section of CONVENTIONS.md that
+// writeSpanConventions generates.
+
+// MCP methods whose spans become drift events.
+const (
+	MethodToolsCall        = "tools/call"                       // a call event
+	MethodToolsList        = "tools/list"                       // a refresh event, on the client
+	MethodToolsListChanged = "notifications/tools/list_changed" // a list_changed event
+)
+
+// Attributes that the span decoder reads besides the Registry. They have no
+// Event field of their own: they come from the OpenTelemetry conventions,
+// or from the MCP protocol itself, and only inform the decoding of a span.
+const (
+	// SpanAttrErrorType is the OpenTelemetry error.type: the JSON-RPC error
+	// code as a string, or `tool_error` when a CallToolResult had isError.
+	SpanAttrErrorType = "error.type"
+	// SpanAttrRPCStatusCode is the JSON-RPC error code of the response, a
+	// string in the conventions; some SDKs send an int.
+	SpanAttrRPCStatusCode = "rpc.response.status_code"
+	// SpanAttrClientInfo is the `_meta` key of MCP 2026-07-28 requests that
+	// carries the client's name and version, when the instrumentation copied
+	// it onto the span.
+	SpanAttrClientInfo = "io.modelcontextprotocol/clientInfo"
+	// SpanAttrToolCallArguments and SpanAttrToolCallResult are the opt-in
+	// GenAI attributes holding a call's arguments and result. They may hold
+	// secrets, so the span decoder drops them: arguments are audited only
+	// through mcp.drift.args.raw, which ingest redacts.
+	SpanAttrToolCallArguments = "gen_ai.tool.call.arguments"
+	SpanAttrToolCallResult    = "gen_ai.tool.call.result"
+)
+
+// OutcomeInferredAttr is the key, in Event.Attributes, that marks with the
+// value "true" a call event whose outcome the span decoder inferred because
+// the span had no mcp.drift.outcome. The decoder sets it and removes it: a
+// span cannot mark its own outcome as inferred.
+const OutcomeInferredAttr = "mcp.drift.outcome.inferred"
+
+// JSON-RPC 2.0 error codes, as rpc.response.status_code and error.type carry
+// them.
+const (
+	jsonrpcInvalidParams = "-32602" // MCP: unknown tool, or arguments the server refused
+)
+
+// statusOK is the rpc.response.status_code of a success, for SDKs that set
+// one; JSON-RPC itself has no success code.
+const statusOK = "OK"
+
+// DecodeTraces appends the drift events found in td to dst and returns it
+// with what became of every span, counted as DecodeLogs counts log records;
+// the Result's Signal is SignalTraces, so that its Message counts spans and
+// locates them as "resource r, scope s, span i".
+//
+// A span becomes a drift event according to its MCP method: the string
+// attribute mcp.method.name, else the first word of the span name:
+//
+//   - tools/call, of any span kind, becomes a call event;
+//   - tools/list becomes a refresh event when the span is of kind CLIENT
+//     (the MCP client re-listing tools); a SERVER span of it is ignored;
+//   - notifications/tools/list_changed, of any kind, becomes a list_changed
+//     event: a CLIENT span when the server sends it, a SERVER span when the
+//     client receives it.
+//
+// Every other span — other MCP methods (initialize, ping, resources/*, …)
+// and spans that are not MCP spans — is ignored, whatever attributes it
+// carries.
+//
+// The attributes of a drift span are decoded as those of a log record (the
+// Registry, resource and scope included, mcp.drift.* read and validated the
+// same way), except:
+//
+//   - Event.Time is the span's start time, else its end time, else the time
+//     it was received; Event.TraceID and SpanID are the span's;
+//   - Event.Method is the method above;
+//   - a call without gen_ai.tool.name takes its tool from the span name's
+//     target, the rest of a name `{method} {target}`;
+//   - error.type and rpc.response.status_code must be strings or ints (an
+//     int, or a double with an integral value, is kept in base 10); they
+//     are kept in Event.Attributes, and when mcp.drift.error.code is absent
+//     Event.ErrorCode takes rpc.response.status_code, else error.type;
+//   - without mcp.client.name and mcp.client.version, the client identity
+//     is read from io.modelcontextprotocol/clientInfo (MCP 2026-07-28
+//     `_meta`): a map, or a JSON object as a string, with string name and
+//     version, or the flattened keys io.modelcontextprotocol/clientInfo.name
+//     and .version;
+//   - gen_ai.tool.call.arguments and gen_ai.tool.call.result are dropped.
+//
+// The span's outcome is "failed" when it has error.type, an
+// rpc.response.status_code other than "OK", or an ERROR status. A refresh
+// without mcp.drift.refresh.result gets "failed" or "ok" accordingly. A
+// call without mcp.drift.outcome gets an inferred outcome, marked by
+// OutcomeInferredAttr = "true" in Event.Attributes, by these rules, in
+// order:
+//
+//  1. when mcp.drift.revision.client and mcp.drift.revision.server are both
+//     set and differ, nothing can be inferred — the call may have been
+//     normalised, rejected as stale or incompatible — and the span is
+//     rejected for its missing mcp.drift.outcome;
+//  2. a SERVER span whose JSON-RPC error code (rpc.response.status_code,
+//     else error.type) is -32602, invalid params, is rejected_invalid: the
+//     server refused the call's parameters (MCP also answers an unknown
+//     tool with -32602: only an explicit outcome tells a removed tool);
+//  3. a failed span (tool_error, any other error, a CLIENT span's -32602)
+//     is failed;
+//  4. any other call is current: nothing says the client planned with
+//     another revision, and nothing proves it did not — the marker lets
+//     reports tell these calls from those whose outcome was declared.
+//
+// Sessions: spans of MCP 2025-06-18 and 2025-11-25 carry mcp.session.id,
+// and the client identity, which the protocol sends once in
+// initialize.clientInfo, only when the instrumentation copies it into
+// mcp.client.name and mcp.client.version. MCP 2026-07-28 has no sessions:
+// there mcp.drift.run.id is the key that groups a run's calls, and the
+// decoder invents none.
+func (d *Decoder) DecodeTraces(td ptrace.Traces, dst []Event) ([]Event, Result) {
+	res := Result{Signal: SignalTraces}
+	st := decodeState{lim: d.Limits}
+	if d.Now != nil {
+		st.now = d.Now().UnixNano()
+	} else {
+		st.now = time.Now().UnixNano()
+	}
+	var resBase, scopeBase Event
+	rss := td.ResourceSpans()
+	for ri := 0; ri < rss.Len(); ri++ {
+		rs := rss.At(ri)
+		resAttrs := rs.Resource().Attributes()
+		resDone := false
+		var resErr error
+		sss := rs.ScopeSpans()
+		for si := 0; si < sss.Len(); si++ {
+			ss := sss.At(si)
+			scopeAttrs := ss.Scope().Attributes()
+			scopeDone := false
+			var scopeErr error
+			spans := ss.Spans()
+			for i := 0; i < spans.Len(); i++ {
+				sp := spans.At(i)
+				name, method := spanEvent(sp)
+				if name == EventUnspecified {
+					res.Ignored++
+					continue
+				}
+				// Resource and scope are decoded once, at their first drift
+				// span.
+				if !resDone {
+					resBase = Event{}
+					if resErr = st.decodeShared(&resBase, resAttrs, true); resErr != nil {
+						resErr = fmt.Errorf("resource attributes: %w", resErr)
+					}
+					resDone = true
+				}
+				if !scopeDone {
+					scopeBase = resBase
+					if scopeErr = st.decodeShared(&scopeBase, scopeAttrs, false); scopeErr != nil {
+						scopeErr = fmt.Errorf("scope attributes: %w", scopeErr)
+					}
+					scopeDone = true
+				}
+				err := resErr
+				if err == nil {
+					err = scopeErr
+				}
+				if err == nil {
+					dst = append(dst, scopeBase)
+					e := &dst[len(dst)-1]
+					st.shared = resAttrs.Len() + scopeAttrs.Len()
+					if err = st.decodeSpan(e, name, method, sp); err != nil {
+						*e = Event{}
+						dst = dst[:len(dst)-1]
+					}
+				}
+				if err != nil {
+					res.Rejected++
+					if len(res.Errors) < MaxErrors {
+						res.Errors = append(res.Errors, &RecordError{Resource: ri, Scope: si, Record: i, Signal: SignalTraces, Err: err})
+					}
+					continue
+				}
+				res.Accepted++
+			}
+		}
+	}
+	return dst, res
+}
+
+// spanEvent returns the drift event a span becomes and its MCP method;
+// EventUnspecified for a span that is ignored.
+func spanEvent(sp ptrace.Span) (EventName, string) {
+	var method string
+	if v, ok := sp.Attributes().Get(AttrMethodName); ok && v.Type() == pcommon.ValueTypeStr {
+		method = v.Str()
+	}
+	if method == "" {
+		method, _, _ = strings.Cut(sp.Name(), " ")
+	}
+	switch method {
+	case MethodToolsCall:
+		return EventCall, method
+	case MethodToolsList:
+		if sp.Kind() == ptrace.SpanKindClient {
+			return EventRefresh, method
+		}
+	case MethodToolsListChanged:
+		return EventListChanged, method
+	}
+	return EventUnspecified, ""
+}
+
+// spanInputs are the attributes of a span that only inform its decoding.
+type spanInputs struct {
+	errorType  string // error.type, in base 10 when an int
+	statusCode string // rpc.response.status_code, in base 10 when an int
+	// The client identity from the io.modelcontextprotocol/clientInfo
+	// `_meta` key, in one of the shapes clientInfo accepts.
+	clientName, clientVersion string
+}
+
+// decodeSpan decodes a drift span into e, which holds the resource and
+// scope attributes already.
+func (st *decodeState) decodeSpan(e *Event, name EventName, method string, sp ptrace.Span) error {
+	e.Name = name
+	attrs := sp.Attributes()
+	if n := st.shared + attrs.Len(); st.lim.MaxAttributes > 0 && n > st.lim.MaxAttributes {
+		return fail(ErrTooManyAttributes, "too many attributes: %d (resource and scope %d, span %d) exceed MaxAttributes %d",
+			n, st.shared, attrs.Len(), st.lim.MaxAttributes)
+	}
+	ts := uint64(sp.StartTimestamp())
+	if ts == 0 {
+		ts = uint64(sp.EndTimestamp())
+	}
+	if err := st.setTimeAt(e, ts); err != nil {
+		return err
+	}
+	e.TraceID = sp.TraceID()
+	e.SpanID = sp.SpanID()
+	e.Method = method
+
+	var in spanInputs
+	var err error
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		switch k {
+		case AttrMethodName, SpanAttrToolCallArguments, SpanAttrToolCallResult:
+			return true
+		case SpanAttrErrorType, SpanAttrRPCStatusCode:
+			var s string
+			if s, err = codeString(k, v); err != nil {
+				return false
+			}
+			if err = st.extraString(e, k, s); err != nil {
+				return false
+			}
+			if k == SpanAttrErrorType {
+				in.errorType = s
+			} else {
+				in.statusCode = s
+			}
+			return true
+		case SpanAttrClientInfo:
+			in.clientName, in.clientVersion = clientInfo(v)
+		case SpanAttrClientInfo + ".name":
+			if v.Type() == pcommon.ValueTypeStr {
+				in.clientName = v.Str()
+			}
+		case SpanAttrClientInfo + ".version":
+			if v.Type() == pcommon.ValueTypeStr {
+				in.clientVersion = v.Str()
+			}
+		}
+		a := attrByName[k]
+		if a == nil || a.Resource {
+			err = st.extra(e, k, v)
+			return err == nil
+		}
+		var dv decoded
+		if dv, err = st.value(a, v); err != nil {
+			return false
+		}
+		if a.set != nil {
+			a.set(e, dv)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if err := st.completeSpan(e, sp, method, &in); err != nil {
+		return err
+	}
+	for _, a := range requiredBy[name] {
+		if !a.present(e) {
+			if a.Name == AttrToolName {
+				return fail(ErrMissingAttribute, "%s: missing required attribute %s, and the span name %s has no target",
+					name, a.Name, quote(sp.Name()))
+			}
+			return fail(ErrMissingAttribute, "%s: missing required attribute %s", name, a.Name)
+		}
+	}
+	e.ID = eventID(e, "")
+	return nil
+}
+
+// completeSpan fills in what the span tells of e beyond its attributes: the
+// tool from the span name, the client from `_meta`, the error code, and
+// the outcome or refresh result, as DecodeTraces documents.
+func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in *spanInputs) error {
+	if e.Name == EventCall && e.Tool == "" {
+		if target, ok := strings.CutPrefix(sp.Name(), method+" "); ok {
+			target = strings.TrimSpace(target)
+			if err := st.checkString(attrByName[AttrToolName], target); err != nil {
+				return fmt.Errorf("span name target: %w", err)
+			}
+			e.Tool = target
+		}
+	}
+	if e.ClientName == "" && e.ClientVersion == "" {
+		for _, f := range []struct {
+			attr string
+			v    string
+			dst  *string
+		}{
+			{AttrClientName, in.clientName, &e.ClientName},
+			{AttrClientVersion, in.clientVersion, &e.ClientVersion},
+		} {
+			if err := st.checkString(attrByName[f.attr], f.v); err != nil {
+				return fmt.Errorf("%s: %w", SpanAttrClientInfo, err)
+			}
+			*f.dst = f.v
+		}
+	}
+
+	status := in.statusCode
+	if status == statusOK {
+		status = ""
+	}
+	failed := in.errorType != "" || status != "" || sp.Status().Code() == ptrace.StatusCodeError
+	if e.ErrorCode == "" {
+		e.ErrorCode = status
+		if e.ErrorCode == "" {
+			e.ErrorCode = in.errorType
+		}
+	}
+
+	switch e.Name {
+	case EventRefresh:
+		if e.RefreshResult == RefreshResultUnspecified {
+			e.RefreshResult = RefreshResultOK
+			if failed {
+				e.RefreshResult = RefreshResultFailed
+			}
+		}
+	case EventCall:
+		if e.Outcome != OutcomeUnspecified {
+			delete(e.Attributes, OutcomeInferredAttr)
+			return nil
+		}
+		code := status
+		if code == "" {
+			code = in.errorType
+		}
+		switch {
+		case e.RevisionClient != "" && e.RevisionServer != "" && e.RevisionClient != e.RevisionServer:
+			return fail(ErrMissingAttribute, "%s: missing required attribute %s, which cannot be inferred when %s %s differs from %s %s",
+				e.Name, AttrOutcome, AttrRevisionClient, quote(e.RevisionClient), AttrRevisionServer, quote(e.RevisionServer))
+		case sp.Kind() == ptrace.SpanKindServer && code == jsonrpcInvalidParams:
+			e.Outcome = OutcomeRejectedInvalid
+		case failed:
+			e.Outcome = OutcomeFailed
+		default:
+			e.Outcome = OutcomeCurrent
+		}
+		if e.Attributes == nil {
+			e.Attributes = make(map[string]string, 1)
+		}
+		e.Attributes[OutcomeInferredAttr] = "true"
+	}
+	return nil
+}
+
+// codeString returns the value of error.type or rpc.response.status_code
+// as a string: a string as it is, an int or an integral double in base 10.
+func codeString(k string, v pcommon.Value) (string, error) {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return v.Str(), nil
+	case pcommon.ValueTypeInt:
+		return strconv.FormatInt(v.Int(), 10), nil
+	case pcommon.ValueTypeDouble:
+		if f := v.Double(); f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+			return strconv.FormatInt(int64(f), 10), nil
+		}
+	}
+	return "", fail(ErrWrongType, "%s: want string or int, got %s", k, describe(v))
+}
+
+// clientInfo reads the name and version of an
+// io.modelcontextprotocol/clientInfo value: a map, or a JSON object as a
+// string. Anything else gives nothing: the value is only a hint, kept in
+// Event.Attributes as it came.
+func clientInfo(v pcommon.Value) (name, version string) {
+	switch v.Type() {
+	case pcommon.ValueTypeMap:
+		m := v.Map()
+		if n, ok := m.Get("name"); ok && n.Type() == pcommon.ValueTypeStr {
+			name = n.Str()
+		}
+		if n, ok := m.Get("version"); ok && n.Type() == pcommon.ValueTypeStr {
+			version = n.Str()
+		}
+	case pcommon.ValueTypeStr:
+		var info struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		}
+		if json.Unmarshal([]byte(v.Str()), &info) == nil {
+			name, version = info.Name, info.Version
+		}
+	}
+	return name, version
+}
+
+// spanInputDocs documents, for CONVENTIONS.md, the attributes the span
+// decoder reads besides the Registry.
+var spanInputDocs = []struct{ name, typ, doc string }{
+	{SpanAttrErrorType, "string; int",
+		"OpenTelemetry: the JSON-RPC error code as a string, or `tool_error` when the CallToolResult had isError. Marks the span failed; kept in the event's attributes; the error code when neither `" + AttrErrorCode + "` nor `" + SpanAttrRPCStatusCode + "` is set."},
+	{SpanAttrRPCStatusCode, "string; int (kept in base 10)",
+		"OpenTelemetry: the JSON-RPC error code of the response, such as `-32602`. Any value but `OK` marks the span failed; kept in the event's attributes; the error code when `" + AttrErrorCode + "` is not set."},
+	{SpanAttrClientInfo, "map or JSON string with string `name`, `version`",
+		"MCP 2026-07-28: the `_meta` key of the client's identity, when the instrumentation copied it; also read flattened as `" + SpanAttrClientInfo + ".name` and `.version`. Used only when neither `" + AttrClientName + "` nor `" + AttrClientVersion + "` is set."},
+	{SpanAttrToolCallArguments + ", " + SpanAttrToolCallResult, "any",
+		"OpenTelemetry (opt-in): dropped, as they may hold secrets; audit arguments through `" + AttrArgsRaw + "`, which ingest redacts."},
+}
+
+// writeSpanConventions writes the Spans section of CONVENTIONS.md: the
+// rules of DecodeTraces.
+func writeSpanConventions(p func(format string, args ...any)) {
+	p("\n## Spans\n\n")
+	p("Spans that follow the OpenTelemetry MCP semantic conventions (`mcp.server` spans\n")
+	p("of kind SERVER, `mcp.client` spans of kind CLIENT, named `{mcp.method.name} {target}`)\n")
+	p("become drift events too. The MCP method is the string attribute `%s`, else the\n", AttrMethodName)
+	p("first word of the span name:\n\n")
+	p("| Method | Span kind | Event |\n")
+	p("| --- | --- | --- |\n")
+	p("| `%s` | any | `%s` |\n", MethodToolsCall, EventCall)
+	p("| `%s` | CLIENT (a SERVER span is ignored) | `%s` |\n", MethodToolsList, EventRefresh)
+	p("| `%s` | any: CLIENT where sent, SERVER where received | `%s` |\n", MethodToolsListChanged, EventListChanged)
+	p("\nEvery other span (other MCP methods such as `initialize`, `ping` or `resources/read`,\n")
+	p("and spans that are not MCP spans) is ignored and counted, whatever it carries.\n\n")
+	p("The attributes of a drift span are read as those of a log record, `mcp.drift.*`\n")
+	p("included, with these differences:\n\n")
+	p("- the event time is the span's start time, else its end time, else the time it\n")
+	p("  was received; the trace and span ids are the span's;\n")
+	p("- a call without `%s` takes the span name's target, the rest of\n", AttrToolName)
+	p("  `{mcp.method.name} {target}`;\n")
+	p("- the event's error code is `%s`, else `%s`, else `%s`;\n", AttrErrorCode, SpanAttrRPCStatusCode, SpanAttrErrorType)
+	p("- a span is *failed* when it has `%s`, an `%s` other than `OK`,\n", SpanAttrErrorType, SpanAttrRPCStatusCode)
+	p("  or an ERROR status; a refresh without `%s` is `failed` or `ok` accordingly.\n", AttrRefreshResult)
+	p("\nThese attributes inform the decoding of a span and have no column of their own:\n\n")
+	p("| Attribute | Type | Description |\n")
+	p("| --- | --- | --- |\n")
+	for _, a := range spanInputDocs {
+		p("| `%s` | %s | %s |\n", strings.ReplaceAll(a.name, ", ", "`, `"), cell(a.typ), cell(a.doc))
+	}
+	p("\n### Inferred outcomes\n\n")
+	p("A call span without `%s` gets an outcome inferred by the first rule that\n", AttrOutcome)
+	p("applies, and the attribute `%s` = `true` so that reports can tell it from a\n", OutcomeInferredAttr)
+	p("declared one:\n\n")
+	p("1. `%s` and `%s` both set and different: nothing can be\n", AttrRevisionClient, AttrRevisionServer)
+	p("   inferred (the call may have been normalised, or rejected as stale); the span is\n")
+	p("   rejected for its missing `%s`.\n", AttrOutcome)
+	p("2. A SERVER span whose JSON-RPC error code (`%s`, else `%s`) is\n", SpanAttrRPCStatusCode, SpanAttrErrorType)
+	p("   `%s` (invalid params): `%s`. MCP answers an unknown tool with the same\n", jsonrpcInvalidParams, OutcomeRejectedInvalid)
+	p("   code: only an explicit `%s` = `%s` tells a removed tool.\n", AttrOutcome, OutcomeRemoved)
+	p("3. A failed span (`tool_error`, any other error, a CLIENT span's `%s`): `%s`.\n", jsonrpcInvalidParams, OutcomeFailed)
+	p("4. Any other call: `%s`. Nothing says the client planned with another revision;\n", OutcomeCurrent)
+	p("   nothing proves it did not either, which the marker records.\n")
+	p("\n### Sessions and clients\n\n")
+	p("MCP 2025-06-18 and 2025-11-25 have sessions: `%s` groups a session's calls. The\n", AttrSessionID)
+	p("client identity is sent once, in `initialize.clientInfo`; spans carry it only when\n")
+	p("the instrumentation copies it into `%s` and `%s`.\n", AttrClientName, AttrClientVersion)
+	p("MCP 2026-07-28 has no sessions: `%s` is the key that groups a run's calls, and\n", AttrRunID)
+	p("the client identity comes with every request in the `_meta` key `%s`,\n", SpanAttrClientInfo)
+	p("read as the table above says. The decoder invents neither a session nor a run.\n")
+}
