@@ -1,31 +1,216 @@
-// Command api is the scale-out report API: any number of them run
-// against one ClickHouse server or cluster (-store.dsn). For a single
-// machine, `mcpdrift serve` runs ingest and API together on the embedded
-// store.
+// Command api is the scale-out report API: any number of them run against
+// one ClickHouse server or cluster (-store.dsn), stateless, behind a load
+// balancer. It applies pending schema migrations at start-up unless
+// -migrate=false; -migrate.only applies them and exits, for a Kubernetes Job
+// or a one-off step. Concurrent migrators are safe: every statement is
+// idempotent (IF NOT EXISTS), so several api replicas starting at once may
+// all migrate. For a single machine, `mcpdrift serve` runs ingest and API
+// together on the embedded store.
+//
+// Every flag can be set through the environment: -store.dsn ←
+// MCPDRIFT_STORE_DSN; flags win.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 )
 
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
 func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is everything the command is configured with, one section per
+// component.
+type config struct {
+	// Store is the ClickHouse server backend.
+	Store clickhouse.Config
+	// API is the HTTP API.
+	API api.Config
+	// Migrate applies pending migrations at start-up.
+	Migrate bool
+	// MigrateOnly applies pending migrations and exits.
+	MigrateOnly bool
+	// MigrateWait is how long start-up waits for the store to answer
+	// before migrating.
+	MigrateWait time.Duration
+	// ShutdownTimeout bounds the graceful shutdown.
+	ShutdownTimeout time.Duration
+	// LogLevel and LogFormat shape the structured logs.
+	LogLevel, LogFormat string
+	// CheckOnly validates the configuration and exits.
+	CheckOnly bool
+}
+
+// parseConfig parses args (with the MCPDRIFT_* environment overlaid) and
+// validates the result, naming the first invalid field.
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	c := config{
+		Store:           clickhouse.DefaultConfig(""),
+		API:             api.DefaultConfig(),
+		Migrate:         true,
+		MigrateWait:     2 * time.Minute,
+		ShutdownTimeout: 30 * time.Second,
+	}
+	c.API.Listen = "0.0.0.0:8080"
 	fs := flag.NewFlagSet("api", flag.ContinueOnError)
-	dsn := fs.String("store.dsn", "", "ClickHouse server DSN, e.g. clickhouse://user:pass@host1:9000,host2:9000/mcpdrift")
-	if err := envflag.Parse(fs, os.Args[1:], "MCPDRIFT"); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
+	fs.SetOutput(stderr)
+	c.Store.RegisterFlags(fs)
+	fs.StringVar(&c.API.Listen, "api.listen", c.API.Listen, "API listen address")
+	fs.DurationVar(&c.API.QueryTimeout, "api.query-timeout", c.API.QueryTimeout, "timeout of one report query")
+	fs.StringVar(&c.API.Tenant, "api.tenant", c.API.Tenant, "tenant every request is bound to while the API runs without tokens")
+	fs.BoolVar(&c.Migrate, "migrate", c.Migrate, "apply pending schema migrations at start-up")
+	fs.BoolVar(&c.MigrateOnly, "migrate.only", false, "apply pending schema migrations and exit")
+	fs.DurationVar(&c.MigrateWait, "migrate.wait", c.MigrateWait, "how long start-up waits for ClickHouse to answer before migrating")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown.timeout", c.ShutdownTimeout, "longest graceful shutdown")
+	fs.StringVar(&c.LogLevel, "log.level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.LogFormat, "log.format", "json", "log format: text or json")
+	fs.BoolVar(&c.CheckOnly, "config.check", false, "validate the configuration and exit")
+	if err := envflag.Parse(fs, args, "MCPDRIFT"); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.Store.DSN == "" {
+		return c, errors.New("store.dsn: required (MCPDRIFT_STORE_DSN): this role runs against a ClickHouse server; for one machine, run `mcpdrift serve`, which embeds the store")
+	}
+	if err := c.Store.Validate(); err != nil {
+		return c, err
+	}
+	if err := c.API.Validate(); err != nil {
+		return c, err
+	}
+	switch {
+	case c.MigrateOnly && !c.Migrate:
+		return c, errors.New("migrate.only: contradicts migrate=false")
+	case c.MigrateWait <= 0:
+		return c, fmt.Errorf("migrate.wait: must be positive, not %v", c.MigrateWait)
+	case c.ShutdownTimeout <= 0:
+		return c, fmt.Errorf("shutdown.timeout: must be positive, not %v", c.ShutdownTimeout)
+	}
+	if _, err := newLogger(io.Discard, c.LogLevel, c.LogFormat); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "api:", err)
+		return 2
+	}
+	if cfg.CheckOnly {
+		fmt.Fprintln(stdout, "api: configuration is valid")
+		return 0
+	}
+	if err := serve(cfg, stderr); err != nil {
+		fmt.Fprintln(stderr, "api:", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(cfg config, stderr io.Writer) error {
+	log, _ := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := clickhouse.Open(cfg.Store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log.Info("api starting", "version", version, "store", cfg.Store.RedactedDSN(), "addrs", st.Addrs(),
+		"database", cfg.Store.Schema.Database, "cluster", cfg.Store.Schema.Cluster)
+
+	if cfg.Migrate || cfg.MigrateOnly {
+		if err := waitForStore(ctx, st, cfg.MigrateWait, log); err != nil {
+			return err
 		}
-		os.Exit(2)
+		applied, err := st.Migrate(ctx)
+		if err != nil {
+			return fmt.Errorf("cannot migrate: %w", err)
+		}
+		log.Info("schema up to date", "migrations_applied", applied, "retention_days", cfg.Store.Schema.RetentionDays,
+			"audit_retention_days", cfg.Store.Schema.AuditRetentionDays)
+		if cfg.MigrateOnly {
+			return nil
+		}
 	}
-	if *dsn == "" {
-		fmt.Fprintln(os.Stderr, "api: -store.dsn (MCPDRIFT_STORE_DSN) is required: this role runs against a ClickHouse server.\nFor one machine, run `mcpdrift serve`, which embeds the store.")
-		os.Exit(2)
+
+	reports, err := queries.New(st, cfg.Store.Schema.Database, queries.WithRetentionDays(cfg.Store.Schema.RetentionDays))
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(os.Stderr, "api: the ClickHouse server backend is not part of this build yet; run `mcpdrift serve` on the embedded store meanwhile.")
-	os.Exit(1)
+	srv, err := api.New(cfg.API, st, reports, version, log)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+
+	<-ctx.Done()
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	log.Info("api stopped")
+	return err
+}
+
+// waitForStore pings the store until it answers, for at most wait.
+func waitForStore(ctx context.Context, st *clickhouse.Store, wait time.Duration, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	delay := 500 * time.Millisecond
+	for {
+		err := st.Ping(ctx)
+		if err == nil {
+			return nil
+		}
+		log.Warn("waiting for ClickHouse", "error", err, "retry_in", delay)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ClickHouse did not answer within migrate.wait (%v): %w", wait, err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log.level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log.format: want text or json, not %q", format)
 }

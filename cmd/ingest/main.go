@@ -1,31 +1,242 @@
 // Command ingest is the scale-out OTLP ingester: any number of them run
-// against one ClickHouse server or cluster (-store.dsn). For a single
-// machine, `mcpdrift serve` runs ingest and API together on the embedded
-// store.
+// against one ClickHouse server or cluster (-store.dsn), stateless, behind a
+// load balancer. It never migrates the schema (the api does, see its
+// -migrate flag) and is ready once the store answers and events_in exists.
+// For a single machine, `mcpdrift serve` runs ingest and API together on the
+// embedded store.
+//
+// Every flag can be set through the environment: -store.dsn ←
+// MCPDRIFT_STORE_DSN; flags win.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 )
 
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
 func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is everything the command is configured with, one section per
+// component.
+type config struct {
+	// Store is the ClickHouse server backend.
+	Store clickhouse.Config
+	// Ingest is the OTLP ingester.
+	Ingest ingest.Config
+	// HealthListen serves /healthz and /readyz.
+	HealthListen string
+	// ShutdownTimeout bounds the graceful shutdown: requests in flight
+	// finish and pending events are written.
+	ShutdownTimeout time.Duration
+	// LogLevel and LogFormat shape the structured logs.
+	LogLevel, LogFormat string
+	// CheckOnly validates the configuration and exits.
+	CheckOnly bool
+}
+
+// parseConfig parses args (with the MCPDRIFT_* environment overlaid) and
+// validates the result, naming the first invalid field.
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	c := config{
+		Store:           clickhouse.DefaultConfig(""),
+		Ingest:          ingest.DefaultConfig(),
+		HealthListen:    "0.0.0.0:8081",
+		ShutdownTimeout: 30 * time.Second,
+	}
+	c.Ingest.GRPCListen, c.Ingest.HTTPListen = "0.0.0.0:4317", "0.0.0.0:4318"
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
-	dsn := fs.String("store.dsn", "", "ClickHouse server DSN, e.g. clickhouse://user:pass@host1:9000,host2:9000/mcpdrift")
-	if err := envflag.Parse(fs, os.Args[1:], "MCPDRIFT"); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
+	fs.SetOutput(stderr)
+	c.Store.RegisterFlags(fs)
+	fs.StringVar(&c.Ingest.GRPCListen, "otlp.grpc.listen", c.Ingest.GRPCListen, "OTLP/gRPC listen address")
+	fs.StringVar(&c.Ingest.HTTPListen, "otlp.http.listen", c.Ingest.HTTPListen, "OTLP/HTTP listen address")
+	fs.IntVar(&c.Ingest.MaxRequestBytes, "otlp.max-request-bytes", c.Ingest.MaxRequestBytes, "largest OTLP request accepted, compressed or not")
+	fs.IntVar(&c.Ingest.BatchMaxEvents, "ingest.batch.max-events", c.Ingest.BatchMaxEvents, "events per store write")
+	fs.DurationVar(&c.Ingest.BatchMaxDelay, "ingest.batch.max-delay", c.Ingest.BatchMaxDelay, "longest a batch waits before it is written")
+	fs.IntVar(&c.Ingest.MaxPendingEvents, "ingest.max-pending-events", c.Ingest.MaxPendingEvents, "events awaiting their write beyond which exports are refused (503/UNAVAILABLE)")
+	fs.DurationVar(&c.Ingest.WriteTimeout, "ingest.write-timeout", c.Ingest.WriteTimeout, "timeout of one store write")
+	fs.StringVar(&c.Ingest.Tenant, "ingest.tenant", c.Ingest.Tenant, "tenant every event is stored under while ingest runs without tokens")
+	fs.StringVar(&c.HealthListen, "health.listen", c.HealthListen, "listen address of /healthz and /readyz")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown.timeout", c.ShutdownTimeout, "longest graceful shutdown")
+	fs.StringVar(&c.LogLevel, "log.level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.LogFormat, "log.format", "json", "log format: text or json")
+	fs.BoolVar(&c.CheckOnly, "config.check", false, "validate the configuration and exit")
+	if err := envflag.Parse(fs, args, "MCPDRIFT"); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.Store.DSN == "" {
+		return c, errors.New("store.dsn: required (MCPDRIFT_STORE_DSN): this role runs against a ClickHouse server; for one machine, run `mcpdrift serve`, which embeds the store")
+	}
+	if err := c.Store.Validate(); err != nil {
+		return c, err
+	}
+	if err := c.Ingest.Validate(); err != nil {
+		return c, err
+	}
+	if _, _, err := net.SplitHostPort(c.HealthListen); err != nil {
+		return c, fmt.Errorf("health.listen: invalid address %q: %w", c.HealthListen, err)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return c, fmt.Errorf("shutdown.timeout: must be positive, not %v", c.ShutdownTimeout)
+	}
+	if _, err := newLogger(io.Discard, c.LogLevel, c.LogFormat); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ingest:", err)
+		return 2
+	}
+	if cfg.CheckOnly {
+		fmt.Fprintln(stdout, "ingest: configuration is valid")
+		return 0
+	}
+	if err := serve(cfg, stderr); err != nil {
+		fmt.Fprintln(stderr, "ingest:", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(cfg config, stderr io.Writer) error {
+	log, _ := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := clickhouse.Open(cfg.Store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log.Info("ingest starting", "version", version, "store", cfg.Store.RedactedDSN(), "addrs", st.Addrs(),
+		"database", cfg.Store.Schema.Database, "cluster", cfg.Store.Schema.Cluster)
+	if err := ready(ctx, st, cfg.Store.Schema.Database); err != nil {
+		log.Warn("store not ready yet; exports are refused as retryable until it is", "error", err)
+	}
+
+	in, err := ingest.New(cfg.Ingest, st, log)
+	if err != nil {
+		return err
+	}
+	if err := in.Start(ctx); err != nil {
+		_ = in.Shutdown(context.Background())
+		return err
+	}
+	var draining atomic.Bool
+	health, err := startHealth(cfg.HealthListen, st, cfg.Store.Schema.Database, &draining, log)
+	if err != nil {
+		_ = in.Shutdown(context.Background())
+		return err
+	}
+
+	<-ctx.Done()
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	draining.Store(true)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	errI := in.Shutdown(sctx)
+	errH := health.Shutdown(sctx)
+	log.Info("ingest stopped")
+	return errors.Join(errI, errH)
+}
+
+// ready reports whether the store answers and holds the schema.
+func ready(ctx context.Context, st *clickhouse.Store, database string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := st.Ping(ctx); err != nil {
+		return err
+	}
+	var rows []struct {
+		N int `json:"n"`
+	}
+	q := store.Query{Name: "schema_ready", SQL: "SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = 'events_in'"}
+	if err := st.Query(ctx, q, store.Params{}.String("db", database), &rows); err != nil {
+		return err
+	}
+	if len(rows) != 1 || rows[0].N == 0 {
+		return fmt.Errorf("table %s.events_in does not exist: the schema is not migrated yet (the api migrates it)", database)
+	}
+	return nil
+}
+
+// startHealth serves /healthz (the process runs) and /readyz (the store is
+// ready and the process is not shutting down).
+func startHealth(addr string, st *clickhouse.Store, database string, draining *atomic.Bool, log *slog.Logger) (*http.Server, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", version)
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if draining.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, `{"status":"shutting down"}`)
+			return
 		}
-		os.Exit(2)
+		if err := ready(r.Context(), st, database); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "{\"status\":\"not ready\",\"detail\":%q}\n", err.Error())
+			return
+		}
+		fmt.Fprintln(w, `{"status":"ready"}`)
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
-	if *dsn == "" {
-		fmt.Fprintln(os.Stderr, "ingest: -store.dsn (MCPDRIFT_STORE_DSN) is required: this role runs against a ClickHouse server.\nFor one machine, run `mcpdrift serve`, which embeds the store.")
-		os.Exit(2)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("health server stopped", "error", err)
+		}
+	}()
+	log.Info("health listening", "addr", ln.Addr().String())
+	return srv, nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log.level: %w", err)
 	}
-	fmt.Fprintln(os.Stderr, "ingest: the ClickHouse server backend is not part of this build yet; run `mcpdrift serve` on the embedded store meanwhile.")
-	os.Exit(1)
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log.format: want text or json, not %q", format)
 }

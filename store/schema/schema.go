@@ -1,7 +1,34 @@
 // Package schema holds mcpdrift's ClickHouse schema as versioned, embedded
 // migrations and applies them. Both store backends run the same files: only
-// the database name, the retention periods and the enum definitions (derived
-// from otelschema) are templated.
+// the database name, the retention periods, the enum definitions (derived
+// from otelschema) and the cluster layout are templated.
+//
+// # Cluster mode
+//
+// With Options.Cluster set, the same files render for a ClickHouse cluster
+// through four template actions that render as the single-node schema
+// otherwise (testdata/single.sql pins that rendering byte for byte):
+//
+//   - {{table "events"}} names the table that holds the rows: the database's
+//     events on a single node, events_local in cluster mode;
+//   - {{.OnCluster}} is empty on a single node, ON CLUSTER 'name' otherwise;
+//   - {{engine "MergeTree"}} renders MergeTree, or ReplicatedMergeTree with
+//     the replication path /clickhouse/tables/{shard}/{database}/{table} and
+//     the {replica} macro; extra arguments are the engine's own, as in
+//     {{engine "ReplacingMergeTree" "declared_at"}};
+//   - {{distributed "events"}}, on the line after a table's statement,
+//     renders nothing on a single node and, in cluster mode, the Distributed
+//     table under the usual name in front of the local tables, sharded by
+//     cityHash64(tenant, tool) so that a tool's rows stay on one shard (each
+//     shard then computes a tool's rollups on its own, and ReplacingMergeTree
+//     finds every declaration of an adapter on one shard).
+//
+// Materialised views read and write the local tables, so each shard fans out
+// what the Distributed events_in sends it; reports read the Distributed
+// tables. Statements that only a cluster needs sit in {{if .Cluster}} blocks.
+// A migration's checksum is computed on the file with those actions replaced
+// by their single-node rendering, so that checksums recorded before cluster
+// mode existed still match.
 package schema
 
 import (
@@ -34,6 +61,17 @@ type Options struct {
 	RetentionDays int
 	// AuditRetentionDays is how long call arguments are kept.
 	AuditRetentionDays int
+	// Cluster is the name of the ClickHouse cluster (a remote_servers entry,
+	// with {shard} and {replica} macros on every node) to create the schema
+	// on: ON CLUSTER DDL, Replicated engines under *_local names, Distributed
+	// tables in front. Empty means a single node.
+	Cluster string
+	// DeduplicationWindow, when positive, sets non_replicated_deduplication_window
+	// to that many blocks on every MergeTree table of a single-node schema at
+	// each Apply, so that an insert retried with the same
+	// insert_deduplication_token is stored once. Zero leaves the tables as
+	// they are (the embedded store); replicated tables deduplicate without it.
+	DeduplicationWindow int
 }
 
 // DefaultOptions returns the options of a default deployment.
@@ -41,7 +79,10 @@ func DefaultOptions() Options {
 	return Options{Database: "mcpdrift", RetentionDays: 30, AuditRetentionDays: 30}
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var (
+	identRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	clusterRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+)
 
 // Validate reports the first invalid option by name.
 func (o Options) Validate() error {
@@ -53,6 +94,12 @@ func (o Options) Validate() error {
 	}
 	if o.AuditRetentionDays < 1 {
 		return fmt.Errorf("invalid audit retention of %d days: want at least 1", o.AuditRetentionDays)
+	}
+	if o.Cluster != "" && !clusterRE.MatchString(o.Cluster) {
+		return fmt.Errorf("invalid cluster %q: want letters, digits, '_', '-' or '.'", o.Cluster)
+	}
+	if o.DeduplicationWindow < 0 {
+		return fmt.Errorf("invalid deduplication window of %d blocks: want 0 or more", o.DeduplicationWindow)
 	}
 	return nil
 }
@@ -90,7 +137,7 @@ func Migrations(opts Options) ([]Migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot read migration %s: %w", e.Name(), err)
 		}
-		tmpl, err := template.New(e.Name()).Option("missingkey=error").Parse(string(raw))
+		tmpl, err := template.New(e.Name()).Option("missingkey=error").Funcs(funcs(opts)).Parse(string(raw))
 		if err != nil {
 			return nil, fmt.Errorf("cannot parse migration %s: %w", e.Name(), err)
 		}
@@ -99,8 +146,9 @@ func Migrations(opts Options) ([]Migration, error) {
 			return nil, fmt.Errorf("cannot render migration %s: %w", e.Name(), err)
 		}
 		// The checksum covers the file as written, so that changing a
-		// setting such as the retention does not invalidate it.
-		sum := sha256.Sum256(raw)
+		// setting such as the retention does not invalidate it, with the
+		// cluster actions in their single-node form (see the package doc).
+		sum := sha256.Sum256(singleNodeForm(raw))
 		out = append(out, Migration{
 			Version:    version,
 			Name:       m[2],
@@ -137,7 +185,13 @@ func splitStatements(sql string) []string {
 }
 
 func templateData(opts Options) map[string]any {
+	onCluster := ""
+	if opts.Cluster != "" {
+		onCluster = " ON CLUSTER " + quote(opts.Cluster)
+	}
 	return map[string]any{
+		"Cluster":            opts.Cluster != "",
+		"OnCluster":          onCluster,
 		"Database":           opts.Database,
 		"RetentionDays":      opts.RetentionDays,
 		"AuditRetentionDays": opts.AuditRetentionDays,
@@ -192,18 +246,7 @@ func Apply(ctx context.Context, db Execer, opts Options) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	boot := []string{
-		"CREATE DATABASE IF NOT EXISTS " + opts.Database,
-		"CREATE TABLE IF NOT EXISTS " + opts.Database + `.schema_migrations
-(
-    version    UInt32,
-    name       String,
-    checksum   String,
-    applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
-)
-ENGINE = ReplacingMergeTree(applied_at)
-ORDER BY version`,
-	}
+	boot := bootStatements(opts)
 	for _, s := range boot {
 		if err := db.Exec(ctx, s, nil); err != nil {
 			return nil, fmt.Errorf("cannot create the migrations table: %w", err)
@@ -242,6 +285,9 @@ ORDER BY version`,
 		versions = append(versions, m.Version)
 	}
 	if err := applyRetention(ctx, db, opts); err != nil {
+		return versions, err
+	}
+	if err := applyDeduplicationWindow(ctx, db, opts); err != nil {
 		return versions, err
 	}
 	return versions, nil
@@ -286,9 +332,33 @@ func applyRetention(ctx context.Context, db Execer, opts Options) error {
 		if r.maxDays > 0 && days > r.maxDays {
 			days = r.maxDays
 		}
-		sql := fmt.Sprintf("ALTER TABLE %s.%s MODIFY TTL %s + INTERVAL %d DAY SETTINGS materialize_ttl_after_modify = 0", opts.Database, r.table, r.expr, days)
+		sql := fmt.Sprintf("%s MODIFY TTL %s + INTERVAL %d DAY SETTINGS materialize_ttl_after_modify = 0", alterTable(opts, r.table), r.expr, days)
 		if err := db.Exec(ctx, sql, nil); err != nil {
 			return fmt.Errorf("cannot set the retention of %s to %d days: %w", r.table, days, err)
+		}
+	}
+	return nil
+}
+
+// MergeTreeTables are the tables that store rows (every one but events_in
+// and the migrations table), in the order they are created.
+var MergeTreeTables = []string{
+	"events", "audit_calls", "adapters",
+	"calls_1m", "calls_1h", "calls_1d",
+	"repairs_1m", "repairs_1h", "repairs_1d",
+}
+
+// applyDeduplicationWindow sets non_replicated_deduplication_window on every
+// MergeTree table of a single-node schema when opts ask for it. Replicated
+// tables keep their own replicated_deduplication_window.
+func applyDeduplicationWindow(ctx context.Context, db Execer, opts Options) error {
+	if opts.DeduplicationWindow <= 0 || opts.Cluster != "" {
+		return nil
+	}
+	for _, t := range MergeTreeTables {
+		sql := fmt.Sprintf("%s MODIFY SETTING non_replicated_deduplication_window = %d", alterTable(opts, t), opts.DeduplicationWindow)
+		if err := db.Exec(ctx, sql, nil); err != nil {
+			return fmt.Errorf("cannot set the deduplication window of %s to %d blocks: %w", t, opts.DeduplicationWindow, err)
 		}
 	}
 	return nil

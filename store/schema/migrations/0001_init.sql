@@ -2,7 +2,7 @@
 -- the first rollup. Events are inserted once into events_in (engine Null);
 -- materialised views fan them out, so one INSERT feeds every table.
 
-CREATE TABLE IF NOT EXISTS {{.Database}}.events_in
+CREATE TABLE IF NOT EXISTS {{table "events_in"}}{{.OnCluster}}
 (
     tenant                LowCardinality(String),
     event_id              UInt64,
@@ -57,12 +57,13 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.events_in
     attributes            Map(LowCardinality(String), String)
 )
 ENGINE = Null;
+{{distributed "events_in"}}
 
 -- The raw events, without call arguments (those live in audit_calls).
 -- Reports read a tenant's events of one kind for one tool over a window,
 -- grouped by revision: the sort key follows that path, and similar rows
 -- sit together, which is what makes them compress.
-CREATE TABLE IF NOT EXISTS {{.Database}}.events
+CREATE TABLE IF NOT EXISTS {{table "events"}}{{.OnCluster}}
 (
     tenant                LowCardinality(String),
     event_id              UInt64 CODEC(ZSTD(1)),
@@ -116,18 +117,19 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.events
     INDEX idx_session session_id TYPE bloom_filter(0.01) GRANULARITY 4,
     INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4
 )
-ENGINE = MergeTree
+ENGINE = {{engine "MergeTree"}}
 PARTITION BY toDate(time)
 ORDER BY (tenant, event_name, tool, revision_client, revision_server, time)
 TTL toDateTime(time) + INTERVAL {{.RetentionDays}} DAY;
+{{distributed "events"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.events_mv TO {{.Database}}.events AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.events_mv{{.OnCluster}} TO {{table "events"}} AS
 SELECT * EXCEPT (args_raw, args_normalized)
-FROM {{.Database}}.events_in;
+FROM {{table "events_in"}};
 
 -- The call audit: one row per tools/call with its raw and normalised
 -- arguments, retained on its own schedule and read under its own scope.
-CREATE TABLE IF NOT EXISTS {{.Database}}.audit_calls
+CREATE TABLE IF NOT EXISTS {{table "audit_calls"}}{{.OnCluster}}
 (
     tenant              LowCardinality(String),
     event_id            UInt64 CODEC(ZSTD(1)),
@@ -157,23 +159,24 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.audit_calls
     INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4,
     INDEX idx_request request_id TYPE bloom_filter(0.01) GRANULARITY 4
 )
-ENGINE = MergeTree
+ENGINE = {{engine "MergeTree"}}
 PARTITION BY toDate(time)
 ORDER BY (tenant, tool, time)
 TTL toDateTime(time) + INTERVAL {{.AuditRetentionDays}} DAY;
+{{distributed "audit_calls"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.audit_calls_mv TO {{.Database}}.audit_calls AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.audit_calls_mv{{.OnCluster}} TO {{table "audit_calls"}} AS
 SELECT tenant, event_id, time, service, service_version, environment, tool,
        request_id, session_id, run_id, client_name, client_version,
        revision_client, revision_server, revision_validated, outcome,
        adapter_id, approval, privilege, external_target, external_requests,
        side_effect_started, args_raw, args_normalized
-FROM {{.Database}}.events_in
+FROM {{table "events_in"}}
 WHERE event_name = 'mcp.drift.call';
 
 -- The adapter registry as the servers declare it: the latest declaration of
 -- each adapter wins.
-CREATE TABLE IF NOT EXISTS {{.Database}}.adapters
+CREATE TABLE IF NOT EXISTS {{table "adapters"}}{{.OnCluster}}
 (
     tenant        LowCardinality(String),
     adapter_id    LowCardinality(String),
@@ -186,21 +189,22 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.adapters
     environment   LowCardinality(String),
     declared_at   DateTime64(9, 'UTC')
 )
-ENGINE = ReplacingMergeTree(declared_at)
+ENGINE = {{engine "ReplacingMergeTree" "declared_at"}}
 ORDER BY (tenant, adapter_id);
+{{distributed "adapters"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.adapters_mv TO {{.Database}}.adapters AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.adapters_mv{{.OnCluster}} TO {{table "adapters"}} AS
 SELECT tenant, adapter_id, tool, adapter_revision_from AS revision_from,
        adapter_revision_to AS revision_to, change_class,
        adapter_window_end AS window_end, service, environment,
        time AS declared_at
-FROM {{.Database}}.events_in
+FROM {{table "events_in"}}
 WHERE event_name = 'mcp.drift.adapter';
 
 -- First rollup: calls per hour by tool, revisions, outcome, adapter and
 -- caller. Distinct sessions and runs as uniq states, first and last seen as
 -- min/max.
-CREATE TABLE IF NOT EXISTS {{.Database}}.calls_1h
+CREATE TABLE IF NOT EXISTS {{table "calls_1h"}}{{.OnCluster}}
 (
     tenant              LowCardinality(String),
     hour                DateTime('UTC'),
@@ -222,13 +226,14 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.calls_1h
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
 )
-ENGINE = AggregatingMergeTree
+ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(hour)
 ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour,
           service, environment, client_name, client_version, privilege)
 TTL hour + INTERVAL {{.RetentionDays}} DAY;
+{{distributed "calls_1h"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1h_mv TO {{.Database}}.calls_1h AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}} TO {{table "calls_1h"}} AS
 SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
        outcome, adapter_id, service, environment, client_name, client_version,
        privilege,
@@ -239,7 +244,7 @@ SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_serv
        min(time) AS first_seen,
        max(time) AS last_seen,
        max(session_age_s) AS max_session_age_s
-FROM {{.Database}}.events
+FROM {{table "events"}}
 WHERE event_name = 'mcp.drift.call'
 GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
          adapter_id, service, environment, client_name, client_version, privilege;

@@ -23,20 +23,26 @@
 -- rejections report) and the number of retry calls (for amplification).
 -- Adding a column to the sort key is allowed in the ALTER that adds it, and
 -- the statement is a no-op when it has run before.
-ALTER TABLE {{.Database}}.calls_1h
+ALTER TABLE {{table "calls_1h"}}{{.OnCluster}}
     ADD COLUMN IF NOT EXISTS error_code LowCardinality(String) AFTER privilege,
     MODIFY ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour,
                      service, environment, client_name, client_version, privilege, error_code);
 
-ALTER TABLE {{.Database}}.calls_1h
+ALTER TABLE {{table "calls_1h"}}{{.OnCluster}}
     ADD COLUMN IF NOT EXISTS retries SimpleAggregateFunction(sum, UInt64) AFTER side_effects;
+{{if .Cluster}}
+-- Cluster mode: the Distributed table in front of calls_1h gains the columns.
+ALTER TABLE {{.Database}}.calls_1h{{.OnCluster}}
+    ADD COLUMN IF NOT EXISTS error_code LowCardinality(String) AFTER privilege,
+    ADD COLUMN IF NOT EXISTS retries SimpleAggregateFunction(sum, UInt64) AFTER side_effects;
+{{end}}
 
 -- The view is recreated with the new columns; empty session and run ids are
 -- no longer counted as one distinct session or run. Migrations run before
 -- ingest starts, so no insert falls between the two statements.
-DROP VIEW IF EXISTS {{.Database}}.calls_1h_mv;
+DROP VIEW IF EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}};
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1h_mv TO {{.Database}}.calls_1h AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}} TO {{table "calls_1h"}} AS
 SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
        outcome, adapter_id, service, environment, client_name, client_version,
        privilege, error_code,
@@ -48,12 +54,12 @@ SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_serv
        min(time) AS first_seen,
        max(time) AS last_seen,
        max(session_age_s) AS max_session_age_s
-FROM {{.Database}}.events
+FROM {{table "events"}}
 WHERE event_name = 'mcp.drift.call'
 GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
          adapter_id, service, environment, client_name, client_version, privilege, error_code;
 
-CREATE TABLE IF NOT EXISTS {{.Database}}.calls_1m
+CREATE TABLE IF NOT EXISTS {{table "calls_1m"}}{{.OnCluster}}
 (
     tenant              LowCardinality(String),
     minute              DateTime('UTC'),
@@ -77,13 +83,14 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.calls_1m
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
 )
-ENGINE = AggregatingMergeTree
+ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toDate(minute)
 ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, minute,
           service, environment, client_name, client_version, privilege, error_code)
 TTL minute + INTERVAL 2 DAY;
+{{distributed "calls_1m"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1m_mv TO {{.Database}}.calls_1m AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1m_mv{{.OnCluster}} TO {{table "calls_1m"}} AS
 SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server,
        outcome, adapter_id, service, environment, client_name, client_version,
        privilege, error_code,
@@ -95,12 +102,12 @@ SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_
        min(time) AS first_seen,
        max(time) AS last_seen,
        max(session_age_s) AS max_session_age_s
-FROM {{.Database}}.events
+FROM {{table "events"}}
 WHERE event_name = 'mcp.drift.call'
 GROUP BY tenant, minute, tool, revision_client, revision_server, outcome,
          adapter_id, service, environment, client_name, client_version, privilege, error_code;
 
-CREATE TABLE IF NOT EXISTS {{.Database}}.calls_1d
+CREATE TABLE IF NOT EXISTS {{table "calls_1d"}}{{.OnCluster}}
 (
     tenant              LowCardinality(String),
     day                 DateTime('UTC'),
@@ -124,13 +131,14 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.calls_1d
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
 )
-ENGINE = AggregatingMergeTree
+ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYear(day)
 ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, day,
           service, environment, client_name, client_version, privilege, error_code)
 TTL day + INTERVAL {{.RetentionDays}} DAY;
+{{distributed "calls_1d"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1d_mv TO {{.Database}}.calls_1d AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1d_mv{{.OnCluster}} TO {{table "calls_1d"}} AS
 SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server,
        outcome, adapter_id, service, environment, client_name, client_version,
        privilege, error_code,
@@ -142,7 +150,7 @@ SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen,
        max(max_session_age_s) AS max_session_age_s
-FROM {{.Database}}.calls_1h
+FROM {{table "calls_1h"}}
 GROUP BY tenant, day, tool, revision_client, revision_server, outcome,
          adapter_id, service, environment, client_name, client_version, privilege, error_code;
 
@@ -178,7 +186,7 @@ GROUP BY tenant, minute, tool, revision_client, revision_server, outcome,
 -- Repair events: what clients did after a stale rejection, and how long it
 -- took (a t-digest of mcp.drift.repair.duration_ms over the events that
 -- report one).
-CREATE TABLE IF NOT EXISTS {{.Database}}.repairs_1m
+CREATE TABLE IF NOT EXISTS {{table "repairs_1m"}}{{.OnCluster}}
 (
     tenant              LowCardinality(String),
     minute              DateTime('UTC'),
@@ -197,13 +205,14 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.repairs_1m
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
 )
-ENGINE = AggregatingMergeTree
+ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toDate(minute)
 ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
           minute, service, environment, client_name, client_version)
 TTL minute + INTERVAL 2 DAY;
+{{distributed "repairs_1m"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.repairs_1m_mv TO {{.Database}}.repairs_1m AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.repairs_1m_mv{{.OnCluster}} TO {{table "repairs_1m"}} AS
 SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, change_class,
        repair_action, repair_automatic, repair_result, service, environment,
        client_name, client_version,
@@ -211,12 +220,12 @@ SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, change_cl
        quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0) AS duration_ms,
        min(time) AS first_seen,
        max(time) AS last_seen
-FROM {{.Database}}.events
+FROM {{table "events"}}
 WHERE event_name = 'mcp.drift.repair'
 GROUP BY tenant, minute, tool, revision_client, change_class, repair_action,
          repair_automatic, repair_result, service, environment, client_name, client_version;
 
-CREATE TABLE IF NOT EXISTS {{.Database}}.repairs_1h
+CREATE TABLE IF NOT EXISTS {{table "repairs_1h"}}{{.OnCluster}}
 (
     tenant              LowCardinality(String),
     hour                DateTime('UTC'),
@@ -235,13 +244,14 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.repairs_1h
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
 )
-ENGINE = AggregatingMergeTree
+ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYYYYMM(hour)
 ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
           hour, service, environment, client_name, client_version)
 TTL hour + INTERVAL {{.RetentionDays}} DAY;
+{{distributed "repairs_1h"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.repairs_1h_mv TO {{.Database}}.repairs_1h AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.repairs_1h_mv{{.OnCluster}} TO {{table "repairs_1h"}} AS
 SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, change_class,
        repair_action, repair_automatic, repair_result, service, environment,
        client_name, client_version,
@@ -249,12 +259,12 @@ SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, change_class,
        quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0) AS duration_ms,
        min(time) AS first_seen,
        max(time) AS last_seen
-FROM {{.Database}}.events
+FROM {{table "events"}}
 WHERE event_name = 'mcp.drift.repair'
 GROUP BY tenant, hour, tool, revision_client, change_class, repair_action,
          repair_automatic, repair_result, service, environment, client_name, client_version;
 
-CREATE TABLE IF NOT EXISTS {{.Database}}.repairs_1d
+CREATE TABLE IF NOT EXISTS {{table "repairs_1d"}}{{.OnCluster}}
 (
     tenant              LowCardinality(String),
     day                 DateTime('UTC'),
@@ -273,13 +283,14 @@ CREATE TABLE IF NOT EXISTS {{.Database}}.repairs_1d
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
 )
-ENGINE = AggregatingMergeTree
+ENGINE = {{engine "AggregatingMergeTree"}}
 PARTITION BY toYear(day)
 ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
           day, service, environment, client_name, client_version)
 TTL day + INTERVAL {{.RetentionDays}} DAY;
+{{distributed "repairs_1d"}}
 
-CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.repairs_1d_mv TO {{.Database}}.repairs_1d AS
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.repairs_1d_mv{{.OnCluster}} TO {{table "repairs_1d"}} AS
 SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, change_class,
        repair_action, repair_automatic, repair_result, service, environment,
        client_name, client_version,
@@ -287,7 +298,7 @@ SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, change_class,
        quantilesTDigestMergeState(0.5, 0.95)(duration_ms) AS duration_ms,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen
-FROM {{.Database}}.repairs_1h
+FROM {{table "repairs_1h"}}
 GROUP BY tenant, day, tool, revision_client, change_class, repair_action,
          repair_automatic, repair_result, service, environment, client_name, client_version;
 

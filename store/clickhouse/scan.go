@@ -1,0 +1,193 @@
+package clickhouse
+
+import (
+	"fmt"
+	"math/big"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// fieldIndex maps the result columns to the fields of a destination struct
+// by their `json` tag (or, without one, their name, case-insensitively, as
+// encoding/json does). Columns without a field are skipped.
+func fieldIndex(elem reflect.Type, columns []string) ([][]int, error) {
+	if elem.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("dest elements must be structs, not %s", elem)
+	}
+	byName := map[string][]int{}
+	byFold := map[string][]int{}
+	for _, f := range reflect.VisibleFields(elem) {
+		if !f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			tagName, _, _ := strings.Cut(tag, ",")
+			if tagName == "-" {
+				continue
+			}
+			if tagName != "" {
+				name = tagName
+			}
+		}
+		if _, dup := byName[name]; !dup {
+			byName[name] = f.Index
+		}
+		if _, dup := byFold[strings.ToLower(name)]; !dup {
+			byFold[strings.ToLower(name)] = f.Index
+		}
+	}
+	out := make([][]int, len(columns))
+	for i, c := range columns {
+		if idx, ok := byName[c]; ok {
+			out[i] = idx
+		} else if idx, ok := byFold[strings.ToLower(c)]; ok {
+			out[i] = idx
+		}
+	}
+	return out, nil
+}
+
+// assign stores the scanned value src into dst, converting as the JSON path
+// of the embedded store would: integers and floats into any numeric kind,
+// times as UTC, strings into strings, and slices and maps element by
+// element. A nil (NULL) value leaves the zero value.
+func assign(dst reflect.Value, src any) error {
+	return assignValue(dst, reflect.ValueOf(src))
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+func assignValue(dst, src reflect.Value) error {
+	for src.IsValid() && (src.Kind() == reflect.Pointer || src.Kind() == reflect.Interface) {
+		if src.IsNil() {
+			dst.SetZero()
+			return nil
+		}
+		src = src.Elem()
+	}
+	if !src.IsValid() {
+		dst.SetZero()
+		return nil
+	}
+	if dst.Kind() == reflect.Pointer {
+		v := reflect.New(dst.Type().Elem())
+		if err := assignValue(v.Elem(), src); err != nil {
+			return err
+		}
+		dst.Set(v)
+		return nil
+	}
+	if src.Type() == timeType {
+		t := src.Interface().(time.Time).UTC()
+		switch {
+		case dst.Type() == timeType:
+			dst.Set(reflect.ValueOf(t))
+			return nil
+		case dst.Kind() == reflect.String:
+			dst.SetString(t.Format(time.RFC3339Nano))
+			return nil
+		}
+	}
+	if dst.Kind() == reflect.Interface && src.Type().AssignableTo(dst.Type()) {
+		dst.Set(src)
+		return nil
+	}
+	if b, ok := src.Interface().(big.Int); ok { // Int128, UInt256, …
+		switch {
+		case dst.Kind() == reflect.String:
+			dst.SetString(b.String())
+			return nil
+		case dst.CanInt():
+			dst.SetInt(b.Int64())
+			return nil
+		case dst.CanUint():
+			dst.SetUint(b.Uint64())
+			return nil
+		case dst.CanFloat():
+			f, _ := new(big.Float).SetInt(&b).Float64()
+			dst.SetFloat(f)
+			return nil
+		}
+	}
+	if d, ok := src.Interface().(interface{ InexactFloat64() float64 }); ok && dst.CanFloat() { // Decimal
+		dst.SetFloat(d.InexactFloat64())
+		return nil
+	}
+	switch dst.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		if isNumber(src.Kind()) {
+			dst.Set(src.Convert(dst.Type()))
+			return nil
+		}
+	case reflect.Bool:
+		if src.Kind() == reflect.Bool {
+			dst.SetBool(src.Bool())
+			return nil
+		}
+	case reflect.String:
+		switch {
+		case src.Kind() == reflect.String:
+			dst.SetString(src.String())
+			return nil
+		case src.Kind() == reflect.Slice && src.Type().Elem().Kind() == reflect.Uint8:
+			dst.SetString(string(src.Bytes()))
+			return nil
+		}
+		if s, ok := src.Interface().(fmt.Stringer); ok {
+			dst.SetString(s.String())
+			return nil
+		}
+	case reflect.Slice:
+		if src.Kind() == reflect.Slice || src.Kind() == reflect.Array {
+			out := reflect.MakeSlice(dst.Type(), src.Len(), src.Len())
+			for i := 0; i < src.Len(); i++ {
+				if err := assignValue(out.Index(i), src.Index(i)); err != nil {
+					return fmt.Errorf("element %d: %w", i, err)
+				}
+			}
+			dst.Set(out)
+			return nil
+		}
+	case reflect.Map:
+		if src.Kind() == reflect.Map {
+			out := reflect.MakeMapWithSize(dst.Type(), src.Len())
+			it := src.MapRange()
+			for it.Next() {
+				k, v := reflect.New(dst.Type().Key()).Elem(), reflect.New(dst.Type().Elem()).Elem()
+				if err := assignValue(k, it.Key()); err != nil {
+					return fmt.Errorf("map key: %w", err)
+				}
+				if err := assignValue(v, it.Value()); err != nil {
+					return fmt.Errorf("map value: %w", err)
+				}
+				out.SetMapIndex(k, v)
+			}
+			dst.Set(out)
+			return nil
+		}
+	case reflect.Struct:
+		if src.Type().AssignableTo(dst.Type()) {
+			dst.Set(src)
+			return nil
+		}
+	}
+	if src.Type().AssignableTo(dst.Type()) {
+		dst.Set(src)
+		return nil
+	}
+	return fmt.Errorf("cannot store %s in %s", src.Type(), dst.Type())
+}
+
+func isNumber(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}

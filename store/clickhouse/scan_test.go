@@ -1,0 +1,132 @@
+package clickhouse
+
+import (
+	"fmt"
+	"math/big"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store/schema"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestAssign covers the driver's scan types (what rows.ColumnTypes reports
+// for each ClickHouse type) against the field types report rows use.
+func TestAssign(t *testing.T) {
+	paris := time.FixedZone("CET", 3600)
+	ts := time.Date(2026, 11, 30, 4, 0, 0, 5, paris)
+	type row struct {
+		U64   uint64            `json:"u64"`
+		I     int               `json:"i"`
+		F     float64           `json:"f"`
+		S     string            `json:"s"`
+		B     bool              `json:"b"`
+		T     time.Time         `json:"t"`
+		M     map[string]string `json:"m"`
+		Arr   []string          `json:"arr"`
+		Nums  []int64           `json:"nums"`
+		Opt   *int64            `json:"opt"`
+		Any   any               `json:"any"`
+		TS    string            `json:"ts"`
+		Plain int
+		Skip  string `json:"-"`
+	}
+	cols := []string{"u64", "i", "f", "s", "b", "t", "m", "arr", "nums", "opt", "any", "ts", "plain", "Skip", "unknown"}
+	vals := []any{
+		ptr(uint64(1 << 63)), ptr(uint8(7)), ptr(uint32(3)), ptr("x"), ptr(true), ptr(ts),
+		ptr(map[string]string{"k": "v"}), ptr([]string{"a", "b"}), ptr([]uint32{1, 2}),
+		ptr((*int64)(nil)), ptr("any"), ptr(ts), ptr(int16(-4)), ptr("no"), ptr(1),
+	}
+	idx, err := fieldIndex(reflect.TypeOf(row{}), cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r row
+	v := reflect.ValueOf(&r).Elem()
+	for i, ix := range idx {
+		if ix == nil {
+			continue
+		}
+		if err := assign(v.FieldByIndex(ix), vals[i]); err != nil {
+			t.Fatalf("column %s: %v", cols[i], err)
+		}
+	}
+	want := row{U64: 1 << 63, I: 7, F: 3, S: "x", B: true, T: ts.UTC(), M: map[string]string{"k": "v"},
+		Arr: []string{"a", "b"}, Nums: []int64{1, 2}, Any: "any", TS: "2026-11-30T03:00:00.000000005Z", Plain: -4}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("got  %+v\nwant %+v", r, want)
+	}
+	if r.T.Location() != time.UTC {
+		t.Errorf("time in %v, want UTC", r.T.Location())
+	}
+
+	var n struct {
+		A int64  `json:"a"`
+		S string `json:"s"`
+		F float64
+	}
+	nv := reflect.ValueOf(&n).Elem()
+	for name, src := range map[string]any{"A": big.NewInt(42), "S": big.NewInt(-9), "F": ptr(big.NewInt(2))} {
+		if err := assign(nv.FieldByName(name), src); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if n.A != 42 || n.S != "-9" || n.F != 2 {
+		t.Errorf("big integers: %+v", n)
+	}
+	var b bool
+	if err := assign(reflect.ValueOf(&b).Elem(), ptr("yes")); err == nil || !strings.Contains(err.Error(), "cannot store string in bool") {
+		t.Errorf("string into bool: %v", err)
+	}
+	if _, err := fieldIndex(reflect.TypeOf(0), nil); err == nil {
+		t.Error("a non-struct destination was accepted")
+	}
+}
+
+// TestColumnsMatchEventsIn checks the INSERT's columns against events_in as
+// the migrations create it, and every column's values against the events.
+func TestColumnsMatchEventsIn(t *testing.T) {
+	ms, err := schema.Migrations(schema.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ddl string
+	for _, s := range ms[0].Statements {
+		if strings.HasPrefix(s, "CREATE TABLE IF NOT EXISTS mcpdrift.events_in\n") {
+			ddl = s
+		}
+	}
+	var want []string
+	for _, l := range strings.Split(ddl, "\n")[2:] {
+		if f := strings.Fields(l); len(f) > 1 && f[0] != ")" && f[0] != "ENGINE" {
+			want = append(want, f[0])
+		}
+	}
+	var got []string
+	for _, c := range columns {
+		got = append(got, c.name)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("insert columns\n %v\nevents_in\n %v", got, want)
+	}
+	e := otelschema.Event{ID: 9, Name: otelschema.EventCall, Time: 1_700_000_000_123_456_789, Outcome: otelschema.OutcomeRejectedStale, AdapterWindowEnd: -5}
+	c := &chunk{parts: []part{{tenant: "a", events: []otelschema.Event{e, e}}, {tenant: "b", events: []otelschema.Event{e}}}, rows: 3}
+	for _, col := range columns {
+		if n := reflect.ValueOf(col.values(c)).Len(); n != 3 {
+			t.Errorf("column %s has %d values, want 3", col.name, n)
+		}
+	}
+	if got := columns[0].values(c).([]string); fmt.Sprint(got) != "[a a b]" {
+		t.Errorf("tenants = %v", got)
+	}
+	if got := columns[3].values(c).([]time.Time)[0]; got.UnixNano() != e.Time {
+		t.Errorf("time = %v, want nanoseconds kept", got)
+	}
+	if got := columns[2].values(c).([]int8)[0]; got != int8(otelschema.EventCall) {
+		t.Errorf("event_name = %d", got)
+	}
+}

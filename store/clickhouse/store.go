@@ -1,0 +1,252 @@
+// Package clickhouse is the server store backend: a ClickHouse server or
+// cluster over the native protocol, through clickhouse-go. It runs the same
+// migrations and report SQL as the embedded store; with Schema.Cluster set
+// it creates Replicated tables ON CLUSTER with Distributed tables in front
+// (see store/schema). Any number of processes may share one server: the
+// store keeps no state of its own.
+//
+// Events are inserted into events_in as native column blocks, at most
+// Insert.MaxRows per INSERT and Insert.Senders at once. A batch's token
+// becomes the INSERT's insert_deduplication_token, with deduplication in the
+// materialised views' tables, so that a retried batch is stored once: on a
+// single server that needs non_replicated_deduplication_window, which
+// Migrate sets on every MergeTree table (Schema.DeduplicationWindow);
+// replicated tables deduplicate by default. Batches without a token are
+// inserted with deduplication off, so identical batches are all stored.
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/schema"
+)
+
+// Store is the server backend. It is safe for concurrent use.
+type Store struct {
+	cfg    Config
+	conn   driver.Conn
+	sender *sender
+	closed atomic.Bool
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ schema.Execer = (*Store)(nil)
+)
+
+// Open validates cfg and creates the connection pool. It does not connect
+// (Ping does) nor migrate (Migrate does), so a process can start while the
+// server is still coming up.
+func Open(cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts, err := cfg.options()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", cfg.RedactedDSN(), err)
+	}
+	s := &Store{cfg: cfg, conn: conn}
+	s.sender = newSender(cfg.Insert, s.flush, isTransient)
+	return s, nil
+}
+
+// Addrs returns the server addresses, in the order they are tried.
+func (s *Store) Addrs() []string {
+	opts, _ := s.cfg.options()
+	return opts.Addr
+}
+
+// Version returns the version of the server, as it reports it.
+func (s *Store) Version(ctx context.Context) (string, error) {
+	var rows []struct {
+		V string `json:"v"`
+	}
+	if err := s.Query(ctx, store.Query{Name: "version", SQL: "SELECT version() AS v"}, nil, &rows); err != nil {
+		return "", err
+	}
+	if len(rows) != 1 {
+		return "", fmt.Errorf("version: got %d rows", len(rows))
+	}
+	return rows[0].V, nil
+}
+
+// Close sends what is pending and closes the pool.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.sender.close()
+	return s.conn.Close()
+}
+
+// Migrate applies the pending migrations, ON CLUSTER in cluster mode.
+func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	return schema.Apply(ctx, s, s.cfg.Schema)
+}
+
+// Ping checks that a server answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := s.conn.Ping(ctx); err != nil {
+		return fmt.Errorf("cannot reach ClickHouse %s: %w", s.cfg.RedactedDSN(), err)
+	}
+	return nil
+}
+
+// querySettings are the settings of every query and statement: times read
+// as UTC whatever the server's time zone, and, on a cluster, IN and JOIN
+// subqueries over Distributed tables run once and are sent to the shards.
+func (s *Store) querySettings() clickhouse.Settings {
+	set := clickhouse.Settings{"session_timezone": "UTC"}
+	if s.cfg.Schema.Cluster != "" {
+		set["distributed_product_mode"] = "global"
+		set["distributed_foreground_insert"] = 1
+	}
+	return set
+}
+
+func (s *Store) context(ctx context.Context, params store.Params, settings clickhouse.Settings) context.Context {
+	opts := []clickhouse.QueryOption{clickhouse.WithSettings(settings)}
+	if len(params) > 0 {
+		// store.Params hold each value in the engine's escaped text form,
+		// which is what the native protocol carries (the driver only quotes
+		// it as a string field).
+		opts = append(opts, clickhouse.WithParameters(clickhouse.Parameters(params)))
+	}
+	return clickhouse.Context(ctx, opts...)
+}
+
+// Exec runs one statement that returns no rows.
+func (s *Store) Exec(ctx context.Context, sql string, params store.Params) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return s.conn.Exec(s.context(ctx, params, s.querySettings()), sql)
+}
+
+// Query implements store.Querier. Each column is scanned into the driver's
+// Go type for it, then stored in the field whose json tag names the column.
+func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, dest any) error {
+	rv := reflect.ValueOf(dest)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Slice {
+		return fmt.Errorf("query %s: dest must be a pointer to a slice, not %T", q.Name, dest)
+	}
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	rows, err := s.conn.Query(s.context(ctx, params, s.querySettings()), q.SQL)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	defer rows.Close()
+	slice := rv.Elem()
+	elem := slice.Type().Elem()
+	types := rows.ColumnTypes()
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.Name()
+	}
+	index, err := fieldIndex(elem, names)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	cells := make([]any, len(types))
+	for i, t := range types {
+		cells[i] = reflect.New(t.ScanType()).Interface()
+	}
+	for rows.Next() {
+		if err := rows.Scan(cells...); err != nil {
+			return fmt.Errorf("query %s: cannot scan row %d: %w", q.Name, slice.Len()+1, err)
+		}
+		v := reflect.New(elem).Elem()
+		for i, idx := range index {
+			if idx == nil {
+				continue
+			}
+			if err := assign(v.FieldByIndex(idx), cells[i]); err != nil {
+				return fmt.Errorf("query %s: row %d, column %s (%s): %w", q.Name, slice.Len()+1, names[i], types[i].DatabaseTypeName(), err)
+			}
+		}
+		slice = reflect.Append(slice, v)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query %s: %w", q.Name, err)
+	}
+	rv.Elem().Set(slice)
+	return nil
+}
+
+// Write implements store.Writer.
+func (s *Store) Write(ctx context.Context, b store.Batch) error {
+	if len(b.Events) == 0 {
+		return nil
+	}
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.sender.write(ctx, b)
+}
+
+// insertSettings returns the settings of the INSERT of c.
+func (s *Store) insertSettings(c *chunk) clickhouse.Settings {
+	set := s.querySettings()
+	set["async_insert"] = 0
+	if c.token == "" {
+		set["insert_deduplicate"] = 0
+		return set
+	}
+	set["insert_deduplicate"] = 1
+	set["insert_deduplication_token"] = c.token
+	set["deduplicate_blocks_in_dependent_materialized_views"] = 1
+	return set
+}
+
+// flush inserts c as one native block into events_in.
+func (s *Store) flush(ctx context.Context, c *chunk) error {
+	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(s.insertSettings(c)))
+	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertColumns
+	batch, err := s.conn.PrepareBatch(ctx, sql, driver.WithReleaseConnection())
+	if err != nil {
+		return s.insertError(c, err)
+	}
+	defer func() {
+		if !batch.IsSent() {
+			_ = batch.Abort()
+		}
+	}()
+	for i, col := range columns {
+		if err := batch.Column(i).Append(col.values(c)); err != nil {
+			return fmt.Errorf("cannot insert %d events: column %s: %w: %w", c.rows, col.name, store.ErrPermanent, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return s.insertError(c, err)
+	}
+	return nil
+}
+
+func (s *Store) insertError(c *chunk, err error) error {
+	if isPermanent(err) {
+		return fmt.Errorf("cannot insert %d events: %w: %w", c.rows, store.ErrPermanent, err)
+	}
+	return fmt.Errorf("cannot insert %d events: %w", c.rows, err)
+}

@@ -1,0 +1,569 @@
+CREATE DATABASE IF NOT EXISTS mcpdrift;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.schema_migrations
+(
+    version    UInt32,
+    name       String,
+    checksum   String,
+    applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(applied_at)
+ORDER BY version;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.events_in
+(
+    tenant                LowCardinality(String),
+    event_id              UInt64,
+    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    time                  DateTime64(9, 'UTC'),
+    trace_id              FixedString(16),
+    span_id               FixedString(8),
+    service               LowCardinality(String),
+    service_version       LowCardinality(String),
+    service_instance      LowCardinality(String),
+    service_namespace     LowCardinality(String),
+    environment           LowCardinality(String),
+    tool                  LowCardinality(String),
+    method                LowCardinality(String),
+    request_id            String,
+    session_id            String,
+    protocol_version      LowCardinality(String),
+    client_name           LowCardinality(String),
+    client_version        LowCardinality(String),
+    revision_client       LowCardinality(String),
+    revision_server       LowCardinality(String),
+    revision_validated    LowCardinality(String),
+    revision_before       LowCardinality(String),
+    revision_after        LowCardinality(String),
+    outcome               Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id            LowCardinality(String),
+    change_class          Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    side_effect_started   Bool,
+    external_requests     Int64,
+    external_target       LowCardinality(String),
+    error_code            LowCardinality(String),
+    required_action       LowCardinality(String),
+    retry_of              String,
+    retry_attempt         Int64,
+    idempotency_key       String,
+    repair_action         Enum8('' = 0, 'refresh_retry' = 1, 'model_repair' = 2, 'human_approval' = 3, 'abandon' = 4),
+    repair_automatic      Bool,
+    repair_result         Enum8('' = 0, 'success' = 1, 'failure' = 2),
+    repair_duration_ms    Int64,
+    approval              Enum8('' = 0, 'none' = 1, 'session' = 2, 'per_call' = 3, 'denied' = 4),
+    privilege             Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    run_id                String,
+    session_age_s         Int64,
+    refresh_result        Enum8('' = 0, 'ok' = 1, 'failed' = 2),
+    notification_lag_ms   Int64,
+    adapter_revision_from LowCardinality(String),
+    adapter_revision_to   LowCardinality(String),
+    adapter_window_end    DateTime('UTC'),
+    contract_field        LowCardinality(String),
+    args_raw              String,
+    args_normalized       String,
+    attributes            Map(LowCardinality(String), String)
+)
+ENGINE = Null;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.events
+(
+    tenant                LowCardinality(String),
+    event_id              UInt64 CODEC(ZSTD(1)),
+    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    time                  DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
+    trace_id              FixedString(16) CODEC(ZSTD(1)),
+    span_id               FixedString(8) CODEC(ZSTD(1)),
+    service               LowCardinality(String),
+    service_version       LowCardinality(String),
+    service_instance      LowCardinality(String),
+    service_namespace     LowCardinality(String),
+    environment           LowCardinality(String),
+    tool                  LowCardinality(String),
+    method                LowCardinality(String),
+    request_id            String CODEC(ZSTD(1)),
+    session_id            String CODEC(ZSTD(1)),
+    protocol_version      LowCardinality(String),
+    client_name           LowCardinality(String),
+    client_version        LowCardinality(String),
+    revision_client       LowCardinality(String),
+    revision_server       LowCardinality(String),
+    revision_validated    LowCardinality(String),
+    revision_before       LowCardinality(String),
+    revision_after        LowCardinality(String),
+    outcome               Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id            LowCardinality(String),
+    change_class          Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    side_effect_started   Bool,
+    external_requests     Int64 CODEC(T64, ZSTD(1)),
+    external_target       LowCardinality(String),
+    error_code            LowCardinality(String),
+    required_action       LowCardinality(String),
+    retry_of              String CODEC(ZSTD(1)),
+    retry_attempt         Int64 CODEC(T64, ZSTD(1)),
+    idempotency_key       String CODEC(ZSTD(1)),
+    repair_action         Enum8('' = 0, 'refresh_retry' = 1, 'model_repair' = 2, 'human_approval' = 3, 'abandon' = 4),
+    repair_automatic      Bool,
+    repair_result         Enum8('' = 0, 'success' = 1, 'failure' = 2),
+    repair_duration_ms    Int64 CODEC(T64, ZSTD(1)),
+    approval              Enum8('' = 0, 'none' = 1, 'session' = 2, 'per_call' = 3, 'denied' = 4),
+    privilege             Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    run_id                String CODEC(ZSTD(1)),
+    session_age_s         Int64 CODEC(T64, ZSTD(1)),
+    refresh_result        Enum8('' = 0, 'ok' = 1, 'failed' = 2),
+    notification_lag_ms   Int64 CODEC(T64, ZSTD(1)),
+    adapter_revision_from LowCardinality(String),
+    adapter_revision_to   LowCardinality(String),
+    adapter_window_end    DateTime('UTC'),
+    contract_field        LowCardinality(String),
+    attributes            Map(LowCardinality(String), String) CODEC(ZSTD(1)),
+    INDEX idx_session session_id TYPE bloom_filter(0.01) GRANULARITY 4,
+    INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4
+)
+ENGINE = MergeTree
+PARTITION BY toDate(time)
+ORDER BY (tenant, event_name, tool, revision_client, revision_server, time)
+TTL toDateTime(time) + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.events_mv TO mcpdrift.events AS
+SELECT * EXCEPT (args_raw, args_normalized)
+FROM mcpdrift.events_in;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.audit_calls
+(
+    tenant              LowCardinality(String),
+    event_id            UInt64 CODEC(ZSTD(1)),
+    time                DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
+    service             LowCardinality(String),
+    service_version     LowCardinality(String),
+    environment         LowCardinality(String),
+    tool                LowCardinality(String),
+    request_id          String CODEC(ZSTD(1)),
+    session_id          String CODEC(ZSTD(1)),
+    run_id              String CODEC(ZSTD(1)),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    revision_validated  LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id          LowCardinality(String),
+    approval            Enum8('' = 0, 'none' = 1, 'session' = 2, 'per_call' = 3, 'denied' = 4),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    external_target     LowCardinality(String),
+    external_requests   Int64 CODEC(T64, ZSTD(1)),
+    side_effect_started Bool,
+    args_raw            String CODEC(ZSTD(3)),
+    args_normalized     String CODEC(ZSTD(3)),
+    INDEX idx_session session_id TYPE bloom_filter(0.01) GRANULARITY 4,
+    INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4,
+    INDEX idx_request request_id TYPE bloom_filter(0.01) GRANULARITY 4
+)
+ENGINE = MergeTree
+PARTITION BY toDate(time)
+ORDER BY (tenant, tool, time)
+TTL toDateTime(time) + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.audit_calls_mv TO mcpdrift.audit_calls AS
+SELECT tenant, event_id, time, service, service_version, environment, tool,
+       request_id, session_id, run_id, client_name, client_version,
+       revision_client, revision_server, revision_validated, outcome,
+       adapter_id, approval, privilege, external_target, external_requests,
+       side_effect_started, args_raw, args_normalized
+FROM mcpdrift.events_in
+WHERE event_name = 'mcp.drift.call';
+
+CREATE TABLE IF NOT EXISTS mcpdrift.adapters
+(
+    tenant        LowCardinality(String),
+    adapter_id    LowCardinality(String),
+    tool          LowCardinality(String),
+    revision_from LowCardinality(String),
+    revision_to   LowCardinality(String),
+    change_class  Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    window_end    DateTime('UTC'),
+    service       LowCardinality(String),
+    environment   LowCardinality(String),
+    declared_at   DateTime64(9, 'UTC')
+)
+ENGINE = ReplacingMergeTree(declared_at)
+ORDER BY (tenant, adapter_id);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapters_mv TO mcpdrift.adapters AS
+SELECT tenant, adapter_id, tool, adapter_revision_from AS revision_from,
+       adapter_revision_to AS revision_to, change_class,
+       adapter_window_end AS window_end, service, environment,
+       time AS declared_at
+FROM mcpdrift.events_in
+WHERE event_name = 'mcp.drift.adapter';
+
+CREATE TABLE IF NOT EXISTS mcpdrift.calls_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    side_effects        SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniq, String),
+    runs                AggregateFunction(uniq, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour,
+          service, environment, client_name, client_version, privilege)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1h_mv TO mcpdrift.calls_1h AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       uniqState(if(session_id != '', session_id, run_id)) AS sessions,
+       uniqState(run_id) AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=ae34bdf44d3f15b7b65f47ed9dfd1f502fe22b6722a13363b149eab1cdcffd04, name=init, version=1;
+
+ALTER TABLE mcpdrift.calls_1h
+    ADD COLUMN IF NOT EXISTS error_code LowCardinality(String) AFTER privilege,
+    MODIFY ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour,
+                     service, environment, client_name, client_version, privilege, error_code);
+
+ALTER TABLE mcpdrift.calls_1h
+    ADD COLUMN IF NOT EXISTS retries SimpleAggregateFunction(sum, UInt64) AFTER side_effects;
+
+DROP VIEW IF EXISTS mcpdrift.calls_1h_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1h_mv TO mcpdrift.calls_1h AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       countIf(retry_of != '') AS retries,
+       uniqStateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqStateIf(run_id, run_id != '') AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.calls_1m
+(
+    tenant              LowCardinality(String),
+    minute              DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    error_code          LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    side_effects        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniq, String),
+    runs                AggregateFunction(uniq, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toDate(minute)
+ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, minute,
+          service, environment, client_name, client_version, privilege, error_code)
+TTL minute + INTERVAL 2 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1m_mv TO mcpdrift.calls_1m AS
+SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       countIf(retry_of != '') AS retries,
+       uniqStateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqStateIf(run_id, run_id != '') AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, minute, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.calls_1d
+(
+    tenant              LowCardinality(String),
+    day                 DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    error_code          LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    side_effects        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniq, String),
+    runs                AggregateFunction(uniq, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYear(day)
+ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, day,
+          service, environment, client_name, client_version, privilege, error_code)
+TTL day + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1d_mv TO mcpdrift.calls_1d AS
+SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       sum(calls) AS calls,
+       sum(side_effects) AS side_effects,
+       sum(retries) AS retries,
+       uniqMergeState(sessions) AS sessions,
+       uniqMergeState(runs) AS runs,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen,
+       max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1h
+GROUP BY tenant, day, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+INSERT INTO mcpdrift.calls_1d
+SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       sum(calls), sum(side_effects), sum(retries),
+       uniqMergeState(sessions), uniqMergeState(runs),
+       min(first_seen), max(last_seen), max(max_session_age_s)
+FROM mcpdrift.calls_1h
+WHERE (SELECT count() FROM mcpdrift.calls_1d) = 0
+GROUP BY tenant, day, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+INSERT INTO mcpdrift.calls_1m
+SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count(), countIf(side_effect_started), countIf(retry_of != ''),
+       uniqStateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != ''),
+       uniqStateIf(run_id, run_id != ''),
+       min(time), max(time), max(session_age_s)
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND time >= now() - INTERVAL 2 DAY
+  AND (SELECT count() FROM mcpdrift.calls_1m) = 0
+GROUP BY tenant, minute, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.repairs_1m
+(
+    tenant              LowCardinality(String),
+    minute              DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    change_class        Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    repair_action       Enum8('' = 0, 'refresh_retry' = 1, 'model_repair' = 2, 'human_approval' = 3, 'abandon' = 4),
+    repair_automatic    Bool,
+    repair_result       Enum8('' = 0, 'success' = 1, 'failure' = 2),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    repairs             SimpleAggregateFunction(sum, UInt64),
+    duration_ms         AggregateFunction(quantilesTDigest(0.5, 0.95), Int64),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toDate(minute)
+ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
+          minute, service, environment, client_name, client_version)
+TTL minute + INTERVAL 2 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.repairs_1m_mv TO mcpdrift.repairs_1m AS
+SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, change_class,
+       repair_action, repair_automatic, repair_result, service, environment,
+       client_name, client_version,
+       count() AS repairs,
+       quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0) AS duration_ms,
+       min(time) AS first_seen,
+       max(time) AS last_seen
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.repair'
+GROUP BY tenant, minute, tool, revision_client, change_class, repair_action,
+         repair_automatic, repair_result, service, environment, client_name, client_version;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.repairs_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    change_class        Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    repair_action       Enum8('' = 0, 'refresh_retry' = 1, 'model_repair' = 2, 'human_approval' = 3, 'abandon' = 4),
+    repair_automatic    Bool,
+    repair_result       Enum8('' = 0, 'success' = 1, 'failure' = 2),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    repairs             SimpleAggregateFunction(sum, UInt64),
+    duration_ms         AggregateFunction(quantilesTDigest(0.5, 0.95), Int64),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
+          hour, service, environment, client_name, client_version)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.repairs_1h_mv TO mcpdrift.repairs_1h AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, change_class,
+       repair_action, repair_automatic, repair_result, service, environment,
+       client_name, client_version,
+       count() AS repairs,
+       quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0) AS duration_ms,
+       min(time) AS first_seen,
+       max(time) AS last_seen
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.repair'
+GROUP BY tenant, hour, tool, revision_client, change_class, repair_action,
+         repair_automatic, repair_result, service, environment, client_name, client_version;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.repairs_1d
+(
+    tenant              LowCardinality(String),
+    day                 DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    change_class        Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    repair_action       Enum8('' = 0, 'refresh_retry' = 1, 'model_repair' = 2, 'human_approval' = 3, 'abandon' = 4),
+    repair_automatic    Bool,
+    repair_result       Enum8('' = 0, 'success' = 1, 'failure' = 2),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    repairs             SimpleAggregateFunction(sum, UInt64),
+    duration_ms         AggregateFunction(quantilesTDigest(0.5, 0.95), Int64),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYear(day)
+ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
+          day, service, environment, client_name, client_version)
+TTL day + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.repairs_1d_mv TO mcpdrift.repairs_1d AS
+SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, change_class,
+       repair_action, repair_automatic, repair_result, service, environment,
+       client_name, client_version,
+       sum(repairs) AS repairs,
+       quantilesTDigestMergeState(0.5, 0.95)(duration_ms) AS duration_ms,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.repairs_1h
+GROUP BY tenant, day, tool, revision_client, change_class, repair_action,
+         repair_automatic, repair_result, service, environment, client_name, client_version;
+
+INSERT INTO mcpdrift.repairs_1h
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, change_class,
+       repair_action, repair_automatic, repair_result, service, environment,
+       client_name, client_version,
+       count(),
+       quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0),
+       min(time), max(time)
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.repair'
+  AND (SELECT count() FROM mcpdrift.repairs_1h) = 0
+GROUP BY tenant, hour, tool, revision_client, change_class, repair_action,
+         repair_automatic, repair_result, service, environment, client_name, client_version;
+
+INSERT INTO mcpdrift.repairs_1m
+SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, change_class,
+       repair_action, repair_automatic, repair_result, service, environment,
+       client_name, client_version,
+       count(),
+       quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0),
+       min(time), max(time)
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.repair'
+  AND time >= now() - INTERVAL 2 DAY
+  AND (SELECT count() FROM mcpdrift.repairs_1m) = 0
+GROUP BY tenant, minute, tool, revision_client, change_class, repair_action,
+         repair_automatic, repair_result, service, environment, client_name, client_version;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=c8161ddd4d69784525a79621288c1098d76c357b4043cb22d8a899d471552dd7, name=rollups, version=2;
+
+ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.calls_1m MODIFY TTL minute + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.calls_1h MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.calls_1d MODIFY TTL day + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.repairs_1m MODIFY TTL minute + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.repairs_1h MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.repairs_1d MODIFY TTL day + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.audit_calls MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.events MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.audit_calls MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.adapters MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.calls_1m MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.calls_1h MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.calls_1d MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.repairs_1m MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.repairs_1h MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.repairs_1d MODIFY SETTING non_replicated_deduplication_window = 1000;
