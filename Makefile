@@ -27,6 +27,12 @@ build:
 run: libchdb build
 	$(BIN)/mcpdrift serve $(ARGS)
 
+# A server on a temporary data directory, 50,000 simulated drift events, and
+# the adapter retirement report; the server stops when the demo ends.
+.PHONY: demo
+demo: libchdb build
+	@BIN=$(BIN) scripts/demo.sh
+
 vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -32,6 +32,8 @@ Usage:
   mcpdrift serve   [flags]   run the OTLP ingester and the API on the embedded store
   mcpdrift migrate [flags]   apply pending schema migrations and exit
   mcpdrift simulate [flags]  drive a running ingester with a realistic drifting fleet
+  mcpdrift report <name> [flags]     print a report (adapter-retirement, stale-usage, …)
+  mcpdrift gate adapter <id> [flags] release gate: exit 0 when the adapter can be retired
   mcpdrift version           print the version
 
 Run 'mcpdrift <command> -h' for the flags of a command. Every flag can also
@@ -55,6 +57,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = migrate(args[1:], stdout, stderr)
 	case "simulate":
 		err = simulateCmd(args[1:], stdout, stderr)
+	case "report":
+		err = reportCmd(args[1:], stdout, stderr)
+	case "gate":
+		return gateCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "mcpdrift", version)
 		return 0

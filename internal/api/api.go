@@ -1,18 +1,24 @@
-// Package api serves mcpdrift's HTTP API with gin: health and readiness, and
-// the versioned report endpoints under /api/v1.
+// Package api serves mcpdrift's HTTP API with gin: health and readiness,
+// the versioned report endpoints under /api/v1 (JSON, or CSV, Markdown and
+// text tables by content negotiation), their OpenAPI 3.1 document, and
+// RFC 9457 problems for every error. Client reads the API from the CLI.
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -54,10 +60,26 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// Reports runs the report queries.
+// Reports runs the report queries; *queries.Runner implements it.
 type Reports interface {
 	Tools(ctx context.Context, f queries.Filter) ([]queries.ToolRow, error)
+	StaleUsage(ctx context.Context, f queries.Filter) ([]queries.StaleUsageRow, error)
+	Rejections(ctx context.Context, f queries.Filter) ([]queries.RejectionRow, error)
+	Repairs(ctx context.Context, f queries.Filter) ([]queries.RepairRow, error)
+	AdapterRetirement(ctx context.Context, f queries.Filter, o queries.RetirementOptions) ([]queries.AdapterRow, error)
+	Propagation(ctx context.Context, f queries.Filter) ([]queries.PropagationRow, error)
+	Violations(ctx context.Context, f queries.Filter, p queries.Page) (queries.ViolationPage, error)
+	Audit(ctx context.Context, f queries.AuditFilter, p queries.Page) (queries.AuditPage, error)
 }
+
+var _ Reports = (*queries.Runner)(nil)
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClock sets the clock that relative times (-7d, now) are read
+// against. Tests pin it; the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
 
 // Server is the API server.
 type Server struct {
@@ -69,27 +91,53 @@ type Server struct {
 	srv     *http.Server
 	ln      net.Listener
 	version string
+	now     func() time.Time
+	openapi []byte
 }
 
 // New builds the server and its routes.
-func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logger) (*Server, error) {
+func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logger, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{cfg: cfg, store: st, reports: reports, log: log, engine: gin.New(), version: version}
-	s.engine.Use(gin.Recovery())
+	s := &Server{cfg: cfg, store: st, reports: reports, log: log, engine: gin.New(), version: version, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	doc, err := json.Marshal(OpenAPI(version))
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the openapi document: %w", err)
+	}
+	s.openapi = doc
+	s.engine.Use(gin.Recovery(), s.tenancy)
 	s.engine.GET("/healthz", s.healthz)
 	s.engine.GET("/readyz", s.readyz)
 	v1 := s.engine.Group("/api/v1")
-	v1.GET("/tools", s.tools)
+	v1.GET("/openapi.json", s.openAPI)
+	for _, e := range endpoints {
+		s.engine.GET(e.path, s.serve(e))
+	}
+	v1.GET("/reports/:report", s.unknownReport)
 	s.engine.NoRoute(func(c *gin.Context) {
-		problem(c, http.StatusNotFound, "not found", fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path), "")
+		problem(c, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path), "")
 	})
 	return s, nil
 }
 
-// Handler returns the HTTP handler, for tests.
+// Routes lists the paths the server answers, as registered.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, r := range s.engine.Routes() {
+		out = append(out, r.Path)
+	}
+	return out
+}
+
+// Handler returns the HTTP handler, for tests and in-process clients.
 func (s *Server) Handler() http.Handler { return s.engine }
 
 // Start listens and serves in the background.
@@ -126,68 +174,180 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) healthz(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"status": "ok", "version": s.version})
+	writeJSON(c, http.StatusOK, Health{Status: "ok", Version: s.version})
 }
 
 func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		problem(c, http.StatusServiceUnavailable, "not ready", "store unreachable: "+err.Error(), "")
+		c.Header("Retry-After", "5")
+		problem(c, http.StatusServiceUnavailable, "store unreachable: "+err.Error(), "")
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	writeJSON(c, http.StatusOK, Health{Status: "ready"})
 }
 
-func (s *Server) tools(c *gin.Context) {
-	f, ok := s.filter(c)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
-	defer cancel()
-	rows, err := s.reports.Tools(ctx, f)
-	if err != nil {
-		s.log.Error("report failed", "report", "tools", "err", err)
-		problem(c, http.StatusInternalServerError, "report failed", "the tools report could not be computed", "")
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"from": f.From, "to": f.To, "tools": rows})
+// Health is the body of /healthz and /readyz.
+type Health struct {
+	// Status is "ok" (healthz) or "ready" (readyz).
+	Status string `json:"status"`
+	// Version is the server's build, on /healthz.
+	Version string `json:"version,omitempty"`
 }
 
-// filter reads the common report parameters; on error it has answered.
-func (s *Server) filter(c *gin.Context) (queries.Filter, bool) {
-	now := time.Now().UTC()
-	from, err := ParseTime(c.DefaultQuery("from", "-7d"), now)
-	if err != nil {
-		problem(c, http.StatusBadRequest, "invalid parameter", err.Error(), "from")
-		return queries.Filter{}, false
+func (s *Server) openAPI(c *gin.Context) {
+	c.Data(http.StatusOK, "application/json; charset=utf-8", s.openapi)
+}
+
+func (s *Server) unknownReport(c *gin.Context) {
+	problem(c, http.StatusBadRequest, fmt.Sprintf("unknown report %q; the reports are %s", c.Param("report"),
+		strings.Join(reportSegments(), ", ")), "report")
+}
+
+func reportSegments() []string {
+	var out []string
+	for _, e := range endpoints {
+		if name, ok := strings.CutPrefix(e.path, reportsPrefix); ok {
+			out = append(out, name)
+		}
 	}
-	to, err := ParseTime(c.DefaultQuery("to", "now"), now)
-	if err != nil {
-		problem(c, http.StatusBadRequest, "invalid parameter", err.Error(), "to")
-		return queries.Filter{}, false
+	return out
+}
+
+// serve answers a report endpoint: it checks the parameters, negotiates
+// the format, runs the report and writes it.
+func (s *Server) serve(e *endpoint) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		v, err := parseQuery(c.Request.URL.RawQuery)
+		if err != nil {
+			s.fail(c, e, err)
+			return
+		}
+		q := query{v: v, now: s.now().UTC()}
+		if err := q.check(e.params); err != nil {
+			s.fail(c, e, err)
+			return
+		}
+		format, ok, err := negotiate(q.get("format"), c.GetHeader("Accept"))
+		if err != nil {
+			s.fail(c, e, err)
+			return
+		}
+		if !ok {
+			problem(c, http.StatusNotAcceptable, "this endpoint serves application/json, text/csv, text/markdown and text/plain", "Accept")
+			return
+		}
+		tenant, ok := TenantFrom(c.Request.Context())
+		if !ok {
+			problem(c, http.StatusUnauthorized, "the request is bound to no tenant", "")
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
+		defer cancel()
+		res, err := e.run(ctx, s, q, tenant)
+		if err != nil {
+			s.fail(c, e, err)
+			return
+		}
+		s.write(c, format, res)
 	}
-	if !from.Before(to) {
-		problem(c, http.StatusBadRequest, "invalid parameter", fmt.Sprintf("from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339)), "from")
-		return queries.Filter{}, false
+}
+
+// fail answers err as a problem: a parameter at fault or a filter the
+// reports refuse is a 400, a report that ran out of time a 503, anything
+// else a 500 whose cause is logged, not shown.
+func (s *Server) fail(c *gin.Context, e *endpoint, err error) {
+	var pe *paramError
+	switch {
+	case errors.As(err, &pe):
+		problem(c, http.StatusBadRequest, pe.detail, pe.param)
+	case errors.Is(err, queries.ErrInvalidCursor):
+		problem(c, http.StatusBadRequest, "invalid cursor: pass the next value of the previous page unchanged", "cursor")
+	case errors.Is(err, queries.ErrInvalidFilter):
+		problem(c, http.StatusBadRequest, err.Error(), "")
+	case errors.Is(err, context.DeadlineExceeded):
+		s.log.Warn("report timed out", "report", e.report, "timeout", s.cfg.QueryTimeout)
+		c.Header("Retry-After", "10")
+		problem(c, http.StatusServiceUnavailable, fmt.Sprintf("the %s report did not finish within %s", e.report, s.cfg.QueryTimeout), "")
+	case errors.Is(err, store.ErrClosed):
+		c.Header("Retry-After", "10")
+		problem(c, http.StatusServiceUnavailable, "the store is closed", "")
+	case c.Request.Context().Err() != nil:
+		// The client went away: nobody reads the answer.
+		c.Abort()
+	default:
+		s.log.Error("report failed", "report", e.report, "err", err)
+		problem(c, http.StatusInternalServerError, fmt.Sprintf("the %s report could not be computed", e.report), "")
 	}
-	return queries.Filter{
-		Tenant:      s.cfg.Tenant,
-		From:        from,
-		To:          to,
-		Tool:        c.Query("tool"),
-		Service:     c.Query("service"),
-		Environment: c.Query("environment"),
-	}, true
+}
+
+// write answers res in format f.
+func (s *Server) write(c *gin.Context, f render.Format, res result) {
+	c.Header("Vary", "Accept")
+	if res.next != "" {
+		u := *c.Request.URL
+		v := u.Query()
+		v.Set("cursor", res.next)
+		u.RawQuery = v.Encode()
+		c.Header("Link", fmt.Sprintf("<%s>; rel=\"next\"", u.RequestURI()))
+	}
+	if f == render.FormatJSON {
+		writeJSON(c, http.StatusOK, res.body)
+		return
+	}
+	t := res.table(f)
+	t.Subtitle = render.Window(res.from, res.to)
+	if res.subtitle != "" {
+		t.Subtitle += "; " + res.subtitle
+	}
+	if res.next != "" {
+		t.Notes = append(t.Notes, "More rows: repeat the request with cursor="+res.next)
+	}
+	var buf bytes.Buffer
+	if err := t.Write(&buf, f); err != nil {
+		s.log.Error("cannot render report", "report", res.report, "format", f, "err", err)
+		problem(c, http.StatusInternalServerError, "the report could not be rendered", "")
+		return
+	}
+	if f == render.FormatCSV {
+		name := res.report
+		if name == "" {
+			name = "tools"
+		}
+		c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=\"mcpdrift-%s.csv\"", name))
+	}
+	c.Data(http.StatusOK, f.ContentType(), buf.Bytes())
+}
+
+// writeJSON writes v as compact JSON, without escaping HTML characters.
+func writeJSON(c *gin.Context, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		problem(c, http.StatusInternalServerError, "the response could not be encoded", "")
+		return
+	}
+	c.Data(status, "application/json; charset=utf-8", buf.Bytes())
+}
+
+// Problem is an RFC 9457 problem document, the body of every error.
+type Problem struct {
+	// Type is "about:blank": the status says what kind of problem it is.
+	Type string `json:"type"`
+	// Title is the status's reason phrase.
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	// Detail explains this occurrence.
+	Detail string `json:"detail"`
+	// Parameter names the request parameter (or header) at fault.
+	Parameter string `json:"parameter,omitempty"`
 }
 
 // problem answers with an RFC 9457 problem document.
-func problem(c *gin.Context, status int, title, detail, param string) {
-	body := gin.H{"type": "about:blank", "title": title, "status": status, "detail": detail}
-	if param != "" {
-		body["parameter"] = param
-	}
-	c.Header("Content-Type", "application/problem+json")
-	c.AbortWithStatusJSON(status, body)
+func problem(c *gin.Context, status int, detail, param string) {
+	body, _ := json.Marshal(Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Parameter: param})
+	c.Data(status, "application/problem+json", body)
+	c.Abort()
 }

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/simulate"
+	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/store/embedded"
+)
+
+// requireChDB skips without libchdb, unless MCPDRIFT_REQUIRE_CHDB is set.
+func requireChDB(t *testing.T) {
+	t.Helper()
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+// TestReportsEqualLedger is the end-to-end check: the real binary serves
+// on loopback, the simulator sends it a drifting fleet over OTLP/gRPC, and
+// the reports read back through the CLI and the API add up exactly to the
+// simulator's own ledger of what it sent. Then, with the server stopped,
+// `mcpdrift report` reads the same data directory directly.
+func TestReportsEqualLedger(t *testing.T) {
+	requireChDB(t)
+	began := time.Now()
+	bin := filepath.Join(t.TempDir(), "mcpdrift")
+	build(t, bin, ".")
+	dataDir := t.TempDir()
+	srv := startServe(t, bin, dataDir)
+	t.Logf("built and started in %s", time.Since(began).Round(time.Millisecond))
+
+	ledgerPath := filepath.Join(t.TempDir(), "ledger.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "simulate", "-otlp.endpoint", srv.grpc, "-sim.events", "20000",
+		"-sim.seed", "6", "-sim.violation-rate", "0.3", "-ledger.out", ledgerPath, "-log.level", "warn").CombinedOutput()
+	if err != nil {
+		t.Fatalf("simulate: %v: %s", err, out)
+	}
+	var ledger simulate.Ledger
+	if err := json.Unmarshal([]byte(readFile(t, ledgerPath)), &ledger); err != nil {
+		t.Fatal(err)
+	}
+	if x := ledger.Export; x == nil || x.Exported != ledger.Events || x.Rejected != 0 || x.Failed != 0 {
+		t.Fatalf("export %+v of %d events", ledger.Export, ledger.Events)
+	}
+	t.Logf("simulated %d events in %.2fs", ledger.Events, ledger.Export.Seconds)
+
+	// The window holds the whole run, follow-ups stamped after its end
+	// included.
+	window := []string{"-from", ledger.Start.Add(-time.Minute).Format(time.RFC3339),
+		"-to", ledger.End.Add(time.Hour).Format(time.RFC3339), "-api", "http://" + srv.api, "-format", "json"}
+	report := func(dest any, name string, args ...string) {
+		t.Helper()
+		code, out, errOut := mcpdrift(t, append(append([]string{"report", name}, window...), args...)...)
+		if code != 0 {
+			t.Fatalf("report %s: exit %d: %s", name, code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), dest); err != nil {
+			t.Fatalf("report %s: %v", name, err)
+		}
+	}
+
+	// Calls per tool × outcome.
+	var stale api.ReportBody[queries.StaleUsageRow]
+	report(&stale, "stale-usage")
+	calls := map[string]map[string]int64{}
+	for _, r := range stale.Rows {
+		m := calls[r.Tool]
+		if m == nil {
+			m = map[string]int64{}
+			calls[r.Tool] = m
+		}
+		m["calls"] += int64(r.Calls)
+		m["current"] += int64(r.Current)
+		m["normalized"] += int64(r.Normalized)
+		m["rejected"] += int64(r.Rejected)
+		m["removed"] += int64(r.Removed)
+		m["failed"] += int64(r.Failed)
+	}
+	want := map[string]map[string]int64{}
+	for tool, byOutcome := range ledger.Calls {
+		m := map[string]int64{"calls": 0, "current": 0, "normalized": 0, "rejected": 0, "removed": 0, "failed": 0}
+		for outcome, n := range byOutcome {
+			m["calls"] += n
+			if strings.HasPrefix(outcome, "rejected_") {
+				outcome = "rejected"
+			}
+			m[outcome] += n
+		}
+		want[tool] = m
+	}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("stale-usage calls by tool and outcome:\n report %v\n ledger %v", calls, want)
+	}
+
+	// Normalised calls per adapter, and the declared adapters.
+	var retire api.ReportBody[queries.AdapterRow]
+	report(&retire, "adapter-retirement")
+	normalized, declared := map[string]int64{}, map[string]bool{}
+	for _, r := range retire.Rows {
+		if r.WouldBeRejected > 0 {
+			normalized[r.AdapterID] = int64(r.WouldBeRejected)
+		}
+		if r.Registered {
+			declared[r.AdapterID] = true
+		}
+	}
+	wantNorm, wantDecl := map[string]int64{}, map[string]bool{}
+	for id, n := range ledger.Normalized {
+		if n > 0 {
+			wantNorm[id] = n
+		}
+	}
+	for id := range ledger.Adapters {
+		wantDecl[id] = true
+	}
+	if !reflect.DeepEqual(normalized, wantNorm) {
+		t.Errorf("normalised calls by adapter:\n report %v\n ledger %v", normalized, wantNorm)
+	}
+	if !reflect.DeepEqual(declared, wantDecl) {
+		t.Errorf("declared adapters:\n report %v\n ledger %v", declared, wantDecl)
+	}
+
+	// Repairs by action.
+	var repairs api.ReportBody[queries.RepairRow]
+	report(&repairs, "repairs")
+	byAction := map[string]int64{}
+	for _, r := range repairs.Rows {
+		for action, n := range map[string]uint64{"refresh_retry": r.RefreshRetries, "model_repair": r.ModelRepairs,
+			"human_approval": r.HumanApprovals, "abandon": r.Abandons} {
+			if n > 0 {
+				byAction[action] += int64(n)
+			}
+		}
+	}
+	if !reflect.DeepEqual(byAction, ledger.Repairs) {
+		t.Errorf("repairs by action:\n report %v\n ledger %v", byAction, ledger.Repairs)
+	}
+
+	// Violations by kind, page by page.
+	kinds := map[string]string{
+		"side_effect_on_rejection": queries.ViolationSideEffectRejected,
+		"mixed_revision":           queries.ViolationMixedRevision,
+		"removed_success":          queries.ViolationRemovedToolSuccess,
+		"auto_retry_across_change": queries.ViolationRetryAcrossChange,
+	}
+	wantKinds := map[string]int64{}
+	for name, n := range ledger.Violations {
+		if kinds[name] == "" {
+			t.Fatalf("the ledger counts a violation %q that no report kind matches", name)
+		}
+		wantKinds[kinds[name]] += n
+	}
+	gotKinds := map[string]int64{}
+	cursor, pages := "", 0
+	for {
+		var page api.ReportBody[queries.ViolationRow]
+		args := []string{"-limit", "7"}
+		if cursor != "" {
+			args = append(args, "-cursor", cursor)
+		}
+		report(&page, "violations", args...)
+		for _, r := range page.Rows {
+			gotKinds[r.Kind]++
+		}
+		pages++
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	// Seed 6 at this rate injects every kind and makes every repair: a
+	// comparison that covers them all.
+	if len(wantKinds) != 4 || len(ledger.Repairs) != 4 {
+		t.Errorf("the run injected violations %v and repairs %v: pick a seed with all four of each", wantKinds, ledger.Repairs)
+	}
+	if !reflect.DeepEqual(gotKinds, wantKinds) {
+		t.Errorf("violations by kind (%d pages):\n report %v\n ledger %v", pages, gotKinds, wantKinds)
+	}
+	t.Logf("compared: calls of %d tools by outcome, %d adapters' normalised calls, repairs %v, violations %v over %d pages",
+		len(want), len(wantNorm), ledger.Repairs, wantKinds, pages)
+
+	// The gate agrees with the report for the busiest adapter.
+	var busiest queries.AdapterRow
+	for _, r := range retire.Rows {
+		if r.Calls > busiest.Calls {
+			busiest = r
+		}
+	}
+	code, md, errOut := mcpdrift(t, "gate", "adapter", busiest.AdapterID, "-window", "30d", "-api", "http://"+srv.api)
+	if code != 1 || !strings.Contains(md, "cannot be retired yet: blocked") {
+		t.Errorf("gate on %s (%d calls): exit %d: %s%s", busiest.AdapterID, busiest.Calls, code, md, errOut)
+	}
+
+	// With the server stopped, report reads the data directory itself, and
+	// finds the same figures.
+	srv.stop(t)
+	if conn, err := net.DialTimeout("tcp", strings.TrimPrefix(defaultAPI, "http://"), time.Second); err == nil {
+		conn.Close()
+		t.Logf("something answers at %s: the data-directory fallback is not exercised", defaultAPI)
+		return
+	}
+	cmd := exec.CommandContext(ctx, bin, "report", "stale-usage", "-data.dir", dataDir, "-format", "json",
+		"-from", ledger.Start.Add(-time.Minute).Format(time.RFC3339), "-to", ledger.End.Add(time.Hour).Format(time.RFC3339))
+	cmd.Env = append(os.Environ(), "MCPDRIFT_API=")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	direct, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("report on the data directory: %v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "reading "+dataDir+" directly") {
+		t.Errorf("report did not say it reads the data directory: %s", stderr.String())
+	}
+	var again api.ReportBody[queries.StaleUsageRow]
+	if err := json.Unmarshal(direct, &again); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Rows, stale.Rows) {
+		t.Errorf("the data directory read directly gives other rows than the API did")
+	}
+	t.Logf("end to end in %s", time.Since(began).Round(time.Millisecond))
+}
+
+// TestDemoScript runs scripts/demo.sh, as `make demo` does, with a small
+// run on free ports, and checks that it prints the report and leaves no
+// server and no data behind.
+func TestDemoScript(t *testing.T) {
+	requireChDB(t)
+	binDir := t.TempDir()
+	build(t, filepath.Join(binDir, "mcpdrift"), ".")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "../../scripts/demo.sh")
+	cmd.Env = append(os.Environ(), "BIN="+binDir, "DEMO_EVENTS=3000", "MCPDRIFT_API=",
+		"DEMO_API="+freeAddr(t), "DEMO_GRPC="+freeAddr(t), "DEMO_HTTP="+freeAddr(t))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo.sh: %v: %s", err, out)
+	}
+	for _, want := range []string{"Adapter retirement, ", "Verdict", "blocked", "demo: stopping the server"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	m := regexp.MustCompile(`running on (\S+)/data`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("demo did not say where its data is:\n%s", out)
+	}
+	if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
+		t.Errorf("demo left %s behind: %v", m[1], err)
+	}
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	u, err := url.Parse(closedAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}

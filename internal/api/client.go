@@ -1,0 +1,108 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+)
+
+// maxResponseBytes bounds a response the Client reads.
+const maxResponseBytes = 256 << 20
+
+// Client reads the API: the CLI's way to a running server, or, through
+// HandlerTransport, to a Server in the same process.
+type Client struct {
+	// BaseURL is the API's root, such as http://127.0.0.1:8080.
+	BaseURL string
+	// HTTP is the client requests go through; nil means
+	// http.DefaultClient.
+	HTTP *http.Client
+}
+
+// Get requests path with the query and returns the body of a 200 answer;
+// any other answer is returned as a *Problem.
+func (c *Client) Get(ctx context.Context, path string, q url.Values) ([]byte, error) {
+	u := strings.TrimRight(c.BaseURL, "/") + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build request for %s: %w", u, err)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the API: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the answer of %s: %w", u, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return body, nil
+	}
+	p := &Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/problem+json" || mt == "application/json" {
+		_ = json.Unmarshal(body, p)
+	}
+	if p.Detail == "" {
+		p.Detail = strings.TrimSpace(string(body))
+	}
+	return nil, p
+}
+
+// GetJSON requests path as JSON and decodes the answer into dest.
+func (c *Client) GetJSON(ctx context.Context, path string, q url.Values, dest any) error {
+	q2 := url.Values{}
+	for k, v := range q {
+		q2[k] = v
+	}
+	q2.Set("format", "json")
+	body, err := c.Get(ctx, path, q2)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, dest); err != nil {
+		return fmt.Errorf("cannot decode the answer of %s (%d bytes): %w", path, len(body), err)
+	}
+	return nil
+}
+
+// Error renders the problem as one line.
+func (p *Problem) Error() string {
+	msg := fmt.Sprintf("%d %s", p.Status, p.Title)
+	if p.Detail != "" {
+		msg += ": " + p.Detail
+	}
+	if p.Parameter != "" {
+		msg += " (parameter " + p.Parameter + ")"
+	}
+	return msg
+}
+
+// HandlerTransport is a RoundTripper that serves every request with h in
+// this process, without a network: a Client over it reads a Server that
+// does not listen.
+func HandlerTransport(h http.Handler) http.RoundTripper { return handlerTransport{h} }
+
+type handlerTransport struct{ h http.Handler }
+
+// RoundTrip serves req with the handler and returns what it wrote.
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, req)
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
+}

@@ -1,0 +1,366 @@
+package api
+
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/queries"
+)
+
+// OpenAPI returns the OpenAPI 3.1 document of the API. It is built from the
+// same endpoint and parameter tables the handlers use, and the response
+// schemas from the Go types the handlers encode, so it cannot leave out a
+// route, a parameter or a field.
+func OpenAPI(version string) map[string]any {
+	g := &schemaGen{schemas: map[string]any{}}
+	problemRef := g.of(reflect.TypeFor[Problem]())
+	problemContent := map[string]any{"application/problem+json": map[string]any{"schema": problemRef}}
+	responses := map[string]any{
+		"BadRequest": map[string]any{
+			"description": "A parameter is invalid or unknown, or the report is unknown; `parameter` names it.",
+			"content":     problemContent,
+		},
+		"NotAcceptable": map[string]any{
+			"description": "The Accept header allows none of the formats the endpoint serves.",
+			"content":     problemContent,
+		},
+		"InternalError": map[string]any{
+			"description": "The report could not be computed; the cause is in the server's log.",
+			"content":     problemContent,
+		},
+		"Unavailable": map[string]any{
+			"description": "The report did not finish in time, or the store is unavailable; retry after `Retry-After` seconds.",
+			"headers":     map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}, "description": "Seconds to wait before retrying."}},
+			"content":     problemContent,
+		},
+	}
+	ref := func(kind, name string) map[string]any {
+		return map[string]any{"$ref": "#/components/" + kind + "/" + name}
+	}
+
+	parameters := map[string]any{}
+	paths := map[string]any{}
+	for _, e := range endpoints {
+		var ps []any
+		for _, p := range e.params {
+			parameters[p.name] = p.openAPI()
+			ps = append(ps, ref("parameters", p.name))
+		}
+		var body map[string]any
+		if e.toolsBody {
+			body = g.of(reflect.TypeFor[ToolsBody]())
+		} else {
+			body = g.report(e)
+		}
+		text := func(desc string) map[string]any {
+			return map[string]any{"schema": map[string]any{"type": "string"}, "x-description": desc}
+		}
+		ok := map[string]any{
+			"description": "The report.",
+			"content": map[string]any{
+				"application/json": map[string]any{"schema": body},
+				"text/csv":         text("Every column, a header row of field names first, RFC 4180 with CRLF line ends."),
+				"text/markdown":    text("A GitHub-flavoured Markdown table of the main columns under a heading."),
+				"text/plain":       text("An aligned text table of the main columns."),
+			},
+		}
+		if e.paged {
+			ok["headers"] = map[string]any{"Link": map[string]any{
+				"description": "`<…&cursor=…>; rel=\"next\"` when there is a next page.",
+				"schema":      map[string]any{"type": "string"},
+			}}
+		}
+		paths[e.path] = map[string]any{"get": map[string]any{
+			"operationId": e.operationID,
+			"tags":        []string{e.tag},
+			"summary":     e.summary,
+			"description": e.description,
+			"parameters":  ps,
+			"responses": map[string]any{
+				"200": ok,
+				"400": ref("responses", "BadRequest"),
+				"406": ref("responses", "NotAcceptable"),
+				"500": ref("responses", "InternalError"),
+				"503": ref("responses", "Unavailable"),
+			},
+		}}
+	}
+	health := g.of(reflect.TypeFor[Health]())
+	paths["/healthz"] = map[string]any{"get": map[string]any{
+		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness",
+		"description": "Answers while the process serves HTTP, with its version.",
+		"responses": map[string]any{"200": map[string]any{
+			"description": "The process is alive.", "content": map[string]any{"application/json": map[string]any{"schema": health}},
+		}},
+	}}
+	paths["/readyz"] = map[string]any{"get": map[string]any{
+		"operationId": "readyz", "tags": []string{"health"}, "summary": "Readiness",
+		"description": "Answers 200 once the store serves queries, 503 otherwise.",
+		"responses": map[string]any{
+			"200": map[string]any{"description": "Ready.", "content": map[string]any{"application/json": map[string]any{"schema": health}}},
+			"503": ref("responses", "Unavailable"),
+		},
+	}}
+	paths["/api/v1/openapi.json"] = map[string]any{"get": map[string]any{
+		"operationId": "openapi", "tags": []string{"meta"}, "summary": "This document",
+		"responses": map[string]any{"200": map[string]any{
+			"description": "The OpenAPI 3.1 document of the API.",
+			"content":     map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}},
+		}},
+	}}
+
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":   "mcpdrift API",
+			"version": version,
+			"description": "Reports on MCP tool schema drift: stale-revision usage, rejections, repairs, adapter retirement, " +
+				"notification propagation, safety violations and the call audit. Every report takes a window (`from`, `to`) and " +
+				"filters; each is served as JSON, CSV, Markdown or a text table (`format`, or the Accept header). Errors are " +
+				"RFC 9457 problem documents naming the parameter at fault. Every request is bound to the server's tenant.",
+		},
+		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+		"tags": []any{
+			map[string]any{"name": "reports", "description": "Drift reports."},
+			map[string]any{"name": "audit", "description": "Per-call audit, with arguments."},
+			map[string]any{"name": "health", "description": "Liveness and readiness."},
+			map[string]any{"name": "meta", "description": "The API's own description."},
+		},
+		"paths": paths,
+		"components": map[string]any{
+			"schemas":    g.schemas,
+			"parameters": parameters,
+			"responses":  responses,
+		},
+	}
+}
+
+func (p param) openAPI() map[string]any {
+	o := map[string]any{"name": p.name, "in": "query", "required": false, "description": p.desc, "schema": p.schema}
+	if p.repeat {
+		o["schema"] = map[string]any{"type": "array", "items": p.schema}
+		o["style"] = "form"
+		o["explode"] = true
+	}
+	if p.example != "" {
+		o["example"] = p.example
+		if p.repeat {
+			o["example"] = []string{p.example}
+		}
+	}
+	return o
+}
+
+// schemaGen builds JSON Schemas (draft 2020-12, as OpenAPI 3.1 uses) for Go
+// types, registering named structs under components/schemas.
+type schemaGen struct {
+	schemas map[string]any
+}
+
+// report returns the schema of e's ReportBody, registered as
+// <OperationID>Report.
+func (g *schemaGen) report(e *endpoint) map[string]any {
+	name := strings.ToUpper(e.operationID[:1]) + e.operationID[1:] + "Report"
+	props := map[string]any{
+		"report": map[string]any{"type": "string", "const": e.report, "description": "The report's name."},
+		"from":   map[string]any{"type": "string", "format": "date-time", "description": "Start of the window (inclusive)."},
+		"to":     map[string]any{"type": "string", "format": "date-time", "description": "End of the window (exclusive)."},
+		"rows":   map[string]any{"type": "array", "items": g.of(e.rowType)},
+	}
+	required := []string{"report", "from", "to", "rows"}
+	if e.paged {
+		props["next"] = map[string]any{"type": "string", "description": "Cursor of the next page; absent on the last page."}
+	}
+	if e.thresholds {
+		props["thresholds"] = g.of(reflect.TypeFor[Thresholds]())
+		required = append(required, "thresholds")
+	}
+	g.schemas[name] = map[string]any{
+		"type": "object", "description": e.summary + ".", "properties": props, "required": required,
+		"additionalProperties": false,
+	}
+	return map[string]any{"$ref": "#/components/schemas/" + name}
+}
+
+func (g *schemaGen) of(t reflect.Type) map[string]any {
+	switch {
+	case t == reflect.TypeFor[time.Time]():
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t.Kind() == reflect.Pointer:
+		inner := g.of(t.Elem())
+		if typ, ok := inner["type"].(string); ok {
+			out := map[string]any{}
+			for k, v := range inner {
+				out[k] = v
+			}
+			out["type"] = []string{typ, "null"}
+			return out
+		}
+		return map[string]any{"oneOf": []any{inner, map[string]any{"type": "null"}}}
+	case t.Kind() == reflect.Struct:
+		if _, ok := g.schemas[t.Name()]; !ok {
+			g.schemas[t.Name()] = nil // reserve: breaks cycles
+			g.schemas[t.Name()] = g.object(t)
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + t.Name()}
+	case t.Kind() == reflect.Slice:
+		return map[string]any{"type": "array", "items": g.of(t.Elem())}
+	case t.Kind() == reflect.String:
+		return map[string]any{"type": "string"}
+	case t.Kind() == reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
+		return map[string]any{"type": "integer"}
+	case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
+		return map[string]any{"type": "integer", "minimum": 0}
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return map[string]any{"type": "number"}
+	}
+	panic("openapi: no schema for " + t.String())
+}
+
+func (g *schemaGen) object(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	var required []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		s := g.of(f.Type)
+		key := t.Name() + "." + name
+		if d, ok := fieldDocs[key]; ok || enums[key] != nil {
+			// A $ref takes no siblings in older tools: wrap it.
+			if _, isRef := s["$ref"]; isRef {
+				s = map[string]any{"allOf": []any{s}}
+			}
+			if ok {
+				s["description"] = d
+			}
+			if e := enums[key]; e != nil {
+				s["enum"] = e
+			}
+		}
+		props[name] = s
+		if !strings.Contains(opts, "omitempty") {
+			required = append(required, name)
+		}
+	}
+	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if d, ok := typeDocs[t.Name()]; ok {
+		o["description"] = d
+	}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+// wire returns the wire values of an otelschema enumeration, "" (not set)
+// first.
+func wire[T ~uint8](str func(T) string) []string {
+	out := []string{""}
+	for i := T(1); str(i) != ""; i++ {
+		out = append(out, str(i))
+	}
+	return out
+}
+
+var (
+	outcomes    = wire(otelschema.Outcome.String)
+	privileges  = wire(otelschema.Privilege.String)
+	approvals   = wire(otelschema.Approval.String)
+	changeClass = wire(otelschema.ChangeClass.String)
+)
+
+// enums constrain fields to their values, keyed Type.json_name.
+var enums = map[string][]string{
+	"AdapterRow.verdict":        {queries.VerdictReady, queries.VerdictBlocked, queries.VerdictAtRisk},
+	"AdapterRow.max_privilege":  privileges,
+	"AdapterRow.change_class":   changeClass,
+	"ClientUsage.max_privilege": privileges,
+	"StaleUsageRow.trend":       {queries.TrendNew, queries.TrendGone, queries.TrendRising, queries.TrendFalling, queries.TrendFlat},
+	"RejectionRow.outcome":      {"rejected_stale", "rejected_incompatible", "rejected_invalid"},
+	"ViolationRow.kind":         {queries.ViolationSideEffectRejected, queries.ViolationMixedRevision, queries.ViolationRemovedToolSuccess, queries.ViolationRetryAcrossChange},
+	"ViolationRow.outcome":      outcomes,
+	"ViolationRow.change_class": changeClass,
+	"AuditRow.outcome":          outcomes,
+	"AuditRow.approval":         approvals,
+	"AuditRow.privilege":        privileges,
+	"Health.status":             {"ok", "ready"},
+	"Problem.type":              {"about:blank"},
+}
+
+var typeDocs = map[string]string{
+	"ToolRow":        "One tool called in the window.",
+	"StaleUsageRow":  "The calls of one tool by clients planning with one revision while the server executed one revision.",
+	"RejectionRow":   "The rejected calls of one tool, revision pair, outcome, error code and client.",
+	"RepairRow":      "What happened after the stale rejections of one tool.",
+	"AdapterRow":     "One compatibility adapter and whether it can be retired.",
+	"ClientUsage":    "One client's use of an adapter.",
+	"PropagationRow": "How one tool's list_changed notifications reached the sessions notified in the window.",
+	"ViolationRow":   "One safety violation.",
+	"AuditRow":       "One audited tools/call.",
+	"Thresholds":     "The thresholds the verdicts were judged with.",
+	"Problem":        "An RFC 9457 problem document.",
+	"Health":         "Health or readiness.",
+	"ToolsBody":      "The tools called in the window.",
+}
+
+// fieldDocs describe the fields whose name does not say it all, keyed
+// Type.json_name.
+var fieldDocs = map[string]string{
+	"StaleUsageRow.stale":                      "True when the client planned with a revision other than the one that executed.",
+	"StaleUsageRow.rejected":                   "Calls rejected_stale, rejected_incompatible or rejected_invalid.",
+	"StaleUsageRow.sessions":                   "Distinct session keys (the session id, else the run id).",
+	"StaleUsageRow.clients":                    "Distinct client name@version pairs.",
+	"StaleUsageRow.calls_first_half":           "Calls in the first half of the window.",
+	"StaleUsageRow.calls_second_half":          "Calls in the second half of the window.",
+	"StaleUsageRow.trend":                      "new (no calls in the first half), gone (none in the second), rising (over +20%), falling (under -20%) or flat.",
+	"RejectionRow.tool_calls":                  "Every call of the tool in the window under the same filter.",
+	"RejectionRow.rejection_rate":              "rejected / tool_calls.",
+	"RejectionRow.side_effect_violations":      "Rejected calls whose side effect had already started.",
+	"RepairRow.retry_calls":                    "Calls that retried another (mcp.drift.retry.of set).",
+	"RepairRow.amplification":                  "retry_calls / stale_rejections.",
+	"RepairRow.automatic_success_rate":         "automatic_succeeded / (automatic_succeeded + automatic_failed).",
+	"RepairRow.repair_p50_ms":                  "Median time to repair of the successful repairs that report one (approximate); null when none.",
+	"RepairRow.repair_p95_ms":                  "95th percentile time to repair; null when none.",
+	"AdapterRow.registered":                    "True when a server declared the adapter (mcp.drift.adapter); revision_from, revision_to, change_class and window_end come from its latest declaration.",
+	"AdapterRow.window_end":                    "The end of the adapter's declared compatibility window; null when none was declared.",
+	"AdapterRow.window_ended":                  "True when the declared window had ended.",
+	"AdapterRow.calls":                         "Calls through the adapter in the window.",
+	"AdapterRow.tool_calls":                    "Every call of the tool in the window.",
+	"AdapterRow.share":                         "calls / tool_calls.",
+	"AdapterRow.would_be_rejected":             "The what-if: calls the adapter normalised in the window, which would have been rejected without it.",
+	"AdapterRow.max_privilege":                 "The highest privilege among the calls.",
+	"AdapterRow.max_session_age_s":             "Age in seconds of the oldest session that made a call.",
+	"AdapterRow.callers":                       "Every client's use, most calls first.",
+	"AdapterRow.verdict":                       "ready, blocked (over a threshold) or at_risk (within the thresholds, but long-running or privileged callers).",
+	"AdapterRow.reason":                        "Why the verdict is what it is.",
+	"AdapterRow.blocking_clients":              "The callers in the way (for at_risk, the long-running or privileged ones), most calls first.",
+	"ClientUsage.client":                       "name@version, or the name alone when no version is known.",
+	"PropagationRow.tool":                      "The notified tool; empty for notifications that name none.",
+	"PropagationRow.lag_p50_ms":                "Median lag from the notification to the session's first refresh after it; null when no session refreshed.",
+	"PropagationRow.lag_p95_ms":                "95th percentile of that lag; null when no session refreshed.",
+	"PropagationRow.stale_calls_after_notice":  "Calls on an old revision the notified sessions sent after the notification.",
+	"PropagationRow.stale_calls_after_refresh": "Those of them sent even after the session had refreshed.",
+	"ViolationRow.kind":                        "side_effect_rejected, mixed_revision, removed_tool_success or retry_across_change.",
+	"ViolationRow.revision_validated":          "The revision the call was validated under, when it differs from the one it executed under.",
+	"AuditRow.service_version":                 "The handler build that served the call.",
+	"AuditRow.args_raw":                        "The arguments as received (JSON, redacted at ingest per configuration).",
+	"AuditRow.args_normalized":                 "The arguments after normalisation (JSON, redacted at ingest per configuration).",
+	"Thresholds.max_calls":                     "The most calls that allow retirement; null when it does not apply.",
+	"Thresholds.max_share":                     "The highest share of the tool's calls (0..1) that allows retirement; null when it does not apply.",
+	"Thresholds.long_session_s":                "Session age in seconds from which a caller counts as long-running.",
+	"Thresholds.top_clients":                   "How many blocking clients are listed per adapter.",
+	"Problem.title":                            "The status's reason phrase.",
+	"Problem.detail":                           "What went wrong with this request.",
+	"Problem.parameter":                        "The request parameter (or header) at fault.",
+}

@@ -1,0 +1,279 @@
+package api
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/queries"
+)
+
+// param is one query parameter: how the OpenAPI document describes it, and
+// whether it may repeat. Handlers read only the parameters their endpoint
+// lists; any other is a 400.
+type param struct {
+	name    string
+	desc    string
+	schema  map[string]any
+	repeat  bool
+	example string
+}
+
+var (
+	strSchema = map[string]any{"type": "string"}
+
+	pFrom = param{name: "from", example: "-7d", schema: strSchema,
+		desc: "Start of the window (inclusive): an RFC 3339 time, `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-7d`."}
+	pTo = param{name: "to", example: "now", schema: strSchema,
+		desc: "End of the window (exclusive), in the same forms as `from`. Default `now`."}
+	pTool        = param{name: "tool", schema: strSchema, desc: "Only this tool (`gen_ai.tool.name`)."}
+	pService     = param{name: "service", schema: strSchema, desc: "Only events of this service (`service.name`)."}
+	pEnvironment = param{name: "environment", schema: strSchema, desc: "Only this environment (`deployment.environment.name`)."}
+	pClient      = param{name: "client", schema: strSchema, example: "cursor@0.48.0",
+		desc: "Only this client, as a name (`cursor`) or name@version (`cursor@0.48.0`)."}
+	pExcludeClient = param{name: "exclude_client", repeat: true, schema: strSchema, example: "ci-runner",
+		desc: "Leave out this client's events, given as a name or name@version. Repeatable."}
+	pFormat = param{name: "format", schema: map[string]any{"type": "string", "enum": []string{"json", "csv", "md", "table"}},
+		desc: "Response format; wins over the Accept header: `json` (application/json), `csv` (text/csv), `md` (text/markdown), `table` (text/plain, an aligned table)."}
+	pLimit = param{name: "limit", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": queries.MaxPageLimit},
+		desc: fmt.Sprintf("Rows per page, 1 to %d. Default %d.", queries.MaxPageLimit, queries.DefaultPageLimit)}
+	pCursor = param{name: "cursor", schema: strSchema,
+		desc: "The `next` value of the previous page (also in its `Link: rel=\"next\"` header); omit for the first page."}
+	pWindow = param{name: "window", schema: strSchema, example: "14d",
+		desc: "The window as a duration ending at `to` (`14d`, `36h`): an alternative to `from`, not to be given with it."}
+	pMaxCalls = param{name: "max_calls", schema: map[string]any{"type": "integer", "minimum": 0},
+		desc: "Most calls through an adapter in the window that still allow retiring it. When neither `max_calls` nor `max_share` is given, the threshold is 0 calls; when only one is given, the other does not apply."}
+	pMaxShare = param{name: "max_share", schema: strSchema, example: "0.5%",
+		desc: "Highest share of the tool's calls in the window going through an adapter that still allows retiring it: a fraction (`0.005`) or a percentage (`0.5%`)."}
+	pLongSession = param{name: "long_session", schema: strSchema, example: "24h",
+		desc: "Session age from which a caller counts as long-running (`24h`, `3d`). Default 24h."}
+	pAdapter    = param{name: "adapter", schema: strSchema, desc: "Only this adapter id."}
+	pTopClients = param{name: "top_clients", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 100},
+		desc: "How many blocking clients to list per adapter. Default 5."}
+	pRun       = param{name: "run", schema: strSchema, desc: "Only calls of this agent run (`mcp.drift.run.id`)."}
+	pSession   = param{name: "session", schema: strSchema, desc: "Only calls of this session (`mcp.session.id`)."}
+	pRequestID = param{name: "request_id", schema: strSchema, desc: "Only the call with this JSON-RPC request id (`jsonrpc.request.id`)."}
+)
+
+// filterParams are the parameters of every report.
+var filterParams = []param{pFrom, pTo, pTool, pService, pEnvironment, pClient, pExcludeClient}
+
+// paramError is a request parameter at fault; it becomes a 400 problem
+// naming the parameter.
+type paramError struct {
+	param  string
+	detail string
+}
+
+// Error names the parameter and what is wrong with it.
+func (e *paramError) Error() string { return e.param + ": " + e.detail }
+
+func badParam(name, format string, args ...any) error {
+	return &paramError{param: name, detail: fmt.Sprintf(format, args...)}
+}
+
+// parseQuery decodes a raw query string. Unlike url.URL.Query, which drops
+// a pair it cannot decode, it refuses the request and names the parameter:
+// max_share=0.5% (an unescaped %) must not silently become no threshold.
+func parseQuery(raw string) (url.Values, error) {
+	v, err := url.ParseQuery(raw)
+	if err == nil {
+		return v, nil
+	}
+	for _, pair := range strings.FieldsFunc(raw, func(r rune) bool { return r == '&' }) {
+		key, value, _ := strings.Cut(pair, "=")
+		name, kerr := url.QueryUnescape(key)
+		if kerr != nil {
+			return nil, badParam(key, "malformed parameter name: %v", kerr)
+		}
+		if _, verr := url.QueryUnescape(value); verr != nil {
+			return nil, badParam(name, "malformed value %q: %v (escape %% as %%25)", value, verr)
+		}
+	}
+	return nil, badParam("", "malformed query string: %v", err)
+}
+
+// query reads the parameters of one request.
+type query struct {
+	v   url.Values
+	now time.Time
+}
+
+// check rejects the parameters the endpoint does not take and the repeated
+// ones that may not repeat.
+func (q query) check(allowed []param) error {
+	names := make([]string, 0, len(q.v))
+	for k := range q.v {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		i := slices.IndexFunc(allowed, func(p param) bool { return p.name == name })
+		if i < 0 {
+			known := make([]string, len(allowed))
+			for j, p := range allowed {
+				known[j] = p.name
+			}
+			return badParam(name, "unknown parameter; this endpoint takes %s", strings.Join(known, ", "))
+		}
+		if n := len(q.v[name]); n > 1 && !allowed[i].repeat {
+			return badParam(name, "given %d times; it takes one value", n)
+		}
+	}
+	return nil
+}
+
+// get returns the parameter's value, "" when absent.
+func (q query) get(name string) string { return strings.TrimSpace(q.v.Get(name)) }
+
+func (q query) time(name, def string) (time.Time, error) {
+	s := q.get(name)
+	if s == "" {
+		s = def
+	}
+	t, err := ParseTime(s, q.now)
+	if err != nil {
+		return time.Time{}, badParam(name, "%v", err)
+	}
+	return t, nil
+}
+
+// filter reads the common report filter; with window set, the window
+// parameter may replace from.
+func (q query) filter(tenant string, window bool) (queries.Filter, error) {
+	to, err := q.time("to", "now")
+	if err != nil {
+		return queries.Filter{}, err
+	}
+	var from time.Time
+	if w := q.get("window"); window && w != "" {
+		if q.get("from") != "" {
+			return queries.Filter{}, badParam("window", "give window or from, not both")
+		}
+		d, err := parseDuration(w)
+		if err != nil {
+			return queries.Filter{}, badParam("window", "invalid window %q: %v", w, err)
+		}
+		if d <= 0 {
+			return queries.Filter{}, badParam("window", "invalid window %q: must be longer than zero", w)
+		}
+		from = to.Add(-d)
+	} else if from, err = q.time("from", "-7d"); err != nil {
+		return queries.Filter{}, err
+	}
+	if !from.Before(to) {
+		return queries.Filter{}, badParam("from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	var excl []string
+	for _, c := range q.v["exclude_client"] {
+		if c = strings.TrimSpace(c); c == "" {
+			return queries.Filter{}, badParam("exclude_client", "must not be empty")
+		}
+		excl = append(excl, c)
+	}
+	return queries.Filter{
+		Tenant:         tenant,
+		From:           from,
+		To:             to,
+		Tool:           q.get("tool"),
+		Service:        q.get("service"),
+		Environment:    q.get("environment"),
+		Client:         q.get("client"),
+		ExcludeClients: excl,
+	}, nil
+}
+
+// page reads limit and cursor.
+func (q query) page() (queries.Page, error) {
+	p := queries.Page{After: q.get("cursor")}
+	if s := q.get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > queries.MaxPageLimit {
+			return p, badParam("limit", "invalid limit %q: want a whole number from 1 to %d", s, queries.MaxPageLimit)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// Thresholds are the retirement thresholds a report was judged with, as
+// the adapter retirement report echoes them.
+type Thresholds struct {
+	// MaxCalls is the most calls that allow retirement; null when it does
+	// not apply.
+	MaxCalls *int64 `json:"max_calls"`
+	// MaxShare is the highest share of the tool's calls that allows
+	// retirement (0..1); null when it does not apply.
+	MaxShare *float64 `json:"max_share"`
+	// LongSessionS is the session age, in seconds, from which a caller
+	// counts as long-running.
+	LongSessionS int64 `json:"long_session_s"`
+	// TopClients is how many blocking clients are listed per adapter.
+	TopClients int `json:"top_clients"`
+}
+
+// retirement reads the thresholds of the adapter retirement verdict.
+func (q query) retirement() (queries.RetirementOptions, Thresholds, error) {
+	o := queries.RetirementOptions{MaxCalls: -1, MaxShare: -1, LongSession: queries.DefaultLongSession, TopClients: queries.DefaultTopClients}
+	if s := q.get("max_calls"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return o, Thresholds{}, badParam("max_calls", "invalid count %q: want a whole number, 0 or more", s)
+		}
+		o.MaxCalls = n
+	}
+	if s := q.get("max_share"); s != "" {
+		f, err := ParseShare(s)
+		if err != nil {
+			return o, Thresholds{}, badParam("max_share", "%v", err)
+		}
+		o.MaxShare = f
+	}
+	if o.MaxCalls < 0 && o.MaxShare < 0 {
+		o.MaxCalls = 0
+	}
+	if s := q.get("long_session"); s != "" {
+		d, err := parseDuration(s)
+		if err != nil || d <= 0 {
+			return o, Thresholds{}, badParam("long_session", "invalid session age %q: want a positive duration such as 24h or 3d", s)
+		}
+		o.LongSession = d
+	}
+	if s := q.get("top_clients"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			return o, Thresholds{}, badParam("top_clients", "invalid count %q: want a whole number from 1 to 100", s)
+		}
+		o.TopClients = n
+	}
+	th := Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients}
+	if o.MaxCalls >= 0 {
+		th.MaxCalls = &o.MaxCalls
+	}
+	if o.MaxShare >= 0 {
+		th.MaxShare = &o.MaxShare
+	}
+	return o, th, nil
+}
+
+// ParseShare reads a share of traffic: a fraction from 0 to 1 ("0.005") or
+// a percentage from 0% to 100% ("0.5%").
+func ParseShare(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	num, percent := strings.CutSuffix(s, "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("invalid share %q: want a fraction (0.005) or a percentage (0.5%%)", s)
+	}
+	if percent {
+		f /= 100
+	}
+	if f < 0 || f > 1 {
+		return 0, fmt.Errorf("invalid share %q: must be between 0 and 1 (0%% and 100%%)", s)
+	}
+	return f, nil
+}

@@ -1,0 +1,297 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/render"
+	"github.com/mcpdrift/mcpdrift/queries"
+)
+
+// ReportBody is the JSON body of every report endpoint but /api/v1/tools.
+type ReportBody[T any] struct {
+	// Report is the report's name, the last segment of its path.
+	Report string `json:"report"`
+	// From and To are the window [From, To) the report was asked for.
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	Rows []T       `json:"rows"`
+	// Next is the cursor of the next page of a paginated report; absent
+	// on the last page.
+	Next string `json:"next,omitempty"`
+	// Thresholds are those of the adapter retirement verdict; absent from
+	// the other reports.
+	Thresholds *Thresholds `json:"thresholds,omitempty"`
+}
+
+// ToolsBody is the JSON body of /api/v1/tools.
+type ToolsBody struct {
+	From  time.Time         `json:"from"`
+	To    time.Time         `json:"to"`
+	Tools []queries.ToolRow `json:"tools"`
+}
+
+// result is what an endpoint computed, ready to be written in any format.
+type result struct {
+	body     any
+	report   string
+	from, to time.Time
+	next     string
+	// table lays the rows out for a text format.
+	table func(render.Format) render.Table
+	// subtitle adds to the window line of text formats.
+	subtitle string
+}
+
+// endpoint is one report endpoint: its route, what the OpenAPI document
+// says of it, its parameters, and how it runs.
+type endpoint struct {
+	path        string
+	report      string
+	operationID string
+	tag         string
+	summary     string
+	description string
+	params      []param
+	// rowType is the type of the rows; paged and thresholds shape the body.
+	rowType    reflect.Type
+	paged      bool
+	thresholds bool
+	// toolsBody marks /api/v1/tools, whose body predates ReportBody.
+	toolsBody bool
+	run       func(ctx context.Context, s *Server, q query, tenant string) (result, error)
+}
+
+const reportsPrefix = "/api/v1/reports/"
+
+func withFormat(ps ...[]param) []param {
+	var out []param
+	for _, p := range ps {
+		out = append(out, p...)
+	}
+	return append(out, pFormat)
+}
+
+// endpoints lists the report endpoints in the order the OpenAPI document
+// shows them.
+var endpoints = []*endpoint{
+	{
+		path: "/api/v1/tools", report: "tools", operationID: "listTools", tag: "reports",
+		summary:     "Tools called in the window",
+		description: "The tools called in the window with the revisions clients planned with, the revisions servers executed, the adapters that normalised calls, the call count and first/last seen. Served from the call rollups.",
+		params:      withFormat(filterParams),
+		rowType:     reflect.TypeFor[queries.ToolRow](),
+		toolsBody:   true,
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			f, err := q.filter(tenant, false)
+			if err != nil {
+				return result{}, err
+			}
+			rows, err := s.reports.Tools(ctx, f)
+			if err != nil {
+				return result{}, err
+			}
+			return result{body: ToolsBody{From: f.From, To: f.To, Tools: rows}, from: f.From, to: f.To,
+				table: func(ff render.Format) render.Table { return render.Tools(rows, ff) }}, nil
+		},
+	},
+	{
+		path: reportsPrefix + "stale-usage", report: "stale-usage", operationID: "staleUsage", tag: "reports",
+		summary:     "Stale-revision usage",
+		description: "Per tool × client revision × server revision: calls, their outcomes (current, normalized, rejected, removed, failed), distinct sessions, runs and clients, first and last seen, and the trend between the window's halves. Served from the call rollups over the window resolved to whole minutes.",
+		params:      withFormat(filterParams),
+		rowType:     reflect.TypeFor[queries.StaleUsageRow](),
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			return simple(ctx, q, tenant, "stale-usage", s.reports.StaleUsage, render.StaleUsage)
+		},
+	},
+	{
+		path: reportsPrefix + "rejections", report: "rejections", operationID: "rejections", tag: "reports",
+		summary:     "Rejected calls",
+		description: "Rejected calls by tool, revisions, outcome, error code and client, with the tool's rejection rate and the rejected calls whose side effect had already started (each a safety violation). Served from the call rollups.",
+		params:      withFormat(filterParams),
+		rowType:     reflect.TypeFor[queries.RejectionRow](),
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			return simple(ctx, q, tenant, "rejections", s.reports.Rejections, render.Rejections)
+		},
+	},
+	{
+		path: reportsPrefix + "repairs", report: "repairs", operationID: "repairs", tag: "reports",
+		summary:     "Client repairs after stale rejections",
+		description: "Per tool: stale rejections, retries and amplification (retries per stale rejection), repair actions (refresh and retry, model repair, human approval, abandon), the automatic repairs' success rate and the time to repair. Served from the call and repair rollups.",
+		params:      withFormat(filterParams),
+		rowType:     reflect.TypeFor[queries.RepairRow](),
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			return simple(ctx, q, tenant, "repairs", s.reports.Repairs, render.Repairs)
+		},
+	},
+	{
+		path: reportsPrefix + "adapter-retirement", report: "adapter-retirement", operationID: "adapterRetirement", tag: "reports",
+		summary: "Can each adapter be retired?",
+		description: "Every compatibility adapter, declared by a server or seen on calls, with its remaining use in the window and a verdict: " +
+			"`ready` (within the thresholds, no long-running or privileged caller), `blocked` (over a threshold) or `at_risk` (within the thresholds, but some callers are long-running sessions or destructive/credentialed), " +
+			"with the reason, the blocking clients and a what-if: the calls that would have been rejected without the adapter. Excluded clients are left out of every figure.",
+		params:     withFormat(filterParams, []param{pWindow, pMaxCalls, pMaxShare, pLongSession, pAdapter, pTopClients}),
+		rowType:    reflect.TypeFor[queries.AdapterRow](),
+		thresholds: true,
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			f, err := q.filter(tenant, true)
+			if err != nil {
+				return result{}, err
+			}
+			o, th, err := q.retirement()
+			if err != nil {
+				return result{}, err
+			}
+			rows, err := s.reports.AdapterRetirement(ctx, f, o)
+			if err != nil {
+				return result{}, err
+			}
+			if id := q.get("adapter"); id != "" {
+				rows = slices.DeleteFunc(rows, func(r queries.AdapterRow) bool { return r.AdapterID != id })
+			}
+			return result{
+				body:     ReportBody[queries.AdapterRow]{Report: "adapter-retirement", From: f.From, To: f.To, Rows: rows, Thresholds: &th},
+				report:   "adapter-retirement",
+				from:     f.From,
+				to:       f.To,
+				subtitle: DescribeThresholds(th),
+				table:    func(ff render.Format) render.Table { return render.AdapterRetirement(rows, ff) },
+			}, nil
+		},
+	},
+	{
+		path: reportsPrefix + "propagation", report: "propagation", operationID: "propagation", tag: "reports",
+		summary:     "Notification propagation",
+		description: "Per tool, how `notifications/tools/list_changed` reached the notified sessions: sessions that refreshed and never refreshed, the median, p95 and maximum lag to the first refresh, and the calls sent on an old revision after the notification. Computed from the raw events.",
+		params:      withFormat(filterParams),
+		rowType:     reflect.TypeFor[queries.PropagationRow](),
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			return simple(ctx, q, tenant, "propagation", s.reports.Propagation, render.Propagation)
+		},
+	},
+	{
+		path: reportsPrefix + "violations", report: "violations", operationID: "violations", tag: "reports",
+		summary:     "Safety violations",
+		description: "Rejected calls whose side effect had started (`side_effect_rejected`), calls validated under one revision and executed under another (`mixed_revision`), successful calls to a removed tool (`removed_tool_success`) and automatic retries across a semantic or authority change (`retry_across_change`), oldest first, one page at a time. Computed from the raw events.",
+		params:      withFormat(filterParams, []param{pLimit, pCursor}),
+		rowType:     reflect.TypeFor[queries.ViolationRow](),
+		paged:       true,
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			f, err := q.filter(tenant, false)
+			if err != nil {
+				return result{}, err
+			}
+			p, err := q.page()
+			if err != nil {
+				return result{}, err
+			}
+			page, err := s.reports.Violations(ctx, f, p)
+			if err != nil {
+				return result{}, err
+			}
+			return result{
+				body:   ReportBody[queries.ViolationRow]{Report: "violations", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
+				report: "violations", from: f.From, to: f.To, next: page.Next,
+				table: func(ff render.Format) render.Table { return render.Violations(page.Rows, ff) },
+			}, nil
+		},
+	},
+	{
+		path: "/api/v1/audit/calls", report: "audit", operationID: "auditCalls", tag: "audit",
+		summary:     "Call audit",
+		description: "One row per `tools/call`: raw and normalised arguments, handler build, approval decision, external target, revisions, run and session; searched by run, session, request id and the common filter, oldest first, one page at a time. Read from the audit table, kept on its own retention. The rows carry call arguments: this endpoint will need the audit permission once tokens exist.",
+		params:      withFormat(filterParams, []param{pRun, pSession, pRequestID, pLimit, pCursor}),
+		rowType:     reflect.TypeFor[queries.AuditRow](),
+		paged:       true,
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			f, err := q.filter(tenant, false)
+			if err != nil {
+				return result{}, err
+			}
+			p, err := q.page()
+			if err != nil {
+				return result{}, err
+			}
+			af := queries.AuditFilter{Filter: f, RunID: q.get("run"), SessionID: q.get("session"), RequestID: q.get("request_id")}
+			page, err := s.reports.Audit(ctx, af, p)
+			if err != nil {
+				return result{}, err
+			}
+			return result{
+				body:   ReportBody[queries.AuditRow]{Report: "audit", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
+				report: "audit", from: f.From, to: f.To, next: page.Next,
+				table: func(ff render.Format) render.Table { return render.Audit(page.Rows, ff) },
+			}, nil
+		},
+	},
+}
+
+// simple runs a report that takes only the common filter.
+func simple[T any](ctx context.Context, q query, tenant, name string,
+	run func(context.Context, queries.Filter) ([]T, error), lay func([]T, render.Format) render.Table,
+) (result, error) {
+	f, err := q.filter(tenant, false)
+	if err != nil {
+		return result{}, err
+	}
+	rows, err := run(ctx, f)
+	if err != nil {
+		return result{}, err
+	}
+	return result{
+		body:   ReportBody[T]{Report: name, From: f.From, To: f.To, Rows: rows},
+		report: name, from: f.From, to: f.To,
+		table: func(ff render.Format) render.Table { return lay(rows, ff) },
+	}, nil
+}
+
+// ReportNames lists the names of the reports, as `mcpdrift report` takes them.
+func ReportNames() []string {
+	names := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		names[i] = e.report
+	}
+	return names
+}
+
+// ReportPath returns the API path of the named report.
+func ReportPath(name string) (string, bool) {
+	for _, e := range endpoints {
+		if e.report == name {
+			return e.path, true
+		}
+	}
+	return "", false
+}
+
+// ReportParams returns the query parameters the named report takes.
+func ReportParams(name string) []string {
+	for _, e := range endpoints {
+		if e.report == name {
+			out := make([]string, len(e.params))
+			for i, p := range e.params {
+				out[i] = p.name
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// DescribeThresholds says in words what th allows.
+func DescribeThresholds(th Thresholds) string {
+	var parts []string
+	if th.MaxCalls != nil {
+		parts = append(parts, fmt.Sprintf("at most %d calls", *th.MaxCalls))
+	}
+	if th.MaxShare != nil {
+		parts = append(parts, "at most "+render.Percent(*th.MaxShare)+" of the tool's calls")
+	}
+	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running",
+		strings.Join(parts, " and "), render.Age(th.LongSessionS))
+}

@@ -1,0 +1,402 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/queries"
+)
+
+// The builders below lay one report out as a Table for format f: CSV gets
+// exact machine values (full revisions, RFC 3339 times, raw ratios), the
+// other formats what a person reads (short digests, percentages, ages).
+
+// Tools lays out the tools report.
+func Tools(rows []queries.ToolRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Tools", Columns: []Column{
+		{Name: "tool", Title: "Tool"},
+		{Name: "client_revisions", Title: "Client revisions"},
+		{Name: "server_revisions", Title: "Server revisions"},
+		{Name: "adapters", Title: "Adapters"},
+		{Name: "calls", Title: "Calls", Numeric: true},
+		{Name: "first_seen", Title: "First seen"},
+		{Name: "last_seen", Title: "Last seen"},
+	}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Tool, v.revs(r.ClientRevisions), v.revs(r.ServerRevisions), v.list(r.Adapters),
+			v.uint(r.Calls), v.time(r.FirstSeen), v.time(r.LastSeen)})
+	}
+	return t
+}
+
+// StaleUsage lays out the stale-revision usage report.
+func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Stale-revision usage", Columns: []Column{
+		{Name: "tool", Title: "Tool"},
+		{Name: "revision_client", Title: "Client rev"},
+		{Name: "revision_server", Title: "Server rev"},
+		{Name: "stale", Title: "Stale"},
+		{Name: "calls", Title: "Calls", Numeric: true},
+		{Name: "current", Title: "Current", Numeric: true, Detail: true},
+		{Name: "normalized", Title: "Normalized", Numeric: true},
+		{Name: "rejected", Title: "Rejected", Numeric: true},
+		{Name: "removed", Title: "Removed", Numeric: true},
+		{Name: "failed", Title: "Failed", Numeric: true},
+		{Name: "sessions", Title: "Sessions", Numeric: true},
+		{Name: "runs", Title: "Runs", Numeric: true, Detail: true},
+		{Name: "clients", Title: "Clients", Numeric: true},
+		{Name: "first_seen", Title: "First seen", Detail: true},
+		{Name: "last_seen", Title: "Last seen"},
+		{Name: "calls_first_half", Title: "Calls, 1st half", Numeric: true, Detail: true},
+		{Name: "calls_second_half", Title: "Calls, 2nd half", Numeric: true, Detail: true},
+		{Name: "trend", Title: "Trend"},
+	}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), v.yes(r.Stale),
+			v.uint(r.Calls), v.uint(r.Current), v.uint(r.Normalized), v.uint(r.Rejected), v.uint(r.Removed), v.uint(r.Failed),
+			v.uint(r.Sessions), v.uint(r.Runs), v.uint(r.Clients), v.time(r.FirstSeen), v.time(r.LastSeen),
+			v.uint(r.CallsFirstHalf), v.uint(r.CallsSecondHalf), r.Trend})
+	}
+	return t
+}
+
+// Rejections lays out the rejections report.
+func Rejections(rows []queries.RejectionRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Rejections", Columns: []Column{
+		{Name: "tool", Title: "Tool"},
+		{Name: "revision_client", Title: "Client rev"},
+		{Name: "revision_server", Title: "Server rev"},
+		{Name: "outcome", Title: "Outcome"},
+		{Name: "error_code", Title: "Error code"},
+		{Name: "client_name", Title: "Client"},
+		{Name: "client_version", Title: "Version"},
+		{Name: "rejected", Title: "Rejected", Numeric: true},
+		{Name: "tool_calls", Title: "Tool calls", Numeric: true, Wide: true},
+		{Name: "rejection_rate", Title: "Rate", Numeric: true},
+		{Name: "side_effect_violations", Title: "Side effect started", Numeric: true},
+		{Name: "sessions", Title: "Sessions", Numeric: true},
+		{Name: "first_seen", Title: "First seen", Detail: true},
+		{Name: "last_seen", Title: "Last seen"},
+	}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), r.Outcome, r.ErrorCode,
+			r.ClientName, r.ClientVersion, v.uint(r.Rejected), v.uint(r.ToolCalls), v.ratio(r.RejectionRate),
+			v.uint(r.SideEffectViolations), v.uint(r.Sessions), v.time(r.FirstSeen), v.time(r.LastSeen)})
+	}
+	return t
+}
+
+// Repairs lays out the repairs report.
+func Repairs(rows []queries.RepairRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Repairs", Columns: []Column{
+		{Name: "tool", Title: "Tool"},
+		{Name: "stale_rejections", Title: "Stale rejections", Numeric: true},
+		{Name: "retry_calls", Title: "Retries", Numeric: true},
+		{Name: "amplification", Title: "Retries/stale", Numeric: true},
+		{Name: "refresh_retries", Title: "Refresh+retry", Numeric: true},
+		{Name: "model_repairs", Title: "Model repairs", Numeric: true},
+		{Name: "human_approvals", Title: "Human approvals", Numeric: true},
+		{Name: "human_approvals_denied", Title: "Denied", Numeric: true},
+		{Name: "abandons", Title: "Abandons", Numeric: true},
+		{Name: "automatic_repairs", Title: "Automatic", Numeric: true, Detail: true},
+		{Name: "automatic_succeeded", Title: "Automatic ok", Numeric: true, Detail: true},
+		{Name: "automatic_failed", Title: "Automatic failed", Numeric: true, Detail: true},
+		{Name: "automatic_success_rate", Title: "Automatic success", Numeric: true},
+		{Name: "repair_p50_ms", Title: "Repair p50", Numeric: true},
+		{Name: "repair_p95_ms", Title: "Repair p95", Numeric: true},
+	}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Tool, v.uint(r.StaleRejections), v.uint(r.RetryCalls), v.float(r.Amplification),
+			v.uint(r.RefreshRetries), v.uint(r.ModelRepairs), v.uint(r.HumanApprovals), v.uint(r.HumanApprovalsDenied),
+			v.uint(r.Abandons), v.uint(r.AutomaticRepairs), v.uint(r.AutomaticSucceeded), v.uint(r.AutomaticFailed),
+			v.ratio(r.AutomaticSuccessRate), v.ms(r.RepairP50Ms), v.ms(r.RepairP95Ms)})
+	}
+	return t
+}
+
+// AdapterRetirement lays out the adapter retirement report; the reason is
+// a long column.
+func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Adapter retirement", Columns: []Column{
+		{Name: "adapter_id", Title: "Adapter"},
+		{Name: "tool", Title: "Tool"},
+		{Name: "registered", Title: "Registered", Detail: true},
+		{Name: "revision_from", Title: "From", Detail: true},
+		{Name: "revision_to", Title: "To", Detail: true},
+		{Name: "change_class", Title: "Change", Wide: true},
+		{Name: "verdict", Title: "Verdict"},
+		{Name: "calls", Title: "Calls", Numeric: true},
+		{Name: "tool_calls", Title: "Tool calls", Numeric: true, Detail: true},
+		{Name: "share", Title: "Share", Numeric: true},
+		{Name: "would_be_rejected", Title: "Would be rejected", Numeric: true, Wide: true},
+		{Name: "sessions", Title: "Sessions", Numeric: true, Wide: true},
+		{Name: "clients", Title: "Clients", Numeric: true},
+		{Name: "services", Title: "Services", Numeric: true, Detail: true},
+		{Name: "service_names", Title: "Service names", Detail: true},
+		{Name: "max_privilege", Title: "Max privilege"},
+		{Name: "max_session_age_s", Title: "Oldest session", Numeric: true},
+		{Name: "first_seen", Title: "First seen", Detail: true},
+		{Name: "last_seen", Title: "Last seen"},
+		{Name: "window_end", Title: "Window end"},
+		{Name: "window_ended", Title: "Window ended", Detail: true},
+		{Name: "blocking_clients", Title: "Blocking clients"},
+		{Name: "callers", Title: "Callers", Detail: true},
+		{Name: "reason", Title: "Reason", Long: true},
+	}}
+	for _, r := range rows {
+		windowEnd := v.timePtr(r.WindowEnd)
+		if !v.machine && r.WindowEnded {
+			windowEnd += " (ended)"
+		}
+		t.Rows = append(t.Rows, []string{r.AdapterID, r.Tool, v.yes(r.Registered), v.rev(r.RevisionFrom), v.rev(r.RevisionTo),
+			r.ChangeClass, r.Verdict, v.uint(r.Calls), v.uint(r.ToolCalls), v.ratio(r.Share), v.uint(r.WouldBeRejected),
+			v.uint(r.Sessions), v.uint(r.Clients), v.uint(r.Services), v.list(r.ServiceNames), r.MaxPrivilege,
+			v.age(r.MaxSessionAgeS), v.timePtr(r.FirstSeen), v.timePtr(r.LastSeen), windowEnd, v.yes(r.WindowEnded),
+			v.clients(r.BlockingClients), v.clients(r.Callers), r.Reason})
+	}
+	return t
+}
+
+// Propagation lays out the notification propagation report.
+func Propagation(rows []queries.PropagationRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Notification propagation", Columns: []Column{
+		{Name: "tool", Title: "Tool"},
+		{Name: "notified_sessions", Title: "Notified", Numeric: true},
+		{Name: "refreshed_sessions", Title: "Refreshed", Numeric: true},
+		{Name: "never_refreshed", Title: "Never refreshed", Numeric: true},
+		{Name: "lag_p50_ms", Title: "Lag p50", Numeric: true},
+		{Name: "lag_p95_ms", Title: "Lag p95", Numeric: true},
+		{Name: "lag_max_ms", Title: "Lag max", Numeric: true},
+		{Name: "stale_calls_after_notice", Title: "Stale calls after notice", Numeric: true},
+		{Name: "stale_calls_after_refresh", Title: "After refresh", Numeric: true},
+		{Name: "sessions_with_stale_calls", Title: "Sessions with stale calls", Numeric: true},
+	}}
+	for _, r := range rows {
+		tool := r.Tool
+		if tool == "" && !v.machine {
+			tool = "(no tool named)"
+		}
+		lagMax := float64(r.LagMaxMs)
+		t.Rows = append(t.Rows, []string{tool, v.uint(r.NotifiedSessions), v.uint(r.RefreshedSessions), v.uint(r.NeverRefreshed),
+			v.ms(r.LagP50Ms), v.ms(r.LagP95Ms), v.ms(&lagMax), v.uint(r.StaleCallsAfterNotice), v.uint(r.StaleCallsAfterRefresh),
+			v.uint(r.SessionsWithStaleCalls)})
+	}
+	return t
+}
+
+// Violations lays out one page of safety violations; the detail is a long
+// column.
+func Violations(rows []queries.ViolationRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Safety violations", Columns: []Column{
+		{Name: "time", Title: "Time"},
+		{Name: "kind", Title: "Kind"},
+		{Name: "event_id", Title: "Event", Numeric: true, Detail: true},
+		{Name: "tool", Title: "Tool"},
+		{Name: "client", Title: "Client"},
+		{Name: "session_id", Title: "Session"},
+		{Name: "run_id", Title: "Run", Detail: true},
+		{Name: "request_id", Title: "Request"},
+		{Name: "revision_client", Title: "Client rev"},
+		{Name: "revision_server", Title: "Server rev"},
+		{Name: "revision_validated", Title: "Validated rev", Detail: true},
+		{Name: "change_class", Title: "Change"},
+		{Name: "outcome", Title: "Outcome", Detail: true},
+		{Name: "service", Title: "Service", Detail: true},
+		{Name: "service_version", Title: "Build", Detail: true},
+		{Name: "detail", Title: "Detail", Long: true},
+	}}
+	for _, r := range rows {
+		session := r.SessionID
+		if session == "" && !v.machine {
+			session = "run " + r.RunID
+		}
+		t.Rows = append(t.Rows, []string{v.time(r.Time), r.Kind, v.uint(r.EventID), r.Tool, r.Client, session, r.RunID,
+			r.RequestID, v.rev(r.RevisionClient), v.rev(r.RevisionServer), v.rev(r.RevisionValidated), r.ChangeClass,
+			r.Outcome, r.Service, r.ServiceVersion, r.Detail})
+	}
+	return t
+}
+
+// Audit lays out one page of the call audit; the arguments are in CSV only.
+func Audit(rows []queries.AuditRow, f Format) Table {
+	v := values{machine: f == FormatCSV}
+	t := Table{Title: "Call audit", Columns: []Column{
+		{Name: "time", Title: "Time"},
+		{Name: "event_id", Title: "Event", Numeric: true, Detail: true},
+		{Name: "tool", Title: "Tool"},
+		{Name: "service", Title: "Service", Detail: true},
+		{Name: "service_version", Title: "Build", Wide: true},
+		{Name: "environment", Title: "Environment", Detail: true},
+		{Name: "request_id", Title: "Request"},
+		{Name: "session_id", Title: "Session"},
+		{Name: "run_id", Title: "Run"},
+		{Name: "client", Title: "Client"},
+		{Name: "revision_client", Title: "Client rev"},
+		{Name: "revision_server", Title: "Server rev"},
+		{Name: "revision_validated", Title: "Validated rev", Detail: true},
+		{Name: "outcome", Title: "Outcome"},
+		{Name: "adapter_id", Title: "Adapter"},
+		{Name: "approval", Title: "Approval"},
+		{Name: "privilege", Title: "Privilege"},
+		{Name: "external_target", Title: "External target"},
+		{Name: "external_requests", Title: "External requests", Numeric: true, Detail: true},
+		{Name: "side_effect_started", Title: "Side effect"},
+		{Name: "args_raw", Title: "Arguments", Detail: true},
+		{Name: "args_normalized", Title: "Normalised arguments", Detail: true},
+	}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{v.time(r.Time), v.uint(r.EventID), r.Tool, r.Service, r.ServiceVersion, r.Environment,
+			r.RequestID, r.SessionID, r.RunID, r.Client, v.rev(r.RevisionClient), v.rev(r.RevisionServer),
+			v.rev(r.RevisionValidated), r.Outcome, r.AdapterID, r.Approval, r.Privilege, r.ExternalTarget,
+			strconv.FormatInt(r.ExternalRequests, 10), v.yes(r.SideEffectStarted), r.ArgsRaw, r.ArgsNormalized})
+	}
+	return t
+}
+
+// Window describes a report window for people.
+func Window(from, to time.Time) string {
+	return fmt.Sprintf("%s to %s", HumanTime(from), HumanTime(to))
+}
+
+// HumanTime formats t to the second, in UTC.
+func HumanTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+// ShortRevision shortens a digest revision (sha256:<64 hex>) to its first
+// 12 hex digits; other revisions are returned as they are.
+func ShortRevision(r string) string {
+	if algo, hex, ok := strings.Cut(r, ":"); ok && len(hex) > 12 {
+		return algo + ":" + hex[:12]
+	}
+	return r
+}
+
+// Percent formats a ratio as a percentage with two decimals.
+func Percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 2, 64) + "%" }
+
+// Age renders seconds as a short duration: 90s, 45m, 30h, 3d.
+func Age(s int64) string {
+	switch {
+	case s < 120:
+		return fmt.Sprintf("%ds", s)
+	case s < 2*3600:
+		return fmt.Sprintf("%dm", s/60)
+	case s < 72*3600:
+		return fmt.Sprintf("%dh", s/3600)
+	}
+	return fmt.Sprintf("%dd", s/86400)
+}
+
+// values formats cells for machines (CSV) or people.
+type values struct{ machine bool }
+
+func (v values) uint(n uint64) string { return strconv.FormatUint(n, 10) }
+
+func (v values) float(f float64) string {
+	if v.machine {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 2, 64)
+}
+
+func (v values) ratio(f float64) string {
+	if v.machine {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return Percent(f)
+}
+
+// ms formats a duration in milliseconds; nil is empty.
+func (v values) ms(p *float64) string {
+	switch {
+	case p == nil:
+		return ""
+	case v.machine:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	case *p < 1000:
+		return strconv.FormatFloat(*p, 'f', 0, 64) + "ms"
+	case *p < 120_000:
+		return strconv.FormatFloat(*p/1000, 'f', 1, 64) + "s"
+	case *p < 2*3_600_000:
+		return strconv.FormatFloat(*p/60_000, 'f', 1, 64) + "m"
+	}
+	return strconv.FormatFloat(*p/3_600_000, 'f', 1, 64) + "h"
+}
+
+func (v values) age(s int64) string {
+	if v.machine {
+		return strconv.FormatInt(s, 10)
+	}
+	if s == 0 {
+		return ""
+	}
+	return Age(s)
+}
+
+func (v values) yes(b bool) string {
+	if v.machine {
+		return strconv.FormatBool(b)
+	}
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func (v values) time(t time.Time) string {
+	if v.machine {
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	return HumanTime(t)
+}
+
+func (v values) timePtr(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return v.time(*t)
+}
+
+func (v values) rev(r string) string {
+	if v.machine {
+		return r
+	}
+	return ShortRevision(r)
+}
+
+func (v values) revs(rs []string) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = v.rev(r)
+	}
+	return v.list(out)
+}
+
+func (v values) list(s []string) string {
+	if v.machine {
+		return strings.Join(s, ";")
+	}
+	return strings.Join(s, ", ")
+}
+
+// clients lists client usages: name@version=calls;… for machines,
+// "name@version (calls)" for people.
+func (v values) clients(cs []queries.ClientUsage) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		if v.machine {
+			out[i] = fmt.Sprintf("%s=%d", c.Client, c.Calls)
+		} else {
+			out[i] = fmt.Sprintf("%s (%d)", c.Client, c.Calls)
+		}
+	}
+	return v.list(out)
+}
