@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
-	"github.com/mcpdrift/mcpdrift/queries/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
-	"github.com/mcpdrift/mcpdrift/queries/internal/fixture"
 )
 
 // retire are the thresholds of the golden retirement reports: at most 5

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -87,7 +88,7 @@ func load(ctx context.Context) (*Fixture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the fixture: %w", err)
 	}
-	now, batches, err := Decode(data)
+	batches, err := fixture.Decode(data)
 	if err != nil {
 		return nil, err
 	}
@@ -119,9 +120,9 @@ func load(ctx context.Context) (*Fixture, error) {
 			}
 		}
 	}
-	r, err := queries.New(st, cfg.Schema.Database, queries.WithClock(func() time.Time { return now }))
+	r, err := queries.New(st, cfg.Schema.Database, queries.WithClock(func() time.Time { return fixture.Now }))
 	if err != nil {
 		return fail(err)
 	}
-	return &Fixture{Now: now, Store: st, Database: cfg.Schema.Database, Dir: dir, Runner: r}, nil
+	return &Fixture{Now: fixture.Now, Store: st, Database: cfg.Schema.Database, Dir: dir, Runner: r}, nil
 }
