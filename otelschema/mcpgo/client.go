@@ -1,0 +1,559 @@
+package mcpgo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/log"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+)
+
+// ClientOptions configures the client instrumentation. The zero value is
+// ready to use.
+type ClientOptions struct {
+	// LoggerProvider provides the logger the drift events are emitted
+	// with; nil means the global provider (otel.GetLoggerProvider).
+	LoggerProvider log.LoggerProvider
+	// RunID identifies the agent run (the seed's Activity). It is sent
+	// under MetaRunID with every tools/list and tools/call and set on
+	// every event; empty means a random id. Protocols without sessions
+	// (2026-07-28) use it as the session key.
+	RunID string
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Client instruments an mcp.Client: it keeps each session's snapshot of
+// tool revisions, sends the planned revision with every tools/call, and
+// records refreshes (mcp.drift.refresh), received notifications
+// (mcp.drift.list_changed) and repairs (mcp.drift.repair). The server is
+// authoritative for call events, so the client emits none. Create it with
+// NewClient; its methods are safe for concurrent use.
+type Client struct {
+	em       emitter
+	runID    string
+	sessions sessions[mcp.ClientSession, clientSession]
+	// stamps remembers the identity given to each params a caller sent
+	// without one, so that Repair can name the call it retries.
+	stamps sessions[mcp.CallToolParams, stamp]
+}
+
+// clientSession is one session's snapshot and bookkeeping.
+type clientSession struct {
+	started time.Time
+
+	mu         sync.Mutex
+	revisions  map[string]string    // tool → revision: the client snapshot
+	tools      map[string]*mcp.Tool // tool → definition
+	notifiedAt time.Time            // a list_changed not yet followed by a refresh
+	name, ver  string
+	protocol   string
+}
+
+type stamp struct{ id, revision string }
+
+// NewClient instruments c: it adds sending and receiving middleware to it.
+// For notifications/tools/list_changed to be received, c needs a
+// ToolListChangedHandler in its mcp.ClientOptions.
+func NewClient(c *mcp.Client, opts *ClientOptions) *Client {
+	if opts == nil {
+		opts = &ClientOptions{}
+	}
+	d := &Client{em: newEmitter(opts.LoggerProvider, opts.Now), runID: opts.RunID}
+	if d.runID == "" {
+		d.runID = newID()
+	}
+	c.AddSendingMiddleware(d.send)
+	c.AddReceivingMiddleware(d.receive)
+	return d
+}
+
+// RunID returns the agent run id sent with every request.
+func (d *Client) RunID() string { return d.runID }
+
+func (d *Client) session(cs *mcp.ClientSession) *clientSession {
+	return d.sessions.get(cs, func() *clientSession {
+		return &clientSession{started: d.em.now(), revisions: map[string]string{}, tools: map[string]*mcp.Tool{}}
+	})
+}
+
+// Revision returns the revision of tool in the session's snapshot.
+func (d *Client) Revision(cs *mcp.ClientSession, tool string) (string, bool) {
+	s := d.session(cs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.revisions[tool]
+	return r, ok
+}
+
+// Plan returns a copy of params stamped at planning time: the revision of
+// the tool in the session's current snapshot and a new request id, under
+// MetaRevision and MetaRequestID. Send the copy with ClientSession.CallTool,
+// even after a refresh: the server then knows which revision the call was
+// planned with. Calls sent without Plan are stamped when sent.
+func (d *Client) Plan(cs *mcp.ClientSession, params *mcp.CallToolParams) *mcp.CallToolParams {
+	p := *params
+	p.Meta = maps.Clone(params.Meta)
+	if p.Meta == nil {
+		p.Meta = mcp.Meta{}
+	}
+	if _, ok := p.Meta[MetaRevision]; !ok {
+		if rev, ok := d.Revision(cs, p.Name); ok {
+			p.Meta[MetaRevision] = rev
+		}
+	}
+	if _, ok := p.Meta[MetaRequestID]; !ok {
+		p.Meta[MetaRequestID] = newID()
+	}
+	p.Meta[MetaRunID] = d.runID
+	return &p
+}
+
+func (d *Client) send(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		cs, ok := req.GetSession().(*mcp.ClientSession)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		switch method {
+		case methodCallTool:
+			p, ok := req.GetParams().(*mcp.CallToolParams)
+			if !ok || p == nil {
+				break
+			}
+			d.learn(cs, p.Meta)
+			return next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: d.stamp(cs, p)})
+		case methodListTools:
+			p, _ := req.GetParams().(*mcp.ListToolsParams)
+			var q mcp.ListToolsParams
+			if p != nil {
+				q = *p
+			}
+			q.Meta = maps.Clone(q.Meta)
+			if q.Meta == nil {
+				q.Meta = mcp.Meta{}
+			}
+			q.Meta[MetaRunID] = d.runID
+			d.learn(cs, q.Meta)
+			res, err := next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: &q})
+			lr, _ := res.(*mcp.ListToolsResult)
+			d.refreshed(ctx, cs, q.Cursor, lr, err)
+			return res, err
+		case methodSubscriptionsListen:
+			// The SDK's own request: the server learns the run id of the
+			// stream its notifications are sent on.
+			if p := req.GetParams(); p != nil && !isNil(p) {
+				m := maps.Clone(p.GetMeta())
+				if m == nil {
+					m = map[string]any{}
+				}
+				m[MetaRunID] = d.runID
+				p.SetMeta(m)
+			}
+		case methodInitialize:
+			if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p.ClientInfo != nil {
+				s := d.session(cs)
+				s.mu.Lock()
+				s.name, s.ver, s.protocol = p.ClientInfo.Name, p.ClientInfo.Version, p.ProtocolVersion
+				s.mu.Unlock()
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// learn records the client identity and protocol a request's _meta
+// carries (protocol 2026-07-28 sends them with every request).
+func (d *Client) learn(cs *mcp.ClientSession, meta map[string]any) {
+	ci, _ := meta[mcp.MetaKeyClientInfo].(*mcp.Implementation)
+	pv, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+	if ci == nil && pv == "" {
+		return
+	}
+	s := d.session(cs)
+	s.mu.Lock()
+	if ci != nil {
+		s.name, s.ver = ci.Name, ci.Version
+	}
+	if pv != "" {
+		s.protocol = pv
+	}
+	s.mu.Unlock()
+}
+
+// stamp returns a copy of p carrying the run id, and the revision and
+// request id when p has none.
+func (d *Client) stamp(cs *mcp.ClientSession, p *mcp.CallToolParams) *mcp.CallToolParams {
+	q := *p
+	q.Meta = maps.Clone(p.Meta)
+	if q.Meta == nil {
+		q.Meta = mcp.Meta{}
+	}
+	q.Meta[MetaRunID] = d.runID
+	_, hasRev := q.Meta[MetaRevision]
+	_, hasID := q.Meta[MetaRequestID]
+	if !hasRev || !hasID {
+		st := d.stamps.get(p, func() *stamp { return &stamp{} })
+		if !hasRev {
+			if rev, ok := d.Revision(cs, p.Name); ok {
+				q.Meta[MetaRevision] = rev
+			}
+		}
+		if !hasID {
+			q.Meta[MetaRequestID] = newID()
+		}
+		*st = stamp{id: metaString(q.Meta, MetaRequestID), revision: metaString(q.Meta, MetaRevision)}
+	}
+	return &q
+}
+
+// base returns an event of the session with its identity fields set.
+func (d *Client) base(cs *mcp.ClientSession, name otelschema.EventName, now time.Time) (event, *clientSession) {
+	s := d.session(cs)
+	e := event{name: name, time: now, runID: d.runID, sessionID: cs.ID(), sessionAge: now.Sub(s.started)}
+	s.mu.Lock()
+	e.clientName, e.clientVersion, e.protocol = s.name, s.ver, s.protocol
+	s.mu.Unlock()
+	return e, s
+}
+
+// refreshed swaps the session's snapshot for the listed tools and emits
+// the refresh events: one per tool whose revision changed, or one without a
+// tool when none did.
+func (d *Client) refreshed(ctx context.Context, cs *mcp.ClientSession, cursor string, res *mcp.ListToolsResult, err error) {
+	now := d.em.now()
+	e, s := d.base(cs, otelschema.EventRefresh, now)
+	e.method = methodListTools
+	s.mu.Lock()
+	if !s.notifiedAt.IsZero() {
+		e.lag, e.hasLag = now.Sub(s.notifiedAt), true
+		if err == nil {
+			s.notifiedAt = time.Time{}
+		}
+	}
+	if err != nil || res == nil {
+		s.mu.Unlock()
+		e.refreshResult = otelschema.RefreshResultFailed
+		d.em.emit(ctx, &e, false)
+		return
+	}
+	e.refreshResult = otelschema.RefreshResultOK
+	type diff struct{ tool, before, after string }
+	var diffs []diff
+	listed := make(map[string]bool, len(res.Tools))
+	for _, t := range res.Tools {
+		if t == nil {
+			continue
+		}
+		listed[t.Name] = true
+		rev := advertised(t)
+		if before := s.revisions[t.Name]; before != rev {
+			diffs = append(diffs, diff{t.Name, before, rev})
+		}
+		s.revisions[t.Name] = rev
+		s.tools[t.Name] = t
+	}
+	if cursor == "" && res.NextCursor == "" { // the whole list: tools not in it are gone
+		for name, before := range s.revisions {
+			if !listed[name] {
+				diffs = append(diffs, diff{name, before, ""})
+				delete(s.revisions, name)
+				delete(s.tools, name)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if len(diffs) == 0 {
+		d.em.emit(ctx, &e, false)
+		return
+	}
+	slices.SortFunc(diffs, func(a, b diff) int { return strings.Compare(a.tool, b.tool) })
+	for _, df := range diffs {
+		ev := e
+		ev.tool, ev.revBefore, ev.revAfter = df.tool, df.before, df.after
+		d.em.emit(ctx, &ev, false)
+	}
+}
+
+func (d *Client) receive(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == methodToolListChanged {
+			if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
+				now := d.em.now()
+				e, s := d.base(cs, otelschema.EventListChanged, now)
+				e.method = methodToolListChanged
+				s.mu.Lock()
+				if s.notifiedAt.IsZero() {
+					s.notifiedAt = now
+				}
+				s.mu.Unlock()
+				d.em.emit(ctx, &e, false)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// Rejection is a server's repairable rejection of a tool call, as carried
+// in the result's structured content (see ParseRejection).
+type Rejection struct {
+	ErrorCode         string
+	Tool              string
+	RequiredAction    string
+	SideEffectStarted bool
+	CurrentRevision   string
+	ClientRevision    string
+	ChangeClass       otelschema.ChangeClass
+	MissingFields     []string
+	Replacement       string
+}
+
+// ParseRejection returns the rejection a tool result carries: an error
+// result whose structured content has an error_code.
+func ParseRejection(res *mcp.CallToolResult) (Rejection, bool) {
+	if res == nil || !res.IsError {
+		return Rejection{}, false
+	}
+	var m map[string]any
+	switch sc := res.StructuredContent.(type) {
+	case map[string]any:
+		m = sc
+	default:
+		raw, err := json.Marshal(sc)
+		if err != nil || json.Unmarshal(raw, &m) != nil {
+			return Rejection{}, false
+		}
+	}
+	r := Rejection{
+		ErrorCode:       metaString(m, "error_code"),
+		Tool:            metaString(m, "tool"),
+		RequiredAction:  metaString(m, "required_action"),
+		CurrentRevision: metaString(m, "current_revision"),
+		ClientRevision:  metaString(m, "client_revision"),
+		Replacement:     metaString(m, "replacement"),
+	}
+	if r.ErrorCode == "" {
+		return Rejection{}, false
+	}
+	r.SideEffectStarted, _ = m["side_effect_started"].(bool)
+	r.ChangeClass, _ = otelschema.ParseChangeClass(metaString(m, "change_class"))
+	if fs, ok := m["missing_fields"].([]any); ok {
+		for _, f := range fs {
+			if s, ok := f.(string); ok {
+				r.MissingFields = append(r.MissingFields, s)
+			}
+		}
+	}
+	return r, true
+}
+
+// RepairRequest is what a RepairPolicy decides on.
+type RepairRequest struct {
+	// Call is the rejected call, as it was planned.
+	Call *mcp.CallToolParams
+	// Rejection is the server's rejection.
+	Rejection Rejection
+	// Tool is the tool's definition after the refresh; nil when the tool
+	// is no longer listed.
+	Tool *mcp.Tool
+}
+
+// Decision is a RepairPolicy's answer.
+type Decision struct {
+	// Action is what the client does: RepairActionRefreshRetry or
+	// RepairActionModelRepair retry automatically with Arguments,
+	// RepairActionHumanApproval retries with Arguments under Approval
+	// unless it is ApprovalDenied, RepairActionAbandon gives up.
+	Action otelschema.RepairAction
+	// Arguments are the retry's arguments.
+	Arguments any
+	// Approval is the decision the retry runs under, sent under
+	// MetaApproval.
+	Approval otelschema.Approval
+}
+
+// RepairPolicy decides what to do about a stale rejection.
+type RepairPolicy func(ctx context.Context, r RepairRequest) (Decision, error)
+
+// Approver asks a person about a repair no policy may make alone. It
+// returns the retry's arguments and the decision: ApprovalPerCall or
+// ApprovalSession to retry, ApprovalDenied not to.
+type Approver func(ctx context.Context, r RepairRequest) (args any, approval otelschema.Approval, err error)
+
+// sensitiveFields are the fields a retry never fills in by itself: they can
+// widen or redirect the action (the seed's list).
+var sensitiveFields = []string{"environment", "account_id", "account", "repository", "repo", "host", "user",
+	"confirmation", "confirm", "target", "scope"}
+
+// SafeRetry returns the seed's repair policy. It refreshes and retries
+// automatically only when all of these hold: the server identified a stale
+// schema (STALE_TOOL_SCHEMA); the change is not semantic, authority or a
+// removal; the first attempt started no side effect; and every required
+// field the call lacks has a default in the refreshed schema and is not
+// sensitive (environment, account, repository, host, user, confirmation,
+// target, scope). Otherwise it asks ask, or abandons when ask is nil.
+func SafeRetry(ask Approver) RepairPolicy {
+	return func(ctx context.Context, r RepairRequest) (Decision, error) {
+		if args, ok := autoRetryArgs(r); ok {
+			return Decision{Action: otelschema.RepairActionRefreshRetry, Arguments: args, Approval: approvalOf(r.Call)}, nil
+		}
+		if ask == nil || r.Tool == nil {
+			return Decision{Action: otelschema.RepairActionAbandon}, nil
+		}
+		args, approval, err := ask(ctx, r)
+		if err != nil {
+			return Decision{}, fmt.Errorf("cannot ask for approval: %w", err)
+		}
+		return Decision{Action: otelschema.RepairActionHumanApproval, Arguments: args, Approval: approval}, nil
+	}
+}
+
+func approvalOf(p *mcp.CallToolParams) otelschema.Approval {
+	a, _ := otelschema.ParseApproval(metaString(p.Meta, MetaApproval))
+	return a
+}
+
+// autoRetryArgs returns the arguments of an automatic retry, when the seed
+// allows one.
+func autoRetryArgs(r RepairRequest) (map[string]any, bool) {
+	rej := r.Rejection
+	if r.Tool == nil || rej.ErrorCode != CodeStaleToolSchema || rej.SideEffectStarted {
+		return nil, false
+	}
+	switch rej.ChangeClass {
+	case otelschema.ChangeClassSemantic, otelschema.ChangeClassAuthority, otelschema.ChangeClassRemoval:
+		return nil, false
+	}
+	var args map[string]any
+	raw, err := json.Marshal(r.Call.Arguments)
+	if err != nil || json.Unmarshal(raw, &args) != nil {
+		return nil, false
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	var schema struct {
+		Properties           map[string]map[string]any `json:"properties"`
+		Required             []string                  `json:"required"`
+		AdditionalProperties *bool                     `json:"additionalProperties"`
+	}
+	raw, err = json.Marshal(r.Tool.InputSchema)
+	if err != nil || json.Unmarshal(raw, &schema) != nil {
+		return nil, false
+	}
+	if schema.AdditionalProperties != nil && !*schema.AdditionalProperties {
+		for k := range args {
+			if _, ok := schema.Properties[k]; !ok {
+				return nil, false // a field of the old shape the new one refuses
+			}
+		}
+	}
+	for _, f := range schema.Required {
+		if _, ok := args[f]; ok {
+			continue
+		}
+		def, ok := schema.Properties[f]["default"]
+		if !ok || slices.Contains(sensitiveFields, f) {
+			return nil, false
+		}
+		args[f] = def
+	}
+	return args, true
+}
+
+// Repair handles a rejected call: when res is a repairable rejection it
+// refreshes the tool list (a mcp.drift.refresh event), asks policy what to
+// do, retries if the decision allows it — a new request whose MetaRetryOf
+// names the rejected one — and emits a mcp.drift.repair event. It returns
+// the retry's result; when there was no retry, res and an error wrapping
+// ErrNoRetry. A result that is not a rejection is returned as is.
+func (d *Client) Repair(ctx context.Context, cs *mcp.ClientSession, call *mcp.CallToolParams, res *mcp.CallToolResult, policy RepairPolicy) (*mcp.CallToolResult, error) {
+	rej, ok := ParseRejection(res)
+	if !ok {
+		return res, nil
+	}
+	start := d.em.now()
+	origID, origRev := metaString(call.Meta, MetaRequestID), metaString(call.Meta, MetaRevision)
+	if origID == "" {
+		if st := d.stamps.get(call, func() *stamp { return &stamp{} }); st.id != "" {
+			origID, origRev = st.id, st.revision
+		}
+	}
+	e, _ := d.base(cs, otelschema.EventRepair, start)
+	e.tool, e.retryOf, e.revClient = call.Name, origID, origRev
+	e.change, e.errorCode, e.requiredAction = rej.ChangeClass, rej.ErrorCode, rej.RequiredAction
+
+	var tool *mcp.Tool
+	lr, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		e.repairAction, e.repairAutomatic, e.repairResult = otelschema.RepairActionRefreshRetry, true, otelschema.RepairResultFailure
+		e.repairDuration = d.em.now().Sub(start)
+		d.em.emit(ctx, &e, false)
+		return res, fmt.Errorf("cannot refresh tools to repair %s: %w", call.Name, err)
+	}
+	for _, t := range lr.Tools {
+		if t != nil && t.Name == call.Name {
+			tool = t
+		}
+	}
+	dec, err := policy(ctx, RepairRequest{Call: call, Rejection: rej, Tool: tool})
+	if err != nil {
+		return res, fmt.Errorf("cannot decide how to repair %s: %w", call.Name, err)
+	}
+	e.repairAction, e.approval = dec.Action, dec.Approval
+	e.repairAutomatic = dec.Action == otelschema.RepairActionRefreshRetry || dec.Action == otelschema.RepairActionModelRepair
+	if dec.Action == otelschema.RepairActionAbandon || dec.Action == otelschema.RepairActionUnspecified ||
+		dec.Approval == otelschema.ApprovalDenied {
+		e.repairResult = otelschema.RepairResultFailure
+		e.repairDuration = d.em.now().Sub(start)
+		d.em.emit(ctx, &e, false)
+		return res, fmt.Errorf("%s rejected with %s, repair %s: %w", call.Name, rej.ErrorCode, dec.Action, ErrNoRetry)
+	}
+
+	attempt := metaInt(call.Meta, MetaRetryAttempt) + 1
+	retry := &mcp.CallToolParams{Name: call.Name, Arguments: dec.Arguments, Meta: mcp.Meta{}}
+	for k, v := range call.Meta {
+		switch k {
+		case MetaRevision, MetaRequestID, MetaRetryOf, MetaRetryAttempt, MetaApproval:
+		default:
+			retry.Meta[k] = v
+		}
+	}
+	retry.Meta[MetaRequestID] = newID()
+	if origID != "" {
+		retry.Meta[MetaRetryOf] = origID
+	}
+	retry.Meta[MetaRetryAttempt] = attempt
+	if rev, ok := d.Revision(cs, call.Name); ok {
+		retry.Meta[MetaRevision] = rev
+	}
+	if dec.Approval != otelschema.ApprovalUnspecified {
+		retry.Meta[MetaApproval] = dec.Approval.String()
+	}
+	e.requestID, e.retryAttempt = metaString(retry.Meta, MetaRequestID), attempt
+
+	rres, err := cs.CallTool(ctx, retry)
+	e.repairResult = otelschema.RepairResultSuccess
+	if err != nil || rres == nil || rres.IsError {
+		e.repairResult = otelschema.RepairResultFailure
+	}
+	e.repairDuration = d.em.now().Sub(start)
+	d.em.emit(ctx, &e, false)
+	if err != nil {
+		return nil, fmt.Errorf("cannot retry %s: %w", call.Name, err)
+	}
+	return rres, nil
+}
+
+// newID returns a random 64-bit id in hex.
+func newID() string { return strconv.FormatUint(rand.Uint64(), 16) }

@@ -1,0 +1,43 @@
+// Package mcpgo instruments the official MCP Go SDK
+// (github.com/modelcontextprotocol/go-sdk) with mcpdrift's schema-drift
+// events, emitted through the OpenTelemetry Logs API so that any exporter
+// (OTLP to mcpdrift's ingester, a Collector, …) carries them.
+//
+// On the server, Server holds each tool's execution contract (its revision,
+// explicit or the RFC 8785 Digest of its definition) and the compatibility
+// adapters that serve older revisions. Every tools/call becomes a
+// mcp.drift.call event with the client's planned revision (read from
+// _meta under MetaRevision), the executing revision and the outcome:
+// current, normalized by an adapter, rejected_stale with a repairable
+// STALE_TOOL_SCHEMA error before any side effect, rejected_incompatible,
+// removed or failed. Sent notifications/tools/list_changed become
+// mcp.drift.list_changed events, and the adapter registry mcp.drift.adapter
+// events. A recording span in the context gets the same attributes.
+//
+// On the client, Client keeps each session's snapshot of tool revisions,
+// stamps every tools/call with the revision it was planned with, and
+// records refreshes, received notifications and repairs (Client.Repair,
+// with retry identity kept apart from request identity).
+//
+//	srv := mcp.NewServer(&mcp.Implementation{Name: "deploy"}, nil)
+//	drift := mcpgo.NewServer(srv, nil) // the global LoggerProvider
+//	drift.AddTool(deployV2, handleDeploy, mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassBoundedMigration})
+//	drift.AddAdapter(ctx, mcpgo.Adapter{ID: "deploy-1-to-2", Tool: "deploy_preview", From: "1", To: "2",
+//		Class: otelschema.ChangeClassBoundedMigration, WindowEnd: end, Normalize: defaultRegion})
+//
+//	client := mcp.NewClient(&mcp.Implementation{Name: "agent"}, &mcp.ClientOptions{ToolListChangedHandler: onChange})
+//	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{RunID: runID})
+//	planned := agent.Plan(session, &mcp.CallToolParams{Name: "deploy_preview", Arguments: args})
+//	res, err := session.CallTool(ctx, planned)
+//	res, err = agent.Repair(ctx, session, planned, res, mcpgo.SafeRetry(askHuman))
+//
+// Cost: the middleware's own work is about half a microsecond per call; the
+// OpenTelemetry SDK's record processing dominates (BenchmarkMiddleware). The
+// events never repeat an attribute key, so a provider built with
+// sdklog.WithAllowKeyDuplication skips the SDK's de-duplication pass, which
+// is about half of it.
+//
+// Tool handlers report what they did with SideEffectStarted and
+// ExternalRequest, so that a rejection or failure says whether anything
+// had already left the process.
+package mcpgo

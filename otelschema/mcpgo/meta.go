@@ -1,0 +1,73 @@
+package mcpgo
+
+// The _meta keys mcpgo reads and writes on MCP requests and tool
+// definitions. They live under the reverse-DNS prefix "dev.mcpdrift/", as the
+// MCP specification asks of vendor _meta keys.
+const (
+	// MetaRevision holds, on a tools/call request, the tool revision the
+	// client planned the call with; on a tool definition in a tools/list
+	// result, the revision the server advertises.
+	MetaRevision = "dev.mcpdrift/revision"
+	// MetaRequestID holds the call's identity, chosen by the client. The
+	// SDK does not expose JSON-RPC ids to middleware, so this id is what
+	// both sides record as jsonrpc.request.id.
+	MetaRequestID = "dev.mcpdrift/request_id"
+	// MetaRetryOf holds, on a retry, the MetaRequestID of the call it
+	// retries; MetaRetryAttempt its attempt number, 1 for the first retry.
+	MetaRetryOf      = "dev.mcpdrift/retry_of"
+	MetaRetryAttempt = "dev.mcpdrift/retry_attempt"
+	// MetaRunID holds the agent run the request belongs to.
+	MetaRunID = "dev.mcpdrift/run_id"
+	// MetaApproval holds the approval decision the call runs under: none,
+	// session, per_call or denied.
+	MetaApproval = "dev.mcpdrift/approval"
+	// MetaIdempotencyKey holds the idempotency key of the call's action.
+	MetaIdempotencyKey = "dev.mcpdrift/idempotency_key"
+)
+
+// Error codes of the rejections the server middleware returns, in the
+// structured content's error_code.
+const (
+	// CodeStaleToolSchema: the call was planned against an older revision
+	// that cannot be served; refreshing tools may help.
+	CodeStaleToolSchema = "STALE_TOOL_SCHEMA"
+	// CodeIncompatibleToolSchema: a field of the old revision changed
+	// meaning; the call must be planned again, usually with another tool.
+	CodeIncompatibleToolSchema = "INCOMPATIBLE_TOOL_SCHEMA"
+	// CodeInvalidArguments: an adapter could not normalise the arguments.
+	CodeInvalidArguments = "INVALID_ARGUMENTS"
+	// CodeToolRemoved: the tool no longer exists.
+	CodeToolRemoved = "TOOL_REMOVED"
+)
+
+// ActionRefreshTools is the required_action of stale rejections.
+const ActionRefreshTools = "refresh_tools"
+
+// metaString returns the string value of key in m; numbers are formatted as
+// JSON would.
+func metaString(m map[string]any, key string) string {
+	switch v := m[key].(type) {
+	case string:
+		return v
+	case float64:
+		return formatNumber(v)
+	case int:
+		return itoa(int64(v))
+	case int64:
+		return itoa(v)
+	}
+	return ""
+}
+
+// metaInt returns the integer value of key in m, 0 when absent.
+func metaInt(m map[string]any, key string) int64 {
+	switch v := m[key].(type) {
+	case float64:
+		return int64(v)
+	case int:
+		return int64(v)
+	case int64:
+		return v
+	}
+	return 0
+}

@@ -1,0 +1,294 @@
+package mcpgo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
+)
+
+// recorder is an OpenTelemetry log exporter that keeps every record's event
+// name and attributes.
+type recorder struct {
+	mu     sync.Mutex
+	events []map[string]string
+}
+
+func (r *recorder) Export(_ context.Context, records []sdklog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range records {
+		m := map[string]string{"event": rec.EventName()}
+		rec.WalkAttributes(func(a attribute.KeyValue) bool { m[string(a.Key)] = a.Value.Emit(); return true })
+		r.events = append(r.events, m)
+	}
+	return nil
+}
+func (r *recorder) Shutdown(context.Context) error   { return nil }
+func (r *recorder) ForceFlush(context.Context) error { return nil }
+
+// named returns the recorded events named name.
+func (r *recorder) named(name string) []map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []map[string]string
+	for _, e := range r.events {
+		if e["event"] == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fixture is an instrumented server and client connected in memory.
+type fixture struct {
+	rec    *recorder
+	srv    *mcp.Server
+	drift  *mcpgo.Server
+	agent  *mcpgo.Client
+	cs     *mcp.ClientSession
+	spans  *tracetest.SpanRecorder
+	events chan struct{}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{rec: &recorder{}, spans: tracetest.NewSpanRecorder(), events: make(chan struct{}, 8)}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(f.rec)))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
+	t.Cleanup(func() { lp.Shutdown(ctx); tp.Shutdown(ctx) })
+	f.srv = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	f.drift = mcpgo.NewServer(f.srv, &mcpgo.ServerOptions{LoggerProvider: lp})
+	// A tracing middleware outside the drift middleware, as an OTel MCP
+	// instrumentation would be.
+	tracer := tp.Tracer("test")
+	f.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ctx, span := tracer.Start(ctx, method)
+			defer span.End()
+			return next(ctx, method, req)
+		}
+	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "2"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case f.events <- struct{}{}:
+			default:
+			}
+		},
+	})
+	f.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: lp, RunID: "run-test"})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := f.srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	if f.cs, err = client.Connect(ctx, ct, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.cs.Close() })
+	return f
+}
+
+func schema(required ...string) json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"project":{"type":"string"},"team":{"type":"string"}},"required":["` +
+		strings.Join(required, `","`) + `"]}`)
+}
+
+func okHandler(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+}
+
+func (f *fixture) call(t *testing.T, p *mcp.CallToolParams) *mcp.CallToolResult {
+	t.Helper()
+	res, err := f.cs.CallTool(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func (f *fixture) lastCall(t *testing.T) map[string]string {
+	t.Helper()
+	calls := f.rec.named("mcp.drift.call")
+	if len(calls) == 0 {
+		t.Fatal("no call event")
+	}
+	return calls[len(calls)-1]
+}
+
+func checkAttrs(t *testing.T, got map[string]string, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q (event %v)", k, got[k], v, got)
+		}
+	}
+}
+
+func TestServerOutcomes(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	if err := f.drift.AddTool(&mcp.Tool{Name: "run_report", InputSchema: schema("team")}, okHandler,
+		mcpgo.Contract{Revision: "1", Privilege: otelschema.PrivilegeRead}); err != nil {
+		t.Fatal(err)
+	}
+	sideEffect := func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mcpgo.ExternalRequest(ctx, "billing-api")
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "upstream 502"}}}, nil
+	}
+	if err := f.drift.AddTool(&mcp.Tool{Name: "charge", InputSchema: schema()}, sideEffect,
+		mcpgo.Contract{Revision: "7", Privilege: otelschema.PrivilegeCredentialed}); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.AddTool(&mcp.Tool{Name: "plain", InputSchema: schema()}, okHandler)
+	if _, err := f.cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	planned := f.agent.Plan(f.cs, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}})
+	if got := planned.Meta[mcpgo.MetaRevision]; got != "1" {
+		t.Fatalf("planned revision %v, want 1", got)
+	}
+
+	// Current.
+	f.call(t, planned)
+	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "current", "mcp.drift.revision.client": "1",
+		"mcp.drift.revision.server": "1", "mcp.drift.privilege": "read", "mcp.drift.run.id": "run-test",
+		"jsonrpc.request.id": planned.Meta[mcpgo.MetaRequestID].(string), "mcp.client.name": "agent", "mcp.client.version": "2",
+		"mcp.drift.side_effect.started": "false", "mcp.drift.external.requests": "0", "mcp.drift.args.raw": `{"team":"sales"}`})
+
+	// A semantic change without an adapter: rejected as incompatible, the
+	// handler never runs.
+	ran := false
+	if err := f.drift.AddTool(&mcp.Tool{Name: "run_report", InputSchema: schema("project")},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ran = true
+			return okHandler(nil, nil)
+		},
+		mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassSemantic}); err != nil {
+		t.Fatal(err)
+	}
+	res := f.call(t, planned)
+	rej, ok := mcpgo.ParseRejection(res)
+	if !ok || rej.ErrorCode != mcpgo.CodeIncompatibleToolSchema || rej.SideEffectStarted || ran ||
+		rej.CurrentRevision != "2" || rej.ChangeClass != otelschema.ChangeClassSemantic {
+		t.Errorf("rejection %+v (%v), handler ran %v", rej, ok, ran)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	for _, want := range []string{"run_report", "meaning", "revision 1", "revision 2", "requires project", "Missing: project", "No side effect"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rejection text %q lacks %q", text, want)
+		}
+	}
+	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "rejected_incompatible",
+		"mcp.drift.error.code": mcpgo.CodeIncompatibleToolSchema, "mcp.drift.required_action": "refresh_tools",
+		"mcp.drift.change.class": "semantic", "mcp.drift.side_effect.started": "false"})
+
+	// An adapter that refuses the old arguments: rejected_invalid.
+	if err := f.drift.AddAdapter(ctx, mcpgo.Adapter{ID: "rr-1-2", Tool: "run_report", From: "1", To: "2",
+		Class: otelschema.ChangeClassBoundedMigration,
+		Normalize: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("team cannot be mapped to a project")
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	res = f.call(t, planned)
+	if rej, _ := mcpgo.ParseRejection(res); rej.ErrorCode != mcpgo.CodeInvalidArguments || ran {
+		t.Errorf("rejection %+v, handler ran %v", rej, ran)
+	}
+	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "rejected_invalid", "mcp.drift.adapter.id": "rr-1-2"})
+
+	// Removal, with a replacement.
+	f.drift.RemoveTool("run_report", "run_saved_report")
+	res = f.call(t, planned)
+	if rej, _ := mcpgo.ParseRejection(res); rej.ErrorCode != mcpgo.CodeToolRemoved || rej.Replacement != "run_saved_report" {
+		t.Errorf("removed result %+v", rej)
+	}
+	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "removed", "mcp.drift.change.class": "removal"})
+
+	// A failure after the side effect started.
+	f.call(t, &mcp.CallToolParams{Name: "charge", Arguments: map[string]any{}})
+	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "failed", "mcp.drift.side_effect.started": "true",
+		"mcp.drift.external.requests": "1", "mcp.drift.external.target": "billing-api", "mcp.drift.privilege": "credentialed",
+		"mcp.drift.revision.client": "7"})
+
+	// A tool added to the SDK directly is recorded without revisions.
+	f.call(t, &mcp.CallToolParams{Name: "plain", Arguments: map[string]any{}})
+	if c := f.lastCall(t); c["mcp.drift.outcome"] != "current" || c["gen_ai.tool.name"] != "plain" || c["mcp.drift.revision.server"] != "" {
+		t.Errorf("plain call %v", c)
+	}
+
+	// The tracing span of each call carries the drift attributes, never
+	// the arguments.
+	var outcomes []string
+	for _, s := range f.spans.Ended() {
+		if s.Name() != "tools/call" {
+			continue
+		}
+		for _, a := range s.Attributes() {
+			if a.Key == otelschema.AttrOutcome {
+				outcomes = append(outcomes, a.Value.AsString())
+			}
+			if a.Key == otelschema.AttrArgsRaw {
+				t.Errorf("span carries the arguments")
+			}
+		}
+	}
+	if want := "current rejected_incompatible rejected_invalid removed failed current"; strings.Join(outcomes, " ") != want {
+		t.Errorf("span outcomes %v, want %s", outcomes, want)
+	}
+}
+
+func TestAddAdapterValidation(t *testing.T) {
+	d := mcpgo.NewServer(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), nil)
+	norm := func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil }
+	for _, a := range []mcpgo.Adapter{
+		{ID: "", Tool: "x", From: "1", To: "2", Class: otelschema.ChangeClassAdditive},
+		{ID: "a", Tool: "x", From: "1", To: "1", Class: otelschema.ChangeClassAdditive},
+		{ID: "a", Tool: "x", From: "1", To: "2", Class: otelschema.ChangeClassAuthority, Normalize: norm},
+		{ID: "a", Tool: "x", From: "1", To: "2", Class: otelschema.ChangeClassSemantic, Normalize: norm},
+		{ID: "a", Tool: "x", From: "1", To: "2", Class: otelschema.ChangeClassBoundedMigration},
+	} {
+		if err := d.AddAdapter(context.Background(), a); !errors.Is(err, mcpgo.ErrInvalidAdapter) {
+			t.Errorf("AddAdapter(%+v) = %v, want ErrInvalidAdapter", a, err)
+		}
+	}
+	if err := d.AddTool(nil, okHandler, mcpgo.Contract{}); !errors.Is(err, mcpgo.ErrInvalidTool) {
+		t.Errorf("AddTool(nil) = %v", err)
+	}
+}
+
+func TestAdapterEvents(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	end := time.Date(2027, 1, 31, 0, 0, 0, 0, time.UTC)
+	if err := f.drift.AddAdapter(ctx, mcpgo.Adapter{ID: "x-1-2", Tool: "x", From: "1", To: "2",
+		Class: otelschema.ChangeClassAdditive, WindowEnd: end}); err != nil {
+		t.Fatal(err)
+	}
+	f.drift.EmitAdapters(ctx)
+	f.drift.RemoveAdapter(ctx, "x-1-2")
+	evs := f.rec.named("mcp.drift.adapter")
+	if len(evs) != 3 {
+		t.Fatalf("adapter events %v, want 3", evs)
+	}
+	checkAttrs(t, evs[0], map[string]string{"gen_ai.tool.name": "x", "mcp.drift.adapter.id": "x-1-2", "mcp.drift.change.class": "additive",
+		"mcp.drift.adapter.revision.from": "1", "mcp.drift.adapter.revision.to": "2", "mcp.drift.adapter.window_end": "2027-01-31T00:00:00Z"})
+	if evs[2]["mcp.drift.adapter.window_end"] == evs[0]["mcp.drift.adapter.window_end"] {
+		t.Errorf("a removed adapter's window should end now: %v", evs[2])
+	}
+}
