@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -22,6 +25,13 @@ import (
 // Memory is bounded by maxPending: the events accepted but not yet written,
 // counted from the moment a request is admitted until its batch's Write
 // returns. Past it requests are refused at once, never queued.
+//
+// With a spool, a batch whose write fails retryably or takes longer than
+// spoolAfter is appended to the spool instead, and its requests are
+// acknowledged once it is fsynced there. From then on batches go to the
+// spool, in order behind it, until the replayer goroutine has written
+// everything in it to the store; then writes go to the store again. When
+// the spool is full, requests are refused at admission.
 type batcher struct {
 	w          store.Writer
 	tenant     string
@@ -30,6 +40,22 @@ type batcher struct {
 	maxPending int
 	timeout    time.Duration
 	stats      *counters
+	logger     *slog.Logger
+
+	// sp is the spool, nil without one.
+	sp         *spool.Spool
+	spoolAfter time.Duration
+	// spooling sends batches to the spool only: it holds records, or the
+	// store failed or was too slow. Set by the writer goroutine, cleared by
+	// the replayer once the spool is empty and no abandoned write is
+	// running, both under modeMu. While it is false the writer owns the
+	// spool's head and the replayer is idle.
+	spooling atomic.Bool
+	modeMu   sync.Mutex
+	// abandoned is closed when the last write left running past spoolAfter
+	// returns; nil before the first.
+	abandoned  atomic.Pointer[chan struct{}]
+	replayDone chan struct{} // closed when the replayer exits; nil without a spool
 
 	// ctx is the parent of every write; cancelled when Shutdown gives up.
 	ctx    context.Context
@@ -46,6 +72,9 @@ type batcher struct {
 	// waits for the requests in flight.
 	draining bool
 	pool     sync.Pool // *[]otelschema.Event of written batches
+	// recent holds the ids of events made durable lately; an event whose
+	// id it holds is dropped at admission. Nil when disabled.
+	recent *idSet
 }
 
 // batch is a set of events written with one store.Write.
@@ -71,7 +100,12 @@ type partRef struct {
 	i int
 }
 
-func newBatcher(cfg Config, w store.Writer, stats *counters) *batcher {
+// newBatcher starts a batcher writing to w and, when sp is not nil,
+// spooling to sp and replaying it. A nil logger discards logs.
+func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, logger *slog.Logger) *batcher {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &batcher{
 		w:          w,
@@ -81,13 +115,63 @@ func newBatcher(cfg Config, w store.Writer, stats *counters) *batcher {
 		maxPending: cfg.MaxPendingEvents,
 		timeout:    cfg.WriteTimeout,
 		stats:      stats,
+		logger:     logger,
+		sp:         sp,
+		spoolAfter: cfg.SpoolAfter,
 		ctx:        ctx,
 		cancel:     cancel,
 		done:       make(chan struct{}),
+		recent:     newIDSet(cfg.DedupIDs),
 	}
 	b.cond.L = &b.mu
+	if sp != nil {
+		if sp.Stats().Records > 0 {
+			// Replay what an earlier process left before writing anew.
+			b.spooling.Store(true)
+		}
+		b.replayDone = make(chan struct{})
+		go b.replay()
+	}
 	go b.run()
 	return b
+}
+
+// remember adds the ids of events made durable to the recent set.
+func (b *batcher) remember(events []otelschema.Event) {
+	if b.recent == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range events {
+		b.recent.add(events[i].ID)
+	}
+}
+
+// dropRecent returns events without those whose id is in the recent set,
+// counting them; events itself when none is. The caller holds mu.
+func (b *batcher) dropRecentLocked(events []otelschema.Event) []otelschema.Event {
+	if b.recent == nil {
+		return events
+	}
+	var kept []otelschema.Event
+	for i := range events {
+		if b.recent.has(events[i].ID) {
+			if kept == nil {
+				kept = make([]otelschema.Event, i, len(events))
+				copy(kept, events[:i])
+			}
+			b.stats.dedupHits.Add(1)
+			continue
+		}
+		if kept != nil {
+			kept = append(kept, events[i])
+		}
+	}
+	if kept == nil {
+		return events
+	}
+	return kept
 }
 
 // Add admits events, copying them into batches, and waits until they are
@@ -105,15 +189,22 @@ func (b *batcher) Add(ctx context.Context, events []otelschema.Event) error {
 // returns. It refuses the events, all of them, when the ingester is
 // overloaded or shutting down.
 func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
-	n := len(events)
-	if n == 0 {
+	if len(events) == 0 {
 		return ticket{}, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch {
-	case b.closed:
+	if b.closed {
 		return ticket{}, ErrShuttingDown
+	}
+	events = b.dropRecentLocked(events)
+	n := len(events)
+	switch {
+	case n == 0:
+		// Every event was made durable already: a retry.
+		return ticket{}, nil
+	case b.sp != nil && b.spooling.Load() && b.sp.Full():
+		return ticket{}, fmt.Errorf("%w: cannot admit %d events while the store is unavailable", ErrSpoolFull, n)
 	case n > b.maxPending:
 		// Would never fit, however long the client waits.
 		return ticket{}, fmt.Errorf("%w: %d events in one request, more than the %d the ingester holds", ErrTooLarge, n, b.maxPending)
@@ -205,13 +296,16 @@ func (b *batcher) run() {
 		b.queue = b.queue[1:]
 		b.mu.Unlock()
 
-		b.write(bt)
+		detached := b.write(bt)
 		n := len(*bt.events)
-		// Not cleared, as in Server.putEvents: reuse overwrites.
-		*bt.events = (*bt.events)[:0]
 		b.mu.Lock()
 		b.pending -= n
-		b.pool.Put(bt.events)
+		if !detached {
+			// Not cleared, as in Server.putEvents: reuse overwrites. A
+			// batch whose write still runs keeps its slice.
+			*bt.events = (*bt.events)[:0]
+			b.pool.Put(bt.events)
+		}
 		b.mu.Unlock()
 		close(bt.done)
 	}
@@ -224,14 +318,55 @@ func (b *batcher) run() {
 // the data's fault (ErrInvalidData), unless every part was refused: then
 // the store refuses everything (ErrStoreRefused). A single-part batch
 // cannot tell the two apart and is blamed on the data.
-func (b *batcher) write(bt *batch) {
+//
+// With a spool, every batch is first appended to it (write-ahead), so that
+// an insert cut short by a crash — some of the tables fed by the
+// materialised views written, others not — is replayed whole under the same
+// token after a restart. Then, unless spooling, the batch is written to the
+// store and its record committed; when the write fails retryably or
+// outlasts spoolAfter, the batch stays in the spool for the replayer, its
+// requests acknowledged all the same. detached reports a write left
+// running: it still reads the batch's events.
+func (b *batcher) write(bt *batch) (detached bool) {
 	events := *bt.events
 	bt.errs = make([]error, len(bt.ends))
-	err := b.writeEvents(events)
+	var (
+		next spool.Position
+		err  error
+	)
+	if b.sp != nil {
+		var spooling bool
+		if next, spooling = b.spoolBatch(bt); spooling || bt.errs[0] != nil {
+			return false
+		}
+		err, detached = b.writeWithBudget(events)
+		switch {
+		case err == nil:
+			if cerr := b.sp.Commit(next); cerr != nil {
+				b.logger.Warn("cannot record the spool position", "error", cerr)
+			}
+		case !errors.Is(err, store.ErrPermanent):
+			// Acknowledged: spooled. The replayer takes over.
+			b.stats.writeErrors.Add(1)
+			b.remember(events)
+			if b.spooling.CompareAndSwap(false, true) {
+				b.logger.Warn("store slow or failing: acknowledging batches once spooled", "error", err)
+			}
+			return detached
+		default:
+			// Refused for good: the record goes, the parts are tried below.
+			if qerr := b.sp.Quarantine(next, err.Error()); qerr != nil {
+				b.logger.Error("cannot quarantine a refused batch", "error", qerr)
+			}
+		}
+	} else {
+		err = b.writeEvents(events)
+	}
 	switch {
 	case err == nil:
 		b.stats.eventsStored.Add(uint64(len(events)))
-		return
+		b.remember(events)
+		return false
 	case !errors.Is(err, store.ErrPermanent):
 		b.stats.writeErrors.Add(1)
 		err = fmt.Errorf("cannot write batch of %d events: %w", len(events), err)
@@ -256,6 +391,7 @@ func (b *batcher) write(bt *batch) {
 			continue
 		}
 		b.stats.eventsStored.Add(uint64(len(part)))
+		b.remember(part)
 		written++
 	}
 	for i, perr := range bt.errs {
@@ -268,6 +404,179 @@ func (b *batcher) write(bt *batch) {
 		default:
 			bt.errs[i] = fmt.Errorf("%w: %w", ErrInvalidData, perr)
 		}
+	}
+	return false
+}
+
+// errSlowWrite is the outcome of a write that outlasted spoolAfter.
+var errSlowWrite = errors.New("store write over its latency budget")
+
+// writeWithBudget makes one store write; with a spool it waits at most
+// spoolAfter, leaving a slower write running (detached) and returning
+// errSlowWrite.
+func (b *batcher) writeWithBudget(events []otelschema.Event) (err error, detached bool) {
+	if b.sp == nil {
+		return b.writeEvents(events), false
+	}
+	res := make(chan error, 1)
+	fin := make(chan struct{})
+	go func() {
+		defer close(fin)
+		res <- b.writeEvents(events)
+	}()
+	t := time.NewTimer(b.spoolAfter)
+	defer t.Stop()
+	select {
+	case err := <-res:
+		return err, false
+	case <-t.C:
+		b.abandoned.Store(&fin)
+		return fmt.Errorf("%w: %d events not written after %s", errSlowWrite, len(events), b.spoolAfter), true
+	}
+}
+
+// spoolBatch appends bt to the spool. On failure it settles bt's parts
+// as refused, retryable (ErrSpoolFull when out of room). It returns the
+// position past the record and whether batches go to the spool only; then
+// the replayer writes this one.
+func (b *batcher) spoolBatch(bt *batch) (next spool.Position, spooling bool) {
+	events := *bt.events
+	b.modeMu.Lock()
+	spooling = b.spooling.Load()
+	if !spooling && b.sp.Stats().Records > 0 {
+		// Records not replayed yet: this one goes behind them.
+		spooling = true
+		b.spooling.Store(true)
+	}
+	next, err := b.sp.Append(spool.Record{Tenant: b.tenant, Token: batchToken(b.tenant, events), Events: events})
+	b.modeMu.Unlock()
+	if err != nil {
+		b.stats.spoolErrors.Add(1)
+		if errors.Is(err, spool.ErrFull) || errors.Is(err, spool.ErrNoSpace) {
+			err = fmt.Errorf("%w: cannot spool %d events: %w", ErrSpoolFull, len(events), err)
+		} else {
+			err = fmt.Errorf("cannot spool %d events: %w", len(events), err)
+		}
+		for i := range bt.errs {
+			bt.errs[i] = err
+		}
+		return next, spooling
+	}
+	b.stats.spooled.Add(1)
+	b.stats.spooledEvents.Add(uint64(len(events)))
+	if spooling {
+		b.remember(events)
+	}
+	return next, spooling
+}
+
+// Replay backoff bounds.
+const (
+	replayMinBackoff = 50 * time.Millisecond
+	replayMaxBackoff = 5 * time.Second
+	replayIdlePoll   = 100 * time.Millisecond
+)
+
+// replay is the replayer goroutine: it writes the spool's records to the
+// store in order, each under its own token, retrying with backoff while the
+// store fails, until the batcher is cancelled.
+func (b *batcher) replay() {
+	defer close(b.replayDone)
+	backoff := replayMinBackoff
+	sleep := func() bool {
+		t := time.NewTimer(backoff)
+		defer t.Stop()
+		backoff = min(2*backoff, replayMaxBackoff)
+		select {
+		case <-t.C:
+			return true
+		case <-b.ctx.Done():
+			return false
+		}
+	}
+	idle := func() {
+		t := time.NewTimer(replayIdlePoll)
+		defer t.Stop()
+		select {
+		case <-b.sp.Notify():
+		case <-t.C:
+		case <-b.ctx.Done():
+		}
+	}
+	for b.ctx.Err() == nil {
+		if !b.spooling.Load() {
+			// The writer owns the spool: it commits what it writes.
+			idle()
+			continue
+		}
+		rec, next, ok, err := b.sp.Peek()
+		if err != nil {
+			b.stats.spoolErrors.Add(1)
+			b.logger.Error("cannot read the spool", "error", err)
+			if !sleep() {
+				return
+			}
+			continue
+		}
+		if !ok {
+			// Under modeMu no record is appended meanwhile: the spool is
+			// empty for sure when Peek finds nothing.
+			b.modeMu.Lock()
+			if _, _, more, _ := b.sp.Peek(); !more && b.abandonedDone() {
+				b.spooling.Store(false)
+				st := b.sp.Stats()
+				b.logger.Info("spool replayed: writing to the store directly", "replayed", st.Replayed, "quarantined", st.Quarantined)
+			}
+			b.modeMu.Unlock()
+			idle()
+			continue
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
+		err = b.w.Write(ctx, store.Batch{Tenant: rec.Tenant, Token: rec.Token, Events: rec.Events})
+		cancel()
+		switch {
+		case err == nil:
+			backoff = replayMinBackoff
+			b.stats.replayed.Add(1)
+			b.stats.replayedEvents.Add(uint64(len(rec.Events)))
+			b.stats.eventsStored.Add(uint64(len(rec.Events)))
+			if cerr := b.sp.Commit(next); cerr != nil {
+				b.logger.Warn("cannot record the spool position", "error", cerr)
+			}
+		case errors.Is(err, store.ErrPermanent):
+			b.stats.writeErrors.Add(1)
+			b.logger.Error("store refuses a spooled batch for good: quarantined", "events", len(rec.Events), "token", rec.Token, "error", err)
+			if qerr := b.sp.Quarantine(next, err.Error()); qerr != nil {
+				b.logger.Error("cannot quarantine a spooled batch", "error", qerr)
+				if !sleep() {
+					return
+				}
+			}
+		default:
+			b.stats.writeErrors.Add(1)
+			if b.ctx.Err() != nil {
+				return
+			}
+			b.logger.Debug("cannot replay a spooled batch yet", "events", len(rec.Events), "retry_in", backoff, "error", err)
+			if !sleep() {
+				return
+			}
+		}
+	}
+}
+
+// abandonedDone reports whether no write left running past spoolAfter is
+// still running.
+func (b *batcher) abandonedDone() bool {
+	p := b.abandoned.Load()
+	if p == nil {
+		return true
+	}
+	select {
+	case <-*p:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -318,15 +627,29 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 		b.cond.Broadcast()
 	}
 	b.mu.Unlock()
+	var err error
 	select {
 	case <-b.done:
-		b.cancel()
-		return nil
 	case <-ctx.Done():
-		b.cancel()
-		<-b.done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	// Stops the replayer, and the writes in progress when ctx ended.
+	b.cancel()
+	<-b.done
+	if b.replayDone != nil {
+		<-b.replayDone
+	}
+	// A write left running past spoolAfter still reads its batch.
+	if p := b.abandoned.Load(); p != nil {
+		select {
+		case <-*p:
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+		}
+	}
+	return err
 }
 
 // Pending returns the events admitted and not yet written.

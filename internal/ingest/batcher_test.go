@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -22,7 +24,7 @@ func startBatcher(t *testing.T, maxEvents, maxPending int, delay time.Duration, 
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	b := newBatcher(cfg, w, &counters{})
+	b := newBatcher(cfg, w, nil, &counters{}, nil)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -31,11 +33,13 @@ func startBatcher(t *testing.T, maxEvents, maxPending int, delay time.Duration, 
 	return b
 }
 
-// events returns n events for tool, with distinct ids.
+// events returns n events for tool, with ids distinct across tools, as
+// content-derived ids are.
 func events(tool string, n int) []otelschema.Event {
 	ev := make([]otelschema.Event, n)
+	base := xxhash.Sum64String(tool) &^ 0xffffffff
 	for i := range ev {
-		ev[i] = otelschema.Event{ID: uint64(i + 1), Name: otelschema.EventCall, Tool: tool}
+		ev[i] = otelschema.Event{ID: base + uint64(i+1), Name: otelschema.EventCall, Tool: tool}
 	}
 	return ev
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -43,6 +44,27 @@ type Config struct {
 	Limits otelschema.Limits
 	// Tenant owns every event this ingester writes.
 	Tenant string
+	// Spool is the on-disk write-ahead log that makes an export durable
+	// while the store is slow or down: a batch whose store write fails
+	// retryably, or takes longer than SpoolAfter, is appended (and fsynced)
+	// to it instead, its requests are acknowledged, and a replayer writes it
+	// to the store later, in order. An empty Spool.Dir disables it: exports
+	// are then acknowledged only once stored.
+	Spool spool.Config
+	// SpoolAfter is the latency budget of a store write while a spool is
+	// configured: past it the batch is spooled and acknowledged, and the
+	// write left to finish (replay writes the batch again under the same
+	// token, which the store deduplicates).
+	SpoolAfter time.Duration
+	// DedupIDs is how many ids of recently stored events the ingester
+	// remembers (16 bytes each) to drop the events of an export that a
+	// client sends again after it was made durable — a retry after a lost
+	// answer. Zero disables it.
+	DedupIDs int
+	// DedupWindow is how far back, in event time, the ids are loaded at
+	// start-up from a store that can list them (and from the spool), so
+	// that a retry across a restart is dropped too.
+	DedupWindow time.Duration
 }
 
 // DefaultConfig returns the configuration the ingester runs with unless told
@@ -60,6 +82,10 @@ func DefaultConfig() Config {
 		RetryAfter:       time.Second,
 		Limits:           otelschema.DefaultLimits(),
 		Tenant:           store.DefaultTenant,
+		Spool:            spool.DefaultConfig(""),
+		SpoolAfter:       2 * time.Second,
+		DedupIDs:         1 << 20,
+		DedupWindow:      15 * time.Minute,
 	}
 }
 
@@ -98,6 +124,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Limits.MaxFuture must not be negative, got %s", ErrInvalidConfig, c.Limits.MaxFuture)
 	case c.Tenant == "":
 		return fmt.Errorf("%w: Tenant must not be empty", ErrInvalidConfig)
+	case c.DedupIDs < 0:
+		return fmt.Errorf("%w: DedupIDs must not be negative, got %d", ErrInvalidConfig, c.DedupIDs)
+	case c.DedupWindow < 0:
+		return fmt.Errorf("%w: DedupWindow must not be negative, got %s", ErrInvalidConfig, c.DedupWindow)
+	}
+	if c.Spool.Dir != "" {
+		if err := c.Spool.Validate(); err != nil {
+			return fmt.Errorf("%w: Spool: %w", ErrInvalidConfig, err)
+		}
+		if c.SpoolAfter <= 0 {
+			return fmt.Errorf("%w: SpoolAfter must be positive with a spool, got %s", ErrInvalidConfig, c.SpoolAfter)
+		}
 	}
 	return nil
 }

@@ -22,4 +22,8 @@ var (
 	// ErrTooLarge refuses a request body over Config.MaxRequestBytes, as
 	// received or once decompressed.
 	ErrTooLarge = errors.New("request too large")
+	// ErrSpoolFull refuses a request that the store could not take in time
+	// and the spool had no room for (its size limit, or a full disk).
+	// Retryable.
+	ErrSpoolFull = errors.New("store unavailable and spool full")
 )

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed requests
 
+	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -39,6 +40,7 @@ type Server struct {
 	decoder otelschema.Decoder
 
 	batcher *batcher
+	spool   *spool.Spool // nil without one
 	stats   counters
 
 	events  sync.Pool // *[]otelschema.Event decoded from one request
@@ -74,12 +76,62 @@ func New(cfg Config, w store.Writer, logger *slog.Logger) (*Server, error) {
 		logger:  logger,
 		decoder: otelschema.Decoder{Limits: cfg.Limits},
 	}
+	if cfg.Spool.Dir != "" {
+		sp, err := spool.Open(cfg.Spool, logger)
+		if err != nil {
+			return nil, fmt.Errorf("cannot open the ingest spool: %w", err)
+		}
+		s.spool = sp
+	}
 	s.handler = s.newMux()
 	s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(cfg.MaxRequestBytes))
 	plogotlp.RegisterGRPCServer(s.grpcSrv, &grpcLogs{s: s})
 	ptraceotlp.RegisterGRPCServer(s.grpcSrv, &grpcTraces{s: s})
-	s.batcher = newBatcher(cfg, w, &s.stats)
+	s.batcher = newBatcher(cfg, w, s.spool, &s.stats, logger)
+	s.seedRecent(w)
 	return s, nil
+}
+
+// seedRecentTimeout bounds the start-up query for recent event ids.
+const seedRecentTimeout = 30 * time.Second
+
+// seedRecent fills the batcher's recent ids with the events waiting in the
+// spool and, when the store can list them, the events it stored within
+// DedupWindow, so that a client's retry of an export made durable just
+// before a restart is dropped. Failures only cost that protection.
+func (s *Server) seedRecent(w store.Writer) {
+	b := s.batcher
+	if b.recent == nil {
+		return
+	}
+	var n int
+	if s.spool != nil {
+		err := s.spool.Scan(func(r spool.Record) error {
+			b.remember(r.Events)
+			n += len(r.Events)
+			return nil
+		})
+		if err != nil {
+			s.logger.Warn("cannot read the spool's event ids", "error", err)
+		}
+	}
+	if l, ok := w.(eventIDLister); ok && s.cfg.DedupWindow > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), seedRecentTimeout)
+		defer cancel()
+		ids, err := l.EventIDsSince(ctx, s.cfg.Tenant, time.Now().Add(-s.cfg.DedupWindow), s.cfg.DedupIDs/2)
+		if err != nil {
+			s.logger.Warn("cannot load recent event ids: retries of exports stored before this start may be stored twice", "error", err)
+		}
+		b.mu.Lock()
+		for _, id := range ids {
+			b.recent.add(id)
+		}
+		b.mu.Unlock()
+		n += len(ids)
+	}
+	if n > 0 {
+		s.logger.Info("recent event ids loaded for deduplication", "ids", n, "window", s.cfg.DedupWindow)
+	}
 }
 
 // HTTPHandler returns the OTLP/HTTP handler, the one served on HTTPListen.
@@ -133,7 +185,8 @@ func (s *Server) Start(ctx context.Context) error {
 	s.logger.Info("OTLP ingest listening",
 		"grpc", s.grpcAddr.String(), "http", s.httpAddr.String(),
 		"tenant", s.cfg.Tenant, "batch_max_events", s.cfg.BatchMaxEvents,
-		"batch_max_delay", s.cfg.BatchMaxDelay, "max_pending_events", s.cfg.MaxPendingEvents)
+		"batch_max_delay", s.cfg.BatchMaxDelay, "max_pending_events", s.cfg.MaxPendingEvents,
+		"spool", s.cfg.Spool.Dir, "spool_max_bytes", s.cfg.Spool.MaxBytes, "spool_after", s.cfg.SpoolAfter)
 	return nil
 }
 
@@ -154,7 +207,14 @@ func (s *Server) HTTPAddr() net.Addr {
 }
 
 // Stats returns the counters since New.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	if s.spool != nil {
+		sp := s.spool.Stats()
+		st.Spool.Bytes, st.Spool.Records, st.Spool.Quarantined = sp.Bytes, sp.Records, sp.Quarantined
+	}
+	return st
+}
 
 // Shutdown stops the server gracefully: it stops accepting connections and
 // requests, lets the requests in flight finish — their batches are written —
@@ -203,12 +263,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.batcher.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("cannot flush pending events: %w", err))
 	}
-	st := s.stats.snapshot()
+	if s.spool != nil {
+		if err := s.spool.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot close the spool: %w", err))
+		}
+	}
+	st := s.Stats()
 	s.logger.Info("OTLP ingest stopped",
 		"requests", st.Requests, "records", st.Records, "accepted", st.Accepted,
 		"rejected", st.Rejected, "ignored", st.Ignored, "spans", st.Spans,
 		"spans_accepted", st.SpansAccepted, "spans_rejected", st.SpansRejected,
-		"spans_ignored", st.SpansIgnored, "events_stored", st.EventsStored)
+		"spans_ignored", st.SpansIgnored, "events_stored", st.EventsStored,
+		"dedup_hits", st.DedupHits, "spool_records", st.Spool.Records, "spool_bytes", st.Spool.Bytes)
 	return errors.Join(errs...)
 }
 

@@ -3,7 +3,7 @@ package ingest
 import "sync/atomic"
 
 // Stats are the ingester's counters since it was created. Every field only
-// grows.
+// grows, but Spool.Bytes and Spool.Records.
 type Stats struct {
 	// Requests is the export requests received, over both protocols and
 	// both signals.
@@ -31,8 +31,36 @@ type Stats struct {
 	EventsStored uint64
 	// WriteErrors is the failed store writes, retries of a part included.
 	WriteErrors uint64
+	// DedupHits is the events dropped because an event with the same id
+	// was made durable recently: a client's retry of a stored export.
+	DedupHits uint64
+	// Spool is the state of the spool, zero without one.
+	Spool SpoolStats
 	// Refused counts the requests answered with an error, by reason.
 	Refused RefusedStats
+}
+
+// SpoolStats describe the spool.
+type SpoolStats struct {
+	// Bytes is the size of the spool's segment files now (a gauge).
+	Bytes int64
+	// Records is the batches waiting in the spool now (a gauge).
+	Records int64
+	// Spooled is the batches appended to the spool.
+	Spooled uint64
+	// SpooledEvents is the events of those batches, acknowledged once
+	// spooled.
+	SpooledEvents uint64
+	// Replayed is the spooled batches written to the store.
+	Replayed uint64
+	// ReplayedEvents is the events of those batches.
+	ReplayedEvents uint64
+	// Quarantined is the corrupt stretches, and the batches the store
+	// refused for good, moved to the spool's quarantine directory.
+	Quarantined uint64
+	// Errors is the appends that failed (the batch was refused) and the
+	// spool reads that failed.
+	Errors uint64
 }
 
 // RefusedStats counts refused requests by reason.
@@ -49,6 +77,9 @@ type RefusedStats struct {
 	// Overloaded is requests refused because MaxPendingEvents was reached
 	// (503 / UNAVAILABLE).
 	Overloaded uint64
+	// SpoolFull is requests refused because the store could not take their
+	// events in time and the spool had no room for them (503 / UNAVAILABLE).
+	SpoolFull uint64
 	// ShuttingDown is requests refused during shutdown (503 / UNAVAILABLE).
 	ShuttingDown uint64
 	// StoreRetryable is requests whose events the store failed to write with
@@ -68,11 +99,14 @@ type RefusedStats struct {
 type counters struct {
 	requests, records, accepted, rejected, ignored    atomic.Uint64
 	spans, spansAccepted, spansRejected, spansIgnored atomic.Uint64
-	eventsStored, writeErrors                         atomic.Uint64
+	eventsStored, writeErrors, dedupHits              atomic.Uint64
+	spooled, spooledEvents, replayed, replayedEvents  atomic.Uint64
+	spoolErrors                                       atomic.Uint64
 
 	refusedMethod, refusedMediaType, refusedTooLarge, refusedMalformed atomic.Uint64
 	refusedOverloaded, refusedShuttingDown, refusedStoreRetryable      atomic.Uint64
 	refusedInvalidData, refusedInternal, refusedCanceled               atomic.Uint64
+	refusedSpoolFull                                                   atomic.Uint64
 }
 
 func (c *counters) snapshot() Stats {
@@ -88,12 +122,21 @@ func (c *counters) snapshot() Stats {
 		SpansIgnored:  c.spansIgnored.Load(),
 		EventsStored:  c.eventsStored.Load(),
 		WriteErrors:   c.writeErrors.Load(),
+		DedupHits:     c.dedupHits.Load(),
+		Spool: SpoolStats{
+			Spooled:        c.spooled.Load(),
+			SpooledEvents:  c.spooledEvents.Load(),
+			Replayed:       c.replayed.Load(),
+			ReplayedEvents: c.replayedEvents.Load(),
+			Errors:         c.spoolErrors.Load(),
+		},
 		Refused: RefusedStats{
 			Method:         c.refusedMethod.Load(),
 			MediaType:      c.refusedMediaType.Load(),
 			TooLarge:       c.refusedTooLarge.Load(),
 			Malformed:      c.refusedMalformed.Load(),
 			Overloaded:     c.refusedOverloaded.Load(),
+			SpoolFull:      c.refusedSpoolFull.Load(),
 			ShuttingDown:   c.refusedShuttingDown.Load(),
 			StoreRetryable: c.refusedStoreRetryable.Load(),
 			InvalidData:    c.refusedInvalidData.Load(),

@@ -13,8 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/schema"
@@ -29,9 +32,17 @@ type Config struct {
 	Schema schema.Options
 }
 
-// DefaultConfig returns a configuration for dir with the default schema.
+// DefaultDeduplicationWindow is the non_replicated_deduplication_window, in
+// blocks, that DefaultConfig sets on every MergeTree table, so that a batch
+// written again with the same token is stored once (see Store.Write).
+const DefaultDeduplicationWindow = 1000
+
+// DefaultConfig returns a configuration for dir with the default schema and
+// insert deduplication on (DefaultDeduplicationWindow).
 func DefaultConfig(dir string) Config {
-	return Config{Dir: dir, Schema: schema.DefaultOptions()}
+	opts := schema.DefaultOptions()
+	opts.DeduplicationWindow = DefaultDeduplicationWindow
+	return Config{Dir: dir, Schema: opts}
 }
 
 // Validate reports the first invalid field by name.
@@ -220,6 +231,16 @@ var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 // Write implements store.Writer: the batch is streamed as RowBinary into
 // events_in in one INSERT, whose materialised views feed the events, audit,
 // adapter and rollup tables before it returns.
+//
+// A batch with a token is inserted with that token as its
+// insert_deduplication_token: written again within the tables'
+// non_replicated_deduplication_window (Schema.DeduplicationWindow), it is
+// stored once, in the events table and in every rollup fed from it
+// (measured with libchdb 26.7: deduplication through the Null events_in
+// table works with a token only; identical data without a token, or under
+// another token, is stored again). The token must therefore identify the
+// batch's content: another batch under the same token is dropped. A batch
+// without a token is inserted with deduplication off.
 func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if len(b.Events) == 0 {
 		return nil
@@ -240,7 +261,7 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 		*bp = buf[:0]
 		bufPool.Put(bp)
 	}()
-	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertEventsColumns
+	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertEventsColumns + insertSettings(b.Token)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -255,4 +276,38 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 		return fmt.Errorf("cannot insert %d events (%d bytes): %w", len(b.Events), len(buf), err)
 	}
 	return nil
+}
+
+// insertSettings is the SETTINGS clause of a batch's INSERT.
+func insertSettings(token string) string {
+	if token == "" {
+		return " SETTINGS insert_deduplicate = 0"
+	}
+	return " SETTINGS insert_deduplicate = 1, deduplicate_blocks_in_dependent_materialized_views = 1, insert_deduplication_token = '" +
+		tokenEscaper.Replace(token) + "'"
+}
+
+var tokenEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`, "\n", `\n`)
+
+// EventIDsSince returns the ids of the tenant's events timed at or after
+// since, at most limit of them, the latest first. The ingester loads them at
+// start-up to drop a client's retry of an export stored before a restart.
+func (s *Store) EventIDsSince(ctx context.Context, tenant string, since time.Time, limit int) ([]uint64, error) {
+	sql := "SELECT event_id FROM " + s.cfg.Schema.Database + ".events" +
+		" WHERE tenant = {tenant:String} AND time >= {since:DateTime64(9, 'UTC')}" +
+		" ORDER BY time DESC LIMIT {limit:UInt64}"
+	params := store.Params{}.String("tenant", tenant).Time("since", since).Int("limit", int64(max(limit, 0)))
+	out, err := s.run(ctx, sql, "TabSeparated", params)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list recent event ids: %w", err)
+	}
+	ids := make([]uint64, 0, bytes.Count(out, []byte{'\n'}))
+	for line := range bytes.Lines(out) {
+		id, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("cannot parse event id %q: %w", line, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

@@ -1,0 +1,611 @@
+// Package faulttest holds the ingester's fault tests: real processes (the
+// ingestd helper, built by the test: the ingester with a spool over the
+// embedded store) killed with SIGKILL under load, a store outage, a full
+// spool disk; loopback only, each bounded in time. They prove that every
+// event whose export was acknowledged is stored exactly once, rollups
+// included, and report the figures with t.Logf.
+package faulttest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.uber.org/goleak"
+
+	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/spool"
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store/embedded"
+)
+
+var helper string // path of the built ingestd
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "faulttest")
+	if err != nil {
+		panic(err)
+	}
+	helper = filepath.Join(dir, "ingestd")
+	code := func() int {
+		defer os.RemoveAll(dir)
+		if out, err := exec.Command("go", "build", "-o", helper, "./ingestd").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "cannot build ingestd: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// requireLibrary skips when libchdb is absent, unless the environment asks
+// for the real engine.
+func requireLibrary(t *testing.T) {
+	t.Helper()
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
+			t.Fatalf("MCPDRIFT_REQUIRE_CHDB is set: %v", err)
+		}
+		t.Skipf("embedded store unavailable: %v", err)
+	}
+	if testing.Short() {
+		t.Skip("fault tests run real processes for seconds")
+	}
+}
+
+// freePort returns a loopback address with a port free now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// proc is one ingestd process.
+type proc struct {
+	cmd           *exec.Cmd
+	http, control string
+	exited        chan struct{}
+	stderr        *bytes.Buffer
+}
+
+// env is the directories and fixed addresses that ingestd restarts with.
+type env struct {
+	t                       *testing.T
+	data, spool             string
+	httpAddr, ctlAddr, grpc string
+	extra                   []string
+}
+
+func newEnv(t *testing.T, extra ...string) *env {
+	dir := t.TempDir()
+	if keep := os.Getenv("MCPDRIFT_FAULT_KEEP"); keep != "" {
+		// Kept for a post-mortem.
+		dir = filepath.Join(keep, t.Name())
+		_ = os.RemoveAll(dir)
+		t.Logf("data kept in %s", dir)
+	}
+	return &env{t: t, data: filepath.Join(dir, "data"), spool: filepath.Join(dir, "spool"),
+		httpAddr: freePort(t), ctlAddr: freePort(t), grpc: freePort(t), extra: extra}
+}
+
+// start runs ingestd and waits until it listens.
+func (e *env) start() *proc {
+	e.t.Helper()
+	args := append([]string{"-data.dir", e.data, "-ingest.spool.dir", e.spool,
+		"-otlp.http.listen", e.httpAddr, "-otlp.grpc.listen", e.grpc, "-control.listen", e.ctlAddr}, e.extra...)
+	cmd := exec.Command(helper, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, exited: make(chan struct{}), stderr: new(bytes.Buffer)}
+	cmd.Stderr = &lockedWriter{w: p.stderr}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	ready := make(chan map[string]string, 1)
+	go func() {
+		var addrs map[string]string
+		if json.NewDecoder(bufio.NewReader(out)).Decode(&addrs) == nil {
+			ready <- addrs
+		}
+		close(ready)
+	}()
+	select {
+	case a, ok := <-ready:
+		if !ok {
+			<-p.exited
+			e.t.Fatalf("ingestd exited before listening: %s", p.stderr)
+		}
+		p.http, p.control = a["http"], a["control"]
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-p.exited
+		e.t.Fatalf("ingestd did not listen within 30 s: %s", p.stderr)
+	}
+	e.t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// stop shuts ingestd down gracefully.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		p.kill()
+		t.Fatalf("ingestd did not stop within 30 s: %s", p.stderr)
+	}
+}
+
+func (p *proc) fault(t *testing.T, mode string) {
+	t.Helper()
+	resp, err := http.Post("http://"+p.control+"/fault?mode="+mode, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+func (p *proc) stats() (ingest.Stats, error) {
+	var st ingest.Stats
+	resp, err := http.Get("http://" + p.control + "/stats")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// stored is what ingestd -count reports.
+type stored struct {
+	Counts map[string]int `json:"counts"`
+	Sums   struct {
+		Events  int64 `json:"events"`
+		Audit   int64 `json:"audit"`
+		Calls1m int64 `json:"calls_1m"`
+		Calls1h int64 `json:"calls_1h"`
+		Calls1d int64 `json:"calls_1d"`
+	} `json:"sums"`
+}
+
+func (e *env) count() stored {
+	e.t.Helper()
+	out, err := exec.Command(helper, "-data.dir", e.data, "-count").Output()
+	if err != nil {
+		e.t.Fatalf("ingestd -count: %v", err)
+	}
+	var s stored
+	if err := json.Unmarshal(out, &s); err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// export is one OTLP/HTTP logs request of call events, identified by their
+// request ids; its body is built once, so every retry is identical.
+type export struct {
+	ids  []string
+	body []byte
+}
+
+func newExport(worker, seq, n int) export {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr(otelschema.AttrServiceName, "fault-mcp")
+	sl := rl.ScopeLogs().AppendEmpty()
+	now := pcommon.NewTimestampFromTime(time.Now())
+	ex := export{}
+	for i := range n {
+		id := fmt.Sprintf("w%d-e%d-%d", worker, seq, i)
+		lr := sl.LogRecords().AppendEmpty()
+		lr.SetTimestamp(now)
+		lr.SetEventName(otelschema.EventCall.String())
+		a := lr.Attributes()
+		a.PutStr(otelschema.AttrToolName, fmt.Sprint("tool-", i%7))
+		a.PutStr(otelschema.AttrOutcome, "normalized")
+		a.PutStr(otelschema.AttrRequestID, id)
+		a.PutStr(otelschema.AttrSessionID, fmt.Sprint("s-", worker))
+		ex.ids = append(ex.ids, id)
+	}
+	body, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		panic(err)
+	}
+	ex.body = body
+	return ex
+}
+
+// result is the outcome of one attempt.
+type result struct {
+	status     int
+	retryAfter string
+	latency    time.Duration
+	err        error
+}
+
+var client = &http.Client{Timeout: 20 * time.Second}
+
+func send(ctx context.Context, addr string, ex export) result {
+	start := time.Now()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/logs", bytes.NewReader(ex.body))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := client.Do(req)
+	if err != nil {
+		return result{err: err, latency: time.Since(start)}
+	}
+	defer resp.Body.Close()
+	_, _ = bytes.NewBuffer(nil).ReadFrom(resp.Body)
+	return result{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), latency: time.Since(start)}
+}
+
+// load is a set of workers sending exports, each retried as an OTLP
+// exporter does until it is acknowledged or the load is over.
+type load struct {
+	addr     string
+	perReq   int
+	mu       sync.Mutex
+	acked    []string // request ids of acknowledged events
+	lat      []time.Duration
+	statuses map[int]int
+	noRetry  int // refusals without Retry-After
+	attempts atomic.Int64
+	sent     atomic.Int64 // events in distinct exports sent
+	errs     atomic.Int64 // transport errors (process down)
+}
+
+// run sends from workers until stop is closed, then finishes the exports
+// in flight (bounded by ctx).
+func (l *load) run(ctx context.Context, workers int, stop <-chan struct{}, retry bool) {
+	l.statuses = map[int]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for seq := 0; ; seq++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ex := newExport(w, seq, l.perReq)
+				l.sent.Add(int64(len(ex.ids)))
+				for {
+					l.attempts.Add(1)
+					r := send(ctx, l.addr, ex)
+					l.record(r)
+					if r.err == nil && r.status == http.StatusOK {
+						l.mu.Lock()
+						l.acked = append(l.acked, ex.ids...)
+						l.mu.Unlock()
+						break
+					}
+					if !retry || ctx.Err() != nil {
+						break
+					}
+					time.Sleep(20*time.Millisecond + rand.N(30*time.Millisecond))
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (l *load) record(r result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.err != nil {
+		l.errs.Add(1)
+		return
+	}
+	l.statuses[r.status]++
+	l.lat = append(l.lat, r.latency)
+	if r.status != http.StatusOK && r.retryAfter == "" {
+		l.noRetry++
+	}
+}
+
+func (l *load) latencies() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lat) == 0 {
+		return "none"
+	}
+	s := slices.Clone(l.lat)
+	slices.Sort(s)
+	q := func(p float64) time.Duration { return s[int(p*float64(len(s)-1))].Round(time.Millisecond) }
+	return fmt.Sprintf("p50 %s, p99 %s, max %s over %d answers", q(0.5), q(0.99), s[len(s)-1].Round(time.Millisecond), len(s))
+}
+
+// check asserts that every acknowledged event is stored exactly once and
+// that the rollups count each stored event once; it returns the figures.
+func check(t *testing.T, l *load, s stored) (dups, missing int) {
+	t.Helper()
+	for _, id := range l.acked {
+		switch n := s.Counts[id]; {
+		case n == 0:
+			missing++
+		case n > 1:
+			dups += n - 1
+		}
+	}
+	var total int64
+	for _, n := range s.Counts {
+		total += int64(n)
+	}
+	if missing > 0 || dups > 0 {
+		t.Errorf("of %d acknowledged events, %d are missing and %d stored more than once", len(l.acked), missing, dups)
+	}
+	if s.Sums.Events != total || s.Sums.Audit != total || s.Sums.Calls1m != total || s.Sums.Calls1h != total || s.Sums.Calls1d != total {
+		t.Errorf("events %d, audit %d, calls_1m %d, calls_1h %d, calls_1d %d: every table should count the %d events once",
+			s.Sums.Events, s.Sums.Audit, s.Sums.Calls1m, s.Sums.Calls1h, s.Sums.Calls1d, total)
+	}
+	return dups, missing
+}
+
+// TestKill9UnderLoad kills ingestd with SIGKILL at random moments of a
+// sustained load, restarts it each time, and proves that every event whose
+// export was acknowledged is stored exactly once.
+func TestKill9UnderLoad(t *testing.T) {
+	requireLibrary(t)
+	e := newEnv(t, "-ingest.spool.after", "300ms")
+	p := e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	l := &load{addr: e.httpAddr, perReq: 50}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { l.run(ctx, 8, stop, true); close(done) }()
+
+	const kills = 5
+	for i := range kills {
+		time.Sleep(400*time.Millisecond + rand.N(1200*time.Millisecond))
+		p.kill()
+		p = e.start()
+		t.Logf("kill %d of %d: restarted", i+1, kills)
+	}
+	time.Sleep(time.Second)
+	close(stop)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("exports still unacknowledged at the deadline")
+	}
+	// The last process replays what the killed ones spooled.
+	start := time.Now()
+	st := waitDrained(ctx, t, p)
+	t.Logf("spool drained in %s after the load", time.Since(start).Round(time.Millisecond))
+	p.stop(t)
+	s := e.count()
+	dups, missing := check(t, l, s)
+	if missing > 0 {
+		// Tell lost from durable but not yet replayed.
+		sp, err := spool.Open(spool.Config{Dir: e.spool, MaxBytes: 1 << 40, SegmentBytes: 1 << 20}, nil)
+		if err == nil {
+			var n int
+			_ = sp.Scan(func(r spool.Record) error { n += len(r.Events); return nil })
+			sp.Close()
+			t.Logf("of the %d missing events, %d are still in the spool (durable, not replayed); ingestd log:\n%s", missing, n, tail(p.stderr.String(), 3000))
+		}
+	}
+	var stored int
+	for _, n := range s.Counts {
+		stored += n
+	}
+	t.Logf("kill -9 ×%d: events sent %d, acknowledged %d, stored %d (distinct %d), duplicates %d, missing %d; attempts %d, transport errors %d, answers %v; last process: dedup hits %d, spooled %d, replayed %d",
+		kills, l.sent.Load(), len(l.acked), stored, len(s.Counts), dups, missing, l.attempts.Load(), l.errs.Load(), l.statuses,
+		st.DedupHits, st.Spool.SpooledEvents, st.Spool.ReplayedEvents)
+}
+
+// waitDrained waits until p's spool is empty and returns its stats.
+func waitDrained(ctx context.Context, t *testing.T, p *proc) ingest.Stats {
+	t.Helper()
+	for {
+		st, err := p.stats()
+		if err == nil && st.Spool.Records == 0 {
+			return st
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("spool not drained: %+v", st.Spool)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// TestStoreOutage makes the store fail, then hang, under load: ingestd
+// spools and acknowledges, then drains the spool once the store is back.
+func TestStoreOutage(t *testing.T) {
+	requireLibrary(t)
+	e := newEnv(t, "-ingest.spool.after", "200ms")
+	p := e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l := &load{addr: e.httpAddr, perReq: 50}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { l.run(ctx, 4, stop, true); close(done) }()
+
+	var maxSpool atomic.Int64
+	var maxRecords atomic.Int64
+	pollDone := make(chan struct{})
+	pollStop := make(chan struct{})
+	go func() {
+		defer close(pollDone)
+		for {
+			select {
+			case <-pollStop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if st, err := p.stats(); err == nil {
+				if st.Spool.Bytes > maxSpool.Load() {
+					maxSpool.Store(st.Spool.Bytes)
+				}
+				if st.Spool.Records > maxRecords.Load() {
+					maxRecords.Store(st.Spool.Records)
+				}
+			}
+		}
+	}()
+	phase := func(mode string, d time.Duration) {
+		p.fault(t, mode)
+		l.mu.Lock()
+		l.lat = l.lat[:0]
+		l.mu.Unlock()
+		time.Sleep(d)
+		t.Logf("store %-4s for %s: export latency %s", mode, d, l.latencies())
+	}
+	phase("ok", time.Second)
+	phase("fail", 3*time.Second)
+	phase("hang", 3*time.Second)
+	recovered := time.Now()
+	phase("ok", time.Second)
+	close(stop)
+	<-done
+	// The spool drains.
+	var st ingest.Stats
+	for {
+		var err error
+		st, err = p.stats()
+		if err == nil && st.Spool.Records == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("spool not drained: %+v", st.Spool)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	drained := time.Since(recovered)
+	close(pollStop)
+	<-pollDone
+	p.stop(t)
+	s := e.count()
+	dups, missing := check(t, l, s)
+	if st.Spool.Spooled == 0 {
+		t.Error("nothing was spooled during the outage")
+	}
+	if l.noRetry > 0 {
+		t.Errorf("%d refusals without Retry-After", l.noRetry)
+	}
+	t.Logf("outage: events sent %d, acknowledged %d, stored %d, duplicates %d, missing %d; answers %v; spool peak %d bytes / %d records, spooled %d batches (%d events), replayed %d, drained %s after recovery",
+		l.sent.Load(), len(l.acked), len(s.Counts), dups, missing, l.statuses, maxSpool.Load(), maxRecords.Load(),
+		st.Spool.Spooled, st.Spool.SpooledEvents, st.Spool.Replayed, drained.Round(time.Millisecond))
+}
+
+// TestSpoolDiskFull puts the spool on a 1 MiB tmpfs with the store down:
+// once the disk is full ingestd answers 503 with Retry-After and never
+// acknowledges what it could not persist.
+func TestSpoolDiskFull(t *testing.T) {
+	requireLibrary(t)
+	e := newEnv(t, "-ingest.spool.segment-bytes", "262144", "-ingest.spool.max-bytes", "67108864")
+	if err := os.MkdirAll(e.spool, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	how := "a 1 MiB tmpfs (ENOSPC)"
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", e.spool).CombinedOutput(); err != nil {
+		// Not root: the spool's own size limit stands in for the disk.
+		how = fmt.Sprintf("a 1 MiB spool limit (tmpfs unavailable: %s)", bytes.TrimSpace(out))
+		e.extra = []string{"-ingest.spool.segment-bytes", "262144", "-ingest.spool.max-bytes", "1048576"}
+	} else {
+		t.Cleanup(func() { _ = exec.Command("umount", e.spool).Run() })
+	}
+	p := e.start()
+	p.fault(t, "fail")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l := &load{addr: e.httpAddr, perReq: 200}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { l.run(ctx, 4, stop, false); close(done) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		l.mu.Lock()
+		full := l.statuses[http.StatusServiceUnavailable]
+		l.mu.Unlock()
+		if full >= 20 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	<-done
+	full, _ := p.stats()
+	if l.statuses[http.StatusServiceUnavailable] == 0 || full.Refused.SpoolFull == 0 {
+		t.Fatalf("no 503 once the spool is full: answers %v, refused %+v", l.statuses, full.Refused)
+	}
+	if l.noRetry > 0 {
+		t.Errorf("%d refusals without Retry-After", l.noRetry)
+	}
+	// The store comes back: what was acknowledged is stored, nothing else.
+	p.fault(t, "ok")
+	for {
+		st, err := p.stats()
+		if err == nil && st.Spool.Records == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("spool not drained")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.stop(t)
+	s := e.count()
+	dups, missing := check(t, l, s)
+	if len(s.Counts) != len(l.acked) {
+		t.Errorf("stored %d events, acknowledged %d: an unacknowledged export was stored", len(s.Counts), len(l.acked))
+	}
+	t.Logf("spool on %s: events sent %d, acknowledged %d, stored %d, duplicates %d, missing %d; answers %v; spool peak %d bytes, append failures %d, refused as full %d",
+		how, l.sent.Load(), len(l.acked), len(s.Counts), dups, missing, l.statuses, full.Spool.Bytes, full.Spool.Errors, full.Refused.SpoolFull)
+}

@@ -1,0 +1,737 @@
+// Package spool is mcpdrift's write-ahead log: an on-disk, bounded queue of
+// batches that the ingester acknowledges once they are appended and fsynced,
+// while the store is slow or down, and writes to the store later, in order.
+//
+// The spool is a directory of segment files, named after their sequence
+// number (00000000000000000001.seg, …), holding length-prefixed records,
+// each with a CRC-32C (see Record for the layout), and a cursor file that
+// holds the position of the oldest record not yet written to the store.
+// Appends go to the newest segment; a new process never appends to a
+// segment an earlier one wrote, so a torn tail left by a crash stays where
+// it is and is quarantined on replay. A segment is deleted once the cursor
+// has passed it.
+//
+// A record that fails its checksum or does not decode — torn by a crash
+// mid-write, or flipped on disk — is copied to quarantine/, logged and
+// counted, and replay resumes at the next record that checks out.
+//
+// One goroutine appends (Append) and one replays (Peek, then Commit or
+// Quarantine); both may run at once. The appender may also commit the
+// record it just appended when it is the oldest one, provided the replayer
+// is idle meanwhile.
+package spool
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// Config configures a spool.
+type Config struct {
+	// Dir is the spool directory, created if missing. One process owns it.
+	Dir string
+	// MaxBytes bounds the spool's segment files together; an append that
+	// would go past it fails with ErrFull.
+	MaxBytes int64
+	// SegmentBytes is the size past which appends go to a new segment file.
+	// A segment is deleted only once every record in it is replayed, so
+	// smaller segments free space sooner.
+	SegmentBytes int64
+	// Fsync makes every append, and every cursor update, durable with
+	// fsync before it returns. Without it a record survives the death of
+	// the process but not of the machine.
+	Fsync bool
+}
+
+// DefaultConfig returns the configuration of a spool in dir: 1 GiB in 64 MiB
+// segments, fsynced.
+func DefaultConfig(dir string) Config {
+	return Config{Dir: dir, MaxBytes: 1 << 30, SegmentBytes: 64 << 20, Fsync: true}
+}
+
+// Validate reports the first invalid field by name.
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return fmt.Errorf("%w: Dir must not be empty", ErrInvalidConfig)
+	case c.SegmentBytes <= headerSize:
+		return fmt.Errorf("%w: SegmentBytes must be more than %d, got %d", ErrInvalidConfig, headerSize, c.SegmentBytes)
+	case c.MaxBytes < c.SegmentBytes:
+		return fmt.Errorf("%w: MaxBytes (%d) must be at least SegmentBytes (%d)", ErrInvalidConfig, c.MaxBytes, c.SegmentBytes)
+	}
+	return nil
+}
+
+// Sentinel errors.
+var (
+	// ErrInvalidConfig is wrapped by the errors of Config.Validate.
+	ErrInvalidConfig = errors.New("invalid spool configuration")
+	// ErrFull refuses an append that would take the spool past MaxBytes.
+	ErrFull = errors.New("spool is full")
+	// ErrNoSpace refuses an append that the file system had no room for
+	// (ENOSPC, EDQUOT); nothing of the record is left in the spool.
+	ErrNoSpace = errors.New("no space left for the spool")
+	// ErrClosed is returned by calls on a closed spool.
+	ErrClosed = errors.New("spool is closed")
+)
+
+// Position locates a record: a segment's sequence number and an offset in
+// it.
+type Position struct {
+	Seg uint64
+	Off int64
+}
+
+// Stats are a spool's gauges and counters.
+type Stats struct {
+	// Bytes is the size of the segment files, replayed records not yet
+	// deleted included.
+	Bytes int64
+	// Records is the records appended and not yet replayed (committed or
+	// quarantined).
+	Records int64
+	// Appended is the records appended since Open.
+	Appended uint64
+	// Replayed is the records committed since Open.
+	Replayed uint64
+	// Quarantined is the corrupt or refused stretches moved to quarantine/
+	// since Open.
+	Quarantined uint64
+	// QuarantinedBytes is the bytes of those stretches.
+	QuarantinedBytes uint64
+}
+
+// segment is one segment file.
+type segment struct {
+	seq  uint64
+	size int64 // bytes durable in the file
+}
+
+// Spool is an open spool directory. See the package documentation.
+type Spool struct {
+	cfg Config
+	log *slog.Logger
+
+	// amu serialises appends and guards active.
+	amu    sync.Mutex
+	active *os.File // the segment appends go to, nil until the first one
+	buf    []byte
+
+	mu      sync.Mutex // guards what follows
+	segs    []segment  // in order; the last one is active when active != nil
+	bytes   int64
+	records int64
+	cursor  Position
+	full    bool // the last append failed for lack of room
+	closed  bool
+
+	rmu   sync.Mutex // guards rfile and rseq
+	rfile *os.File   // the segment Peek reads
+	rseq  uint64
+
+	notify chan struct{} // signalled after each append
+
+	appended, replayed, quarantined, quarantinedBytes atomic.Uint64
+
+	// failWrite, when set, is called before each write to a segment file;
+	// an error it returns is the write's. Tests use it to inject ENOSPC.
+	failWrite func() error
+}
+
+const (
+	segSuffix     = ".seg"
+	cursorFile    = "cursor"
+	quarantineDir = "quarantine"
+)
+
+func segName(seq uint64) string { return fmt.Sprintf("%020d%s", seq, segSuffix) }
+
+// Open opens or creates the spool in cfg.Dir and counts the records waiting
+// in it. A nil logger discards logs.
+func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, quarantineDir), 0o750); err != nil {
+		return nil, fmt.Errorf("cannot create spool directory: %w", err)
+	}
+	s := &Spool{cfg: cfg, log: logger, notify: make(chan struct{}, 1)}
+	entries, err := os.ReadDir(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list spool directory: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, segSuffix) {
+			continue
+		}
+		seq, err := strconv.ParseUint(strings.TrimSuffix(name, segSuffix), 10, 64)
+		if err != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil, fmt.Errorf("cannot stat segment %s: %w", name, err)
+		}
+		s.segs = append(s.segs, segment{seq: seq, size: info.Size()})
+	}
+	slices.SortFunc(s.segs, func(a, b segment) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	s.cursor = s.readCursor()
+	// Segments before the cursor were replayed, but not yet deleted.
+	for len(s.segs) > 0 && s.segs[0].seq < s.cursor.Seg {
+		s.removeSegment(s.segs[0].seq)
+		s.segs = s.segs[1:]
+	}
+	if len(s.segs) == 0 || s.segs[0].seq != s.cursor.Seg {
+		// No cursor, or its segment is gone: start at the oldest segment.
+		s.cursor = Position{}
+		if len(s.segs) > 0 {
+			s.cursor.Seg = s.segs[0].seq
+		}
+	}
+	for _, sg := range s.segs {
+		s.bytes += sg.size
+	}
+	s.records = s.countRecords()
+	if s.records > 0 || s.bytes > 0 {
+		logger.Info("spool opened with records to replay", "dir", cfg.Dir, "records", s.records, "bytes", s.bytes, "segments", len(s.segs))
+	}
+	return s, nil
+}
+
+// readCursor reads the cursor file; a missing or damaged one is the start.
+func (s *Spool) readCursor() Position {
+	b, err := os.ReadFile(filepath.Join(s.cfg.Dir, cursorFile))
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("cannot read spool cursor; replaying from the oldest segment", "error", err)
+		}
+		return Position{}
+	}
+	if len(b) != 20 || crc32.Checksum(b[:16], castagnoli) != binary.LittleEndian.Uint32(b[16:]) {
+		s.log.Warn("spool cursor is damaged; replaying from the oldest segment", "bytes", len(b))
+		return Position{}
+	}
+	return Position{Seg: binary.LittleEndian.Uint64(b), Off: int64(binary.LittleEndian.Uint64(b[8:]))}
+}
+
+// countRecords counts the records that check out from the cursor on.
+func (s *Spool) countRecords() int64 {
+	var n int64
+	_ = s.scan(func(Record) error { n++; return nil })
+	return n
+}
+
+// Scan calls fn with every record waiting to be replayed that checks out,
+// in order, skipping corrupt ones without quarantining them. It is meant
+// for start-up, before replay begins.
+func (s *Spool) Scan(fn func(Record) error) error { return s.scan(fn) }
+
+func (s *Spool) scan(fn func(Record) error) error {
+	s.mu.Lock()
+	segs := slices.Clone(s.segs)
+	cur := s.cursor
+	s.mu.Unlock()
+	for _, sg := range segs {
+		off := int64(0)
+		if sg.seq == cur.Seg {
+			off = cur.Off
+		}
+		f, err := os.Open(filepath.Join(s.cfg.Dir, segName(sg.seq)))
+		if err != nil {
+			return fmt.Errorf("cannot open segment %d: %w", sg.seq, err)
+		}
+		for off < sg.size {
+			rec, n, err := readRecord(f, off, sg.size)
+			if err != nil {
+				next, ok := resync(f, off+1, sg.size)
+				if !ok {
+					break
+				}
+				off = next
+				continue
+			}
+			if err := fn(rec); err != nil {
+				f.Close()
+				return err
+			}
+			off += n
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// Append writes r to the spool and, with Fsync, makes it durable before it
+// returns nil, with the position just past it (for Commit). On error
+// nothing of r is left in the spool: ErrFull when the spool would go past
+// MaxBytes, ErrNoSpace when the file system is full.
+func (s *Spool) Append(r Record) (Position, error) {
+	var next Position
+	err := s.append(r, &next)
+	return next, err
+}
+
+func (s *Spool) append(r Record, next *Position) error {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	s.buf = appendRecord(s.buf[:0], &r)
+	n := int64(len(s.buf))
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return ErrClosed
+	case s.bytes+n > s.cfg.MaxBytes:
+		s.full = true
+		bytes := s.bytes
+		s.mu.Unlock()
+		return fmt.Errorf("%w: cannot append a record of %d bytes to %d of %d", ErrFull, n, bytes, s.cfg.MaxBytes)
+	}
+	var size int64
+	if s.active != nil {
+		size = s.segs[len(s.segs)-1].size
+	}
+	s.mu.Unlock()
+
+	if s.active == nil || (size > 0 && size+n > s.cfg.SegmentBytes) {
+		if err := s.rotate(); err != nil {
+			return s.noSpace(err, n)
+		}
+		size = 0
+	}
+	if err := s.write(size); err != nil {
+		// Leave no partial record behind, so that the next append starts
+		// at a record boundary.
+		_ = s.active.Truncate(size)
+		return s.noSpace(fmt.Errorf("cannot append a record of %d bytes: %w", n, err), n)
+	}
+	s.mu.Lock()
+	s.segs[len(s.segs)-1].size = size + n
+	*next = Position{Seg: s.segs[len(s.segs)-1].seq, Off: size + n}
+	s.bytes += n
+	s.records++
+	s.mu.Unlock()
+	s.appended.Add(1)
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// write writes s.buf at off in the active segment and syncs it.
+func (s *Spool) write(off int64) error {
+	if s.failWrite != nil {
+		if err := s.failWrite(); err != nil {
+			return err
+		}
+	}
+	if _, err := s.active.WriteAt(s.buf, off); err != nil {
+		return err
+	}
+	if s.cfg.Fsync {
+		if err := s.active.Sync(); err != nil {
+			return fmt.Errorf("cannot fsync: %w", err)
+		}
+	}
+	return nil
+}
+
+// noSpace marks the spool full and wraps ErrNoSpace when err is the file
+// system's lack of room.
+func (s *Spool) noSpace(err error, n int64) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		s.mu.Lock()
+		s.full = true
+		s.mu.Unlock()
+		return fmt.Errorf("%w: record of %d bytes: %w", ErrNoSpace, n, err)
+	}
+	return err
+}
+
+// rotate starts a new active segment. The caller holds amu.
+func (s *Spool) rotate() error {
+	s.mu.Lock()
+	seq := s.cursor.Seg
+	if len(s.segs) > 0 {
+		seq = s.segs[len(s.segs)-1].seq + 1
+	}
+	if seq == 0 {
+		seq = 1
+	}
+	s.mu.Unlock()
+	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, segName(seq)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return fmt.Errorf("cannot create segment %d: %w", seq, err)
+	}
+	if err := s.syncDir(); err != nil {
+		f.Close()
+		_ = os.Remove(f.Name())
+		return err
+	}
+	if s.active != nil {
+		s.active.Close()
+	}
+	s.active = f
+	s.mu.Lock()
+	if len(s.segs) == 0 {
+		s.cursor = Position{Seg: seq}
+	}
+	s.segs = append(s.segs, segment{seq: seq})
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Spool) syncDir() error {
+	if !s.cfg.Fsync {
+		return nil
+	}
+	d, err := os.Open(s.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("cannot open spool directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("cannot fsync spool directory: %w", err)
+	}
+	return nil
+}
+
+// Notify returns a channel that receives after appends, for a replayer
+// waiting on an empty spool.
+func (s *Spool) Notify() <-chan struct{} { return s.notify }
+
+// Full reports whether the last append failed for lack of room, in the
+// spool or on the file system, and no record was replayed since.
+func (s *Spool) Full() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.full
+}
+
+// Stats returns the spool's gauges and counters.
+func (s *Spool) Stats() Stats {
+	s.mu.Lock()
+	st := Stats{Bytes: s.bytes, Records: s.records}
+	s.mu.Unlock()
+	st.Appended = s.appended.Load()
+	st.Replayed = s.replayed.Load()
+	st.Quarantined = s.quarantined.Load()
+	st.QuarantinedBytes = s.quarantinedBytes.Load()
+	return st
+}
+
+// Peek returns the oldest record not yet replayed and the position just
+// past it, to pass to Commit once the record is stored; ok is false when
+// there is none. Corrupt stretches met on the way are quarantined.
+func (s *Spool) Peek() (rec Record, next Position, ok bool, err error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return Record{}, Position{}, false, ErrClosed
+		}
+		cur := s.cursor
+		i := slices.IndexFunc(s.segs, func(sg segment) bool { return sg.seq == cur.Seg })
+		if i < 0 {
+			s.mu.Unlock()
+			return Record{}, Position{}, false, nil
+		}
+		limit := s.segs[i].size
+		last := i == len(s.segs)-1
+		var nextSeq uint64
+		if !last {
+			nextSeq = s.segs[i+1].seq
+		}
+		s.mu.Unlock()
+
+		if cur.Off >= limit {
+			if last {
+				return Record{}, Position{}, false, nil
+			}
+			// The segment is done: move to the next one.
+			s.commit(Position{Seg: nextSeq})
+			continue
+		}
+		f, err := s.reader(cur.Seg)
+		if err != nil {
+			return Record{}, Position{}, false, err
+		}
+		rec, n, rerr := readRecord(f, cur.Off, limit)
+		if rerr == nil {
+			return rec, Position{Seg: cur.Seg, Off: cur.Off + n}, true, nil
+		}
+		if errors.Is(rerr, errIO) {
+			return Record{}, Position{}, false, rerr
+		}
+		end, found := resync(f, cur.Off+1, limit)
+		if !found {
+			end = limit
+		}
+		s.quarantine(f, cur, end, rerr.Error())
+		if err := s.commitFile(Position{Seg: cur.Seg, Off: end}); err != nil {
+			s.log.Warn("cannot move the spool cursor past a quarantined record", "error", err)
+		}
+	}
+}
+
+// reader returns the open file of segment seq, for Peek.
+func (s *Spool) reader(seq uint64) (*os.File, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if s.rfile != nil && s.rseq == seq {
+		return s.rfile, nil
+	}
+	if s.rfile != nil {
+		s.rfile.Close()
+		s.rfile = nil
+	}
+	f, err := os.Open(filepath.Join(s.cfg.Dir, segName(seq)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot open segment %d: %w", errIO, seq, err)
+	}
+	s.rfile, s.rseq = f, seq
+	return f, nil
+}
+
+var errIO = errors.New("spool read error")
+
+// readRecord reads and checks the record at off in f, whose first limit
+// bytes are durable. It returns the record and its framed size.
+func readRecord(f io.ReaderAt, off, limit int64) (Record, int64, error) {
+	var h [headerSize]byte
+	if limit-off < headerSize {
+		return Record{}, 0, fmt.Errorf("%w: %d bytes at the end of the segment (torn write)", errShortHeader, limit-off)
+	}
+	if _, err := f.ReadAt(h[:], off); err != nil {
+		return Record{}, 0, fmt.Errorf("%w: cannot read header at %d: %w", errIO, off, err)
+	}
+	n, crc, err := parseHeader(h[:], limit-off-headerSize)
+	if err != nil {
+		return Record{}, 0, err
+	}
+	payload := make([]byte, n)
+	if _, err := f.ReadAt(payload, off+headerSize); err != nil {
+		return Record{}, 0, fmt.Errorf("%w: cannot read %d bytes at %d: %w", errIO, n, off+headerSize, err)
+	}
+	if err := checkPayload(h[:], payload, crc); err != nil {
+		return Record{}, 0, err
+	}
+	rec, err := decodePayload(payload)
+	if err != nil {
+		return Record{}, 0, err
+	}
+	return rec, headerSize + n, nil
+}
+
+// resync finds the first offset in [from, limit) where a record checks out.
+func resync(f io.ReaderAt, from, limit int64) (int64, bool) {
+	const window = 64 << 10
+	buf := make([]byte, window+len(magic)-1)
+	for off := from; off < limit; off += window {
+		n, _ := f.ReadAt(buf[:min(int64(len(buf)), limit-off)], off)
+		b := buf[:n]
+		for i := 0; i+len(magic) <= len(b); {
+			j := bytes.Index(b[i:], magic[:])
+			if j < 0 || i+j >= window {
+				break
+			}
+			cand := off + int64(i+j)
+			if _, _, err := readRecord(f, cand, limit); err == nil {
+				return cand, true
+			}
+			i += j + 1
+		}
+	}
+	return 0, false
+}
+
+// quarantine copies [at, end) of segment at.Seg to quarantine/, logs and
+// counts it.
+func (s *Spool) quarantine(f io.ReaderAt, at Position, end int64, reason string) {
+	n := end - at.Off
+	name := filepath.Join(s.cfg.Dir, quarantineDir, fmt.Sprintf("%020d-%d.bad", at.Seg, at.Off))
+	if q, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640); err == nil {
+		_, err = io.Copy(q, io.NewSectionReader(f, at.Off, n))
+		if cerr := q.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			s.log.Warn("cannot copy a corrupt spool record to quarantine", "file", name, "error", err)
+		}
+	} else {
+		s.log.Warn("cannot create a quarantine file", "file", name, "error", err)
+	}
+	s.quarantined.Add(1)
+	s.quarantinedBytes.Add(uint64(n))
+	s.log.Warn("spool record quarantined", "segment", at.Seg, "offset", at.Off, "bytes", n, "reason", reason, "file", name)
+}
+
+// Quarantine moves the record Peek returned, at the position before next,
+// to quarantine/ — for a record the store refuses for good — and moves past
+// it.
+func (s *Spool) Quarantine(next Position, reason string) error {
+	s.mu.Lock()
+	cur := s.cursor
+	s.mu.Unlock()
+	if cur.Seg != next.Seg {
+		return fmt.Errorf("cannot quarantine: position %d:%d is not in the cursor's segment %d", next.Seg, next.Off, cur.Seg)
+	}
+	f, err := s.reader(cur.Seg)
+	if err != nil {
+		return err
+	}
+	s.quarantine(f, cur, next.Off, reason)
+	s.mu.Lock()
+	s.records = max(s.records-1, 0)
+	s.mu.Unlock()
+	return s.commitFile(next)
+}
+
+// Commit records that every record before next is stored: replay resumes at
+// next, and segments before it are deleted. An error means the cursor file
+// could not be written; the position is kept in memory all the same, and a
+// restart replays from the last cursor written (the store deduplicates).
+func (s *Spool) Commit(next Position) error {
+	s.replayed.Add(1)
+	s.mu.Lock()
+	s.records = max(s.records-1, 0)
+	s.mu.Unlock()
+	return s.commitFile(next)
+}
+
+func (s *Spool) commitFile(next Position) error {
+	s.commit(next)
+	return s.writeCursor(next)
+}
+
+// commit moves the cursor to next and deletes the segments before it, and
+// the active segment too when it is wholly replayed and no append is under
+// way, so that its space is freed.
+func (s *Spool) commit(next Position) {
+	s.mu.Lock()
+	s.cursor = next
+	var drop []uint64
+	for len(s.segs) > 1 && s.segs[0].seq < next.Seg {
+		drop = append(drop, s.segs[0].seq)
+		s.bytes -= s.segs[0].size
+		s.segs = s.segs[1:]
+	}
+	s.mu.Unlock()
+	if len(drop) > 0 {
+		for _, seq := range drop {
+			s.removeSegment(seq)
+		}
+		s.mu.Lock()
+		s.full = false
+		s.mu.Unlock()
+	}
+	if s.amu.TryLock() {
+		s.mu.Lock()
+		if s.active != nil && len(s.segs) == 1 && s.segs[0].seq == next.Seg && s.segs[0].size == next.Off && next.Off > 0 {
+			seq := s.segs[0].seq
+			s.active.Close()
+			s.active = nil
+			s.bytes -= s.segs[0].size
+			s.segs = nil
+			s.cursor = Position{Seg: seq + 1}
+			s.full = false
+			s.mu.Unlock()
+			s.removeSegment(seq)
+		} else {
+			s.mu.Unlock()
+		}
+		s.amu.Unlock()
+	}
+}
+
+func (s *Spool) removeSegment(seq uint64) {
+	s.rmu.Lock()
+	if s.rfile != nil && s.rseq == seq {
+		s.rfile.Close()
+		s.rfile = nil
+	}
+	s.rmu.Unlock()
+	if err := os.Remove(filepath.Join(s.cfg.Dir, segName(seq))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("cannot delete a replayed spool segment", "segment", seq, "error", err)
+	}
+}
+
+// writeCursor replaces the cursor file with pos.
+func (s *Spool) writeCursor(pos Position) error {
+	s.mu.Lock()
+	pos = s.cursor // commit may have moved it further
+	s.mu.Unlock()
+	var b [20]byte
+	binary.LittleEndian.PutUint64(b[:], pos.Seg)
+	binary.LittleEndian.PutUint64(b[8:], uint64(pos.Off))
+	binary.LittleEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
+	tmp := filepath.Join(s.cfg.Dir, cursorFile+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return fmt.Errorf("cannot write spool cursor: %w", err)
+	}
+	_, err = f.Write(b[:])
+	if err == nil && s.cfg.Fsync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(s.cfg.Dir, cursorFile))
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write spool cursor: %w", err)
+	}
+	return nil
+}
+
+// Close closes the spool's files; what it holds stays for the next Open.
+func (s *Spool) Close() error {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.active != nil {
+		err = s.active.Close()
+		s.active = nil
+	}
+	s.rmu.Lock()
+	if s.rfile != nil {
+		s.rfile.Close()
+		s.rfile = nil
+	}
+	s.rmu.Unlock()
+	return err
+}
