@@ -165,6 +165,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&icfg.BatchMaxEvents, "ingest.batch.max-events", icfg.BatchMaxEvents, "events per store insert")
 	fs.DurationVar(&icfg.BatchMaxDelay, "ingest.batch.max-delay", icfg.BatchMaxDelay, "longest a batch waits before it is written")
 	fs.IntVar(&icfg.MaxPendingEvents, "ingest.max-pending-events", icfg.MaxPendingEvents, "events awaiting their insert beyond which exports are refused (503/UNAVAILABLE)")
+	spoolDir := fs.String("ingest.spool.dir", "", `write-ahead spool directory (default: <data.dir>/spool; "off" acknowledges only once stored)`)
+	fs.Int64Var(&icfg.Spool.MaxBytes, "ingest.spool.max-bytes", icfg.Spool.MaxBytes, "spool size beyond which exports are refused (503/UNAVAILABLE)")
+	fs.Int64Var(&icfg.Spool.SegmentBytes, "ingest.spool.segment-bytes", icfg.Spool.SegmentBytes, "size of one spool segment file")
+	fs.BoolVar(&icfg.Spool.Fsync, "ingest.spool.fsync", icfg.Spool.Fsync, "fsync every spool append before acknowledging")
+	fs.DurationVar(&icfg.SpoolAfter, "ingest.spool.after", icfg.SpoolAfter, "store write latency beyond which batches are acknowledged from the spool and written later")
+	fs.IntVar(&icfg.DedupIDs, "ingest.dedup.ids", icfg.DedupIDs, "ids of recently stored events kept to drop retried exports")
+	fs.DurationVar(&icfg.DedupWindow, "ingest.dedup.window", icfg.DedupWindow, "how far back, in event time, stored ids are loaded at start-up")
 	fs.StringVar(&acfg.Listen, "api.listen", acfg.Listen, "API listen address")
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log.format", "text", "log format: text or json")
@@ -174,6 +181,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
+	}
+	switch *spoolDir {
+	case "off":
+		icfg.Spool.Dir = ""
+	case "":
+		icfg.Spool.Dir = filepath.Join(sf.dir, "spool")
+	default:
+		icfg.Spool.Dir = *spoolDir
 	}
 	if err := icfg.Validate(); err != nil {
 		return err
@@ -223,8 +238,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
   OTLP/HTTP  http://%s/v1/logs
   API        http://%s/api/v1/tools
   data       %s
+  spool      %s
 Press Ctrl-C to stop.
-`, version, in.GRPCAddr(), in.HTTPAddr(), srv.Addr(), st.Dir())
+`, version, in.GRPCAddr(), in.HTTPAddr(), srv.Addr(), st.Dir(), orOff(icfg.Spool.Dir))
 
 	<-ctx.Done()
 	log.Info("shutting down")
@@ -233,4 +249,11 @@ Press Ctrl-C to stop.
 	errA := srv.Shutdown(sctx)
 	errI := in.Shutdown(sctx)
 	return errors.Join(errA, errI)
+}
+
+func orOff(dir string) string {
+	if dir == "" {
+		return "off (exports are acknowledged once stored)"
+	}
+	return dir
 }
