@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -23,9 +24,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestSuiteSmoke runs the whole suite on a few events, so that `make test`
-// and CI keep it working: every run must succeed, every event sent must be
-// stored, every figure must be positive and the JSON must be written. It
+// TestSuiteSmoke runs every suite on a few events, so that `make test` and
+// CI keep it working: every run must succeed, every event sent must be
+// stored, every report must be timed, the rollup answers must equal the raw
+// ones, every figure must be positive and the JSON must be written. It
 // judges no figure against its target.
 func TestSuiteSmoke(t *testing.T) {
 	if _, err := embedded.LibraryPath(); err != nil {
@@ -40,6 +42,9 @@ func TestSuiteSmoke(t *testing.T) {
 	cfg.TempDir = t.TempDir()
 	cfg.Out = filepath.Join(t.TempDir(), "results", "latest.json")
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	const reportEvents = 50000
+	cfg.ReportEvents = reportEvents
+	cfg.ReportRuns, cfg.ReportWarmups = 3, 1
 	var out strings.Builder
 	rep, err := Run(context.Background(), cfg, &out)
 	t.Log("\n" + out.String())
@@ -54,6 +59,16 @@ func TestSuiteSmoke(t *testing.T) {
 		"ingest_no_store.cpu_us_per_event", "ingest_no_store.events_per_s",
 		"ingest_store.cpu_us_per_event", "ingest_store.events_per_s",
 		"client_no_store.cpu_us_per_event", "client_store.cpu_us_per_event",
+		"report_load.events_per_s", "report_load.store_cpu_us_per_event", "report_load.optimize_s",
+		"storage.events.bytes_per_event", "storage.audit_calls.bytes_per_event",
+		"storage.calls_1h.bytes_per_event", "storage.calls_1d.bytes_per_event",
+		"storage.repairs_1h.bytes_per_event", "storage.total.bytes_per_event",
+	}
+	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations", "audit"} {
+		wantFigures = append(wantFigures, "reports."+id+".p50_ms", "reports."+id+".p95_ms")
+	}
+	for _, id := range []string{"stale_usage", "rejections"} {
+		wantFigures = append(wantFigures, "reports."+id+"_raw.p50_ms", "reports."+id+"_raw.p95_ms", "reports."+id+".speedup_p50")
 	}
 	got := map[string]Figure{}
 	for _, f := range rep.Figures {
@@ -74,6 +89,31 @@ func TestSuiteSmoke(t *testing.T) {
 		}
 	}
 
+	if l := rep.Load; l == nil || l.Stored != reportEvents || l.Calls <= 0 {
+		t.Errorf("report load: %+v, want %d events stored", l, reportEvents)
+	}
+	if len(rep.Reports) != len(reportNames) {
+		t.Errorf("%d reports timed, want %d", len(rep.Reports), len(reportNames))
+	}
+	for _, r := range rep.Reports {
+		if r.Latency.Runs != cfg.ReportRuns || !(r.Latency.P50Ms > 0) || r.Latency.P95Ms < r.Latency.P50Ms || r.Latency.Read.Rows == 0 {
+			t.Errorf("%s: latency %+v", r.Name, r.Latency)
+		}
+		switch r.ID {
+		case "stale_usage", "rejections":
+			if r.Raw == nil || r.Equal == nil || !*r.Equal || r.Latency.Rows == 0 {
+				t.Errorf("%s: raw %+v, rollup = raw %v, %d rows: want equal non-empty answers", r.Name, r.Raw, r.Equal, r.Latency.Rows)
+			}
+		default:
+			if r.Raw != nil || r.Equal != nil {
+				t.Errorf("%s has a raw version", r.Name)
+			}
+		}
+	}
+	if s := rep.Storage; s == nil || len(s.Columns) == 0 || s.Tables[0].Table != "events" || s.Tables[0].Rows != reportEvents {
+		t.Errorf("storage: %+v, want the events table first with %d rows", s, reportEvents)
+	}
+
 	data, err := os.ReadFile(cfg.Out)
 	if err != nil {
 		t.Fatalf("results not written: %v", err)
@@ -82,9 +122,34 @@ func TestSuiteSmoke(t *testing.T) {
 	if err := json.Unmarshal(data, &written); err != nil {
 		t.Fatalf("results are not JSON: %v", err)
 	}
-	if written.Stored != events || len(written.Figures) != len(rep.Figures) || written.Error != "" {
-		t.Errorf("written results differ: stored %d, %d figures, error %q", written.Stored, len(written.Figures), written.Error)
+	if written.Stored != events || len(written.Figures) != len(rep.Figures) || written.Error != "" ||
+		len(written.Reports) != len(rep.Reports) || written.Storage == nil || written.Load == nil {
+		t.Errorf("written results differ: stored %d, %d figures, %d reports, error %q", written.Stored, len(written.Figures), len(written.Reports), written.Error)
 	}
+}
+
+// TestParseSuites checks the -suite flag's parsing.
+func TestParseSuites(t *testing.T) {
+	f := func(list, want, wantErr string) {
+		t.Helper()
+		got, err := ParseSuites(list)
+		switch {
+		case wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("ParseSuites(%q): error %v, want one containing %q", list, err, wantErr)
+			}
+		case err != nil:
+			t.Errorf("ParseSuites(%q): %v", list, err)
+		case strings.Join(got, ",") != want:
+			t.Errorf("ParseSuites(%q) = %v, want %s", list, got, want)
+		}
+	}
+	f("all", "ingest,reports,storage", "")
+	f("", "ingest,reports,storage", "")
+	f("storage,reports", "reports,storage", "")
+	f(" ingest , ingest", "ingest", "")
+	f("reports,all", "ingest,reports,storage", "")
+	f("ingest,queries", "", `unknown suite "queries"`)
 }
 
 // TestConfigValidate checks that the flags' bounds are enforced.
@@ -106,4 +171,12 @@ func TestConfigValidate(t *testing.T) {
 	f(func(c *Config) { c.Batch = 1001 }, "batch must be between 100 and 1000")
 	f(func(c *Config) { c.Events = 0 }, "events must be positive")
 	f(func(c *Config) { c.Streams = 0 }, "streams must be positive")
+	f(func(c *Config) { c.Suites = nil }, "at least one suite")
+	f(func(c *Config) { c.Suites = []string{"nope"} }, `unknown suite "nope"`)
+	f(func(c *Config) { c.ReportEvents = 0 }, "report-events must be positive")
+	f(func(c *Config) { c.ReportRuns = 0 }, "report-runs must be positive")
+	f(func(c *Config) { c.ReportWarmups = -1 }, "report-warmups must not be negative")
+	f(func(c *Config) { c.ReportSpan = 40 * 24 * time.Hour }, "report-span must be between")
+	f(func(c *Config) { c.ReportTools = 0 }, "report fleet sizes must be positive")
+	f(func(c *Config) { c.Suites, c.ReportEvents = []string{SuiteIngest}, 0 }, "")
 }

@@ -17,12 +17,31 @@
 // the client's is measured on its own. CPU per event is the figure to read
 // on a noisy machine; events/s depends on the machine's load.
 //
+// That is the ingest suite. The reports suite loads -report-events events
+// from the drift simulator (hundreds of tools, thousands of sessions,
+// dozens of client versions, over a week) straight into a fresh embedded
+// store with 100k-event Writes, runs OPTIMIZE FINAL on every table, then:
+//
+//	e. reports the load's rate and the store's CPU per event;
+//	f. times every report over the whole week — p50 and p95 over repeated
+//	   runs, with the clock fixed at the simulated end — and, for the
+//	   rollup-served stale-usage and rejections, the same report from the
+//	   raw events in the same run, checking that both answers are equal.
+//
+// The storage suite, on the same load, reads system.parts:
+//
+//	g. the bytes on disk per event of every table, and the compressed and
+//	   uncompressed size of the events table's largest columns.
+//
+// -suite selects them (default all, as `make bench` runs).
+//
 // The program prints a table — figure, value, baseline measured in the same
 // run, ratio, target — and writes the same as JSON to -out. It never fails
-// on a time: only on errors and on a stored count that differs from the
-// events sent.
+// on a time: only on errors, on a stored count that differs from the
+// events sent, and on a rollup answer that differs from the raw one.
 //
 //	go run ./bench -events 1000000 -batch 500 -streams 4 -cpuprofile store.prof
+//	go run ./bench -suite reports,storage -report-events 10000000
 package main
 
 import (
@@ -49,9 +68,26 @@ func main() {
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.BoolVar(&cfg.SkipStore, "skip-store", false, "skip run (c), for machines without libchdb")
+	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, or all")
+	flag.IntVar(&cfg.ReportEvents, "report-events", cfg.ReportEvents, "simulated events loaded into a fresh store for the reports and storage suites")
+	flag.IntVar(&cfg.ReportBatch, "report-batch", cfg.ReportBatch, "events per store Write of that load")
+	flag.IntVar(&cfg.ReportRuns, "report-runs", cfg.ReportRuns, "measured runs of each report")
+	flag.IntVar(&cfg.ReportWarmups, "report-warmups", cfg.ReportWarmups, "unmeasured runs of each report before its measured runs")
+	flag.DurationVar(&cfg.ReportSpan, "report-span", cfg.ReportSpan, "simulated time the loaded events cover; the reports' window covers it")
+	flag.IntVar(&cfg.ReportTools, "report-tools", cfg.ReportTools, "simulated tools of the reports load")
+	flag.IntVar(&cfg.ReportSessions, "report-sessions", cfg.ReportSessions, "simulated sessions of the reports load")
+	flag.IntVar(&cfg.ReportClients, "report-clients", cfg.ReportClients, "simulated client name@version pairs of the reports load")
+	flag.IntVar(&cfg.ReportServers, "report-servers", cfg.ReportServers, "simulated MCP servers of the reports load")
+	flag.StringVar(&cfg.ReportDir, "report-dir", "", "keep the reports load's store in this empty or missing directory, for EXPLAIN afterwards (default: a temporary directory, removed)")
+	flag.StringVar(&cfg.ReportExplain, "report-explain", "", "write EXPLAIN indexes = 1 of every report query to this file")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments: %v\n", flag.Args())
+		os.Exit(2)
+	}
+	var err error
+	if cfg.Suites, err = ParseSuites(*suites); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(2)
 	}
 

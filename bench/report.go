@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,6 +33,11 @@ type Report struct {
 	Store    *Phase `json:"ingest_store,omitempty"`
 	// Stored is the count of events in the store after run (c).
 	Stored int64 `json:"stored"`
+	// Load, Reports and Storage are the reports and storage suites'
+	// measurements; empty when those suites did not run.
+	Load    *LoadResult    `json:"report_load,omitempty"`
+	Reports []ReportTiming `json:"reports,omitempty"`
+	Storage *StorageResult `json:"storage,omitempty"`
 	// Figures are the table's rows.
 	Figures []Figure `json:"figures"`
 	// Error is why the run failed, empty when it did not.
@@ -53,11 +60,22 @@ type Machine struct {
 
 // ReportConfig is the part of Config that shapes the figures.
 type ReportConfig struct {
-	Events      int    `json:"events"`
-	Batch       int    `json:"batch"`
-	Streams     int    `json:"streams"`
-	IngestBatch int    `json:"ingest_batch_events"`
-	Seed        uint64 `json:"seed"`
+	Suites      []string `json:"suites"`
+	Events      int      `json:"events"`
+	Batch       int      `json:"batch"`
+	Streams     int      `json:"streams"`
+	IngestBatch int      `json:"ingest_batch_events"`
+	Seed        uint64   `json:"seed"`
+
+	ReportEvents   int     `json:"report_events,omitempty"`
+	ReportBatch    int     `json:"report_batch,omitempty"`
+	ReportRuns     int     `json:"report_runs,omitempty"`
+	ReportWarmups  int     `json:"report_warmups,omitempty"`
+	ReportSpanH    float64 `json:"report_span_h,omitempty"`
+	ReportTools    int     `json:"report_tools,omitempty"`
+	ReportSessions int     `json:"report_sessions,omitempty"`
+	ReportClients  int     `json:"report_clients,omitempty"`
+	ReportServers  int     `json:"report_servers,omitempty"`
 }
 
 // Phase is one measured run.
@@ -127,11 +145,23 @@ func newReport(cfg Config) *Report {
 			CPUModel:   cpuModel(),
 			LoadAvg:    loadAvg(),
 		},
-		Config: ReportConfig{
-			Events: cfg.Events, Batch: cfg.Batch, Streams: cfg.Streams,
-			IngestBatch: cfg.IngestBatch, Seed: cfg.Seed,
-		},
+		Config: reportConfig(cfg),
 	}
+}
+
+func reportConfig(cfg Config) ReportConfig {
+	rc := ReportConfig{
+		Suites: cfg.Suites, Events: cfg.Events, Batch: cfg.Batch, Streams: cfg.Streams,
+		IngestBatch: cfg.IngestBatch, Seed: cfg.Seed,
+	}
+	if cfg.loadsReports() {
+		rc.ReportEvents, rc.ReportBatch = cfg.ReportEvents, cfg.ReportBatch
+		rc.ReportRuns, rc.ReportWarmups = cfg.ReportRuns, cfg.ReportWarmups
+		rc.ReportSpanH = cfg.ReportSpan.Hours()
+		rc.ReportTools, rc.ReportSessions = cfg.ReportTools, cfg.ReportSessions
+		rc.ReportClients, rc.ReportServers = cfg.ReportClients, cfg.ReportServers
+	}
+	return rc
 }
 
 // cpuModel returns the first "model name" of /proc/cpuinfo, or "".
@@ -175,6 +205,12 @@ func (r *Report) finish() {
 	}
 	met := func(ok bool) *bool { return &ok }
 
+	r.ingestFigures(add, ratio, met)
+	r.reportFigures(add, ratio, met)
+}
+
+// ingestFigures derives the figures of runs (a) to (d).
+func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, float64) Figure, met func(bool) *bool) {
 	b := r.Baseline
 	if b == nil {
 		return
@@ -205,6 +241,57 @@ func (r *Report) finish() {
 	}
 }
 
+// reportFigures derives the figures of the reports and storage suites: (e)
+// the load, (f) each report's latency (against its raw version where it
+// has one), (g) the bytes on disk per event of each table.
+func (r *Report) reportFigures(add func(Figure), ratio func(Figure, string, float64) Figure, met func(bool) *bool) {
+	if l := r.Load; l != nil && l.Wall > 0 {
+		add(Figure{ID: "report_load.events_per_s", Label: "(e) load → embedded store, 100k-event Writes, rate", Value: l.EventsPerSecond(), Unit: "events/s"})
+		add(Figure{ID: "report_load.store_cpu_us_per_event", Label: "(e) load → embedded store, CPU (simulator excluded)", Value: l.StoreCPUPerEvent(), Unit: "µs/event"})
+		if l.Optimize > 0 {
+			add(Figure{ID: "report_load.optimize_s", Label: "(e) OPTIMIZE FINAL, every table", Value: l.Optimize + l.Settle, Unit: "s"})
+		}
+	}
+	target := fmt.Sprintf("≤ %.0f ms", targetReportMs)
+	for _, t := range r.Reports {
+		id := "reports." + t.ID
+		lat := func(q string, v float64, raw *Latency, rawV float64) Figure {
+			f := Figure{ID: id + "." + q + "_ms", Label: fmt.Sprintf("(f) %s %s", t.Name, q), Value: v, Unit: "ms",
+				Target: target, Met: met(v <= targetReportMs)}
+			if raw != nil {
+				f = ratio(f, id+"_raw."+q+"_ms", rawV)
+			}
+			return f
+		}
+		if t.Raw == nil {
+			add(lat("p50", t.Latency.P50Ms, nil, 0))
+			add(lat("p95", t.Latency.P95Ms, nil, 0))
+			continue
+		}
+		add(lat("p50", t.Latency.P50Ms, t.Raw, t.Raw.P50Ms))
+		add(lat("p95", t.Latency.P95Ms, t.Raw, t.Raw.P95Ms))
+		add(Figure{ID: id + "_raw.p50_ms", Label: fmt.Sprintf("(f) %s from raw events p50", t.Name), Value: t.Raw.P50Ms, Unit: "ms"})
+		add(Figure{ID: id + "_raw.p95_ms", Label: fmt.Sprintf("(f) %s from raw events p95", t.Name), Value: t.Raw.P95Ms, Unit: "ms"})
+		if t.Latency.P50Ms > 0 {
+			s := t.Raw.P50Ms / t.Latency.P50Ms
+			add(Figure{ID: id + ".speedup_p50", Label: fmt.Sprintf("(f) %s raw/rollup p50", t.Name), Value: s, Unit: "×",
+				Target: fmt.Sprintf("≥ %.0f×", targetReportSpeedup), Met: met(s >= targetReportSpeedup)})
+		}
+	}
+	if s := r.Storage; s != nil {
+		var total float64
+		for _, t := range s.Tables {
+			f := Figure{ID: "storage." + t.Table + ".bytes_per_event", Label: "(g) on disk: " + t.Table, Value: t.BytesPerEvent, Unit: "B/event"}
+			if t.Table == "events" {
+				f.Target, f.Met = fmt.Sprintf("≤ %.0f B/event", targetBytesPerEvent), met(t.BytesPerEvent <= targetBytesPerEvent)
+			}
+			add(f)
+			total += t.BytesPerEvent
+		}
+		add(Figure{ID: "storage.total.bytes_per_event", Label: "(g) on disk: every table", Value: total, Unit: "B/event"})
+	}
+}
+
 // header describes the machine and the run.
 func (r *Report) header() string {
 	var b strings.Builder
@@ -218,15 +305,22 @@ func (r *Report) header() string {
 		fmt.Fprintf(&b, ", load average %s", m.LoadAvg)
 	}
 	c := r.Config
-	fmt.Fprintf(&b, "\nrun: %d events, %d records per request, %d streams, ingester BatchMaxEvents %d, seed %d\n",
-		c.Events, c.Batch, c.Streams, c.IngestBatch, c.Seed)
+	fmt.Fprintf(&b, "\nsuites: %s; seed %d\n", strings.Join(c.Suites, ", "), c.Seed)
+	if slices.Contains(c.Suites, SuiteIngest) {
+		fmt.Fprintf(&b, "ingest: %d events, %d records per request, %d streams, ingester BatchMaxEvents %d\n",
+			c.Events, c.Batch, c.Streams, c.IngestBatch)
+	}
+	if c.ReportEvents > 0 {
+		fmt.Fprintf(&b, "reports: %d events in Writes of %d, %d tools, %d sessions, %d clients, %d servers over %gh; %d runs per report after %d warm-ups\n",
+			c.ReportEvents, c.ReportBatch, c.ReportTools, c.ReportSessions, c.ReportClients, c.ReportServers, c.ReportSpanH, c.ReportRuns, c.ReportWarmups)
+	}
 	return b.String()
 }
 
 // table prints the figures, then how they were measured.
 func (r *Report) table() string {
 	var out strings.Builder
-	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
+	tw := newTabWriter(&out)
 	fmt.Fprintln(tw, "figure\tvalue\tbaseline (same run)\tratio\ttarget")
 	for _, f := range r.Figures {
 		base, ratio := "", ""
@@ -252,9 +346,47 @@ func (r *Report) table() string {
 		}
 		out.WriteString("\n")
 	}
-	out.WriteString("CPU is the ingester's whole process (getrusage user+system, chDB threads included);\n" +
-		"the sender is a separate process, (d). Rates are wall-clock and depend on the machine's load.\n")
+	if r.Store != nil || r.NoStore != nil {
+		out.WriteString("CPU is the ingester's whole process (getrusage user+system, chDB threads included);\n" +
+			"the sender is a separate process, (d). Rates are wall-clock and depend on the machine's load.\n")
+	}
+	if l := r.Load; l != nil {
+		fmt.Fprintf(&out, "\n(e) %d events in %d Writes, stored %d (%d calls); the simulator ran alongside on its own thread (%.1f CPU-s, excluded from the store's CPU).\n",
+			l.Events, l.Batches, l.Stored, l.Calls, l.GeneratorCPU)
+		fmt.Fprintf(&out, "(f) window [%s, %s), clock fixed there (simulated %s to %s, last event %s);\n"+
+			"    p50/p95 by nearest rank over the measured runs, each raw run right after its rollup run.\n",
+			l.From.Format(time.RFC3339), l.To.Format(time.RFC3339), l.Start.Format(time.RFC3339), l.End.Format(time.RFC3339), l.LastEvent.Format(time.RFC3339))
+	}
+	if len(r.Reports) > 0 {
+		tw := newTabWriter(&out)
+		fmt.Fprintln(tw, "report\tserved from\tanswer rows\tp50\tp95\tCPU p50\trows read\tMiB read\traw p50\traw p95\traw CPU p50\traw rows read\trollup = raw")
+		for _, t := range r.Reports {
+			l := t.Latency
+			var raw [4]string
+			eq := ""
+			if x := t.Raw; x != nil {
+				raw = [4]string{fmt.Sprintf("%.1f ms", x.P50Ms), fmt.Sprintf("%.1f ms", x.P95Ms), fmt.Sprintf("%.1f ms", x.CPUP50Ms), fmt.Sprint(x.Read.Rows)}
+			}
+			if t.Equal != nil {
+				eq = map[bool]string{true: "equal", false: "DIFFERENT"}[*t.Equal]
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f ms\t%.1f ms\t%.1f ms\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\n",
+				t.Name, t.Source, l.Rows, l.P50Ms, l.P95Ms, l.CPUP50Ms, l.Read.Rows, float64(l.Read.Compressed)/(1<<20),
+				raw[0], raw[1], raw[2], raw[3], eq)
+		}
+		_ = tw.Flush()
+		out.WriteString("CPU is the process's (chDB threads and the Go decoding of the answer included); rows read and MiB read\n" +
+			"(compressed) are one more run's, from system.events. Wall times depend on the machine's load.\n")
+	}
+	if r.Storage != nil {
+		out.WriteString(r.Storage.text())
+	}
 	return out.String()
+}
+
+// newTabWriter returns the tab writer of every table printed.
+func newTabWriter(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
 
 func formatValue(v float64, unit string) string {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -63,7 +65,81 @@ type Config struct {
 	// Logger receives the ingester's and the store's logs; nil logs warnings
 	// and errors to stderr.
 	Logger *slog.Logger
+
+	// Suites selects what runs: SuiteIngest (runs a to d), SuiteReports
+	// and SuiteStorage, in that order. The last two share one load of
+	// ReportEvents events into a fresh store.
+	Suites []string
+	// ReportEvents is the number of simulated events loaded for the
+	// reports and storage suites, written ReportBatch at a time.
+	ReportEvents int
+	ReportBatch  int
+	// ReportRuns is the measured runs of each report, after ReportWarmups
+	// unmeasured ones.
+	ReportRuns    int
+	ReportWarmups int
+	// ReportSpan is the simulated time the loaded events cover; the
+	// reports' window covers it (see LoadResult).
+	ReportSpan time.Duration
+	// ReportTools, ReportSessions, ReportClients and ReportServers are the
+	// simulated fleet's cardinalities.
+	ReportTools    int
+	ReportSessions int
+	ReportClients  int
+	ReportServers  int
+	// ReportDir, when set, is the data directory of the reports load, kept
+	// after the run for EXPLAIN and ad-hoc queries; it must be empty or
+	// missing. Empty means a temporary directory, removed.
+	ReportDir string
+	// ReportExplain, when set, is a file where the reports suite writes
+	// EXPLAIN indexes = 1 of every report query it timed.
+	ReportExplain string
 }
+
+// Suites of Config.Suites.
+const (
+	SuiteIngest  = "ingest"
+	SuiteReports = "reports"
+	SuiteStorage = "storage"
+)
+
+// allSuites lists every suite in the order they run.
+var allSuites = []string{SuiteIngest, SuiteReports, SuiteStorage}
+
+// ParseSuites parses a comma-separated list of suites; "all" (or an empty
+// list) means every suite. The result is in the order the suites run.
+func ParseSuites(list string) ([]string, error) {
+	want := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		switch name = strings.TrimSpace(name); name {
+		case "":
+		case "all":
+			for _, s := range allSuites {
+				want[s] = true
+			}
+		case SuiteIngest, SuiteReports, SuiteStorage:
+			want[name] = true
+		default:
+			return nil, fmt.Errorf("unknown suite %q: want a comma-separated list of %s, or all", name, strings.Join(allSuites, ", "))
+		}
+	}
+	if len(want) == 0 {
+		return slices.Clone(allSuites), nil
+	}
+	var out []string
+	for _, s := range allSuites {
+		if want[s] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// has reports whether the suite runs.
+func (c Config) has(suite string) bool { return slices.Contains(c.Suites, suite) }
+
+// loadsReports reports whether a suite needs the reports load.
+func (c Config) loadsReports() bool { return c.has(SuiteReports) || c.has(SuiteStorage) }
 
 // DefaultConfig returns the configuration of `make bench`.
 func DefaultConfig() Config {
@@ -73,8 +149,23 @@ func DefaultConfig() Config {
 		Streams: 4,
 		Seed:    1,
 		Out:     filepath.Join("bench", "results", "latest.json"),
+
+		Suites:         slices.Clone(allSuites),
+		ReportEvents:   10_000_000,
+		ReportBatch:    100_000,
+		ReportRuns:     15,
+		ReportWarmups:  2,
+		ReportSpan:     7 * 24 * time.Hour,
+		ReportTools:    300,
+		ReportSessions: 5000,
+		ReportClients:  60,
+		ReportServers:  12,
 	}
 }
+
+// maxReportSpan keeps the loaded events within the store's 30-day
+// retention, with a day to spare.
+const maxReportSpan = 29 * 24 * time.Hour
 
 // Validate reports the first invalid field by name.
 func (c Config) Validate() error {
@@ -87,6 +178,31 @@ func (c Config) Validate() error {
 		return fmt.Errorf("streams must be positive, got %d", c.Streams)
 	case c.IngestBatch < 0:
 		return fmt.Errorf("ingest.batch-events must not be negative, got %d", c.IngestBatch)
+	case len(c.Suites) == 0:
+		return errors.New("suite must name at least one suite")
+	}
+	for _, s := range c.Suites {
+		if !slices.Contains(allSuites, s) {
+			return fmt.Errorf("unknown suite %q", s)
+		}
+	}
+	if !c.loadsReports() {
+		return nil
+	}
+	switch {
+	case c.ReportEvents < 1:
+		return fmt.Errorf("report-events must be positive, got %d", c.ReportEvents)
+	case c.ReportBatch < 1:
+		return fmt.Errorf("report-batch must be positive, got %d", c.ReportBatch)
+	case c.ReportRuns < 1:
+		return fmt.Errorf("report-runs must be positive, got %d", c.ReportRuns)
+	case c.ReportWarmups < 0:
+		return fmt.Errorf("report-warmups must not be negative, got %d", c.ReportWarmups)
+	case c.ReportSpan < time.Hour || c.ReportSpan > maxReportSpan:
+		return fmt.Errorf("report-span must be between 1h and %s, got %s", maxReportSpan, c.ReportSpan)
+	case c.ReportTools < 1 || c.ReportSessions < 1 || c.ReportClients < 1 || c.ReportServers < 1:
+		return fmt.Errorf("report fleet sizes must be positive, got %d tools, %d sessions, %d clients, %d servers",
+			c.ReportTools, c.ReportSessions, c.ReportClients, c.ReportServers)
 	}
 	return nil
 }
@@ -115,9 +231,12 @@ func measure(f func() error) (usage, error) {
 	return usage{CPU: processCPU() - cpu0, Wall: time.Since(wall0)}, err
 }
 
-// Run builds the requests, runs the suite, prints the table to w and writes
-// the JSON results to cfg.Out. It returns the report with an error when a
-// run failed or the counts differ; the figures are never judged.
+// Run runs the selected suites — ingest builds the requests and runs (a) to
+// (d); reports and storage load the simulator's events into a fresh store
+// and time the reports (e, f) and measure the tables on disk (g) — prints
+// the table to w and writes the JSON results to cfg.Out. It returns the
+// report with an error when a run failed, the counts differ or a rollup
+// answer differs from the raw one; the figures are never judged.
 func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -136,20 +255,19 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 
 	rep := newReport(cfg)
 	fmt.Fprint(w, rep.header())
-	fmt.Fprintf(w, "building %d events into requests of %d records…\n", cfg.Events, cfg.Batch)
-	t0 := time.Now()
-	rs, err := buildRequests(filepath.Join(tmp, "requests.bin"), cfg.Events, cfg.Batch, cfg.Seed)
-	if err != nil {
-		return nil, err
+	var errs []error
+	if cfg.has(SuiteIngest) {
+		errs = append(errs, runIngestSuite(ctx, cfg, tmp, rep, w))
 	}
-	defer rs.close()
-	rep.Requests, rep.RequestBytes = len(rs.reqs), rs.bytes()
-	fmt.Fprintf(w, "built %d requests, %.1f MiB, %.0f B/event on the wire, in %s\n\n",
-		len(rs.reqs), float64(rs.bytes())/(1<<20), float64(rs.bytes())/float64(rs.total), time.Since(t0).Round(time.Millisecond))
-
-	runErr := runAll(ctx, cfg, rs, rep)
+	if cfg.loadsReports() && ctx.Err() == nil {
+		errs = append(errs, runReportSuites(ctx, cfg, rep, w))
+	}
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	runErr := errors.Join(errs...)
 	rep.finish()
-	fmt.Fprint(w, rep.table())
+	fmt.Fprint(w, "\n"+rep.table())
 	if runErr != nil {
 		rep.Error = runErr.Error()
 	}
@@ -160,6 +278,21 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 		fmt.Fprintf(w, "\nresults written to %s\n", cfg.Out)
 	}
 	return rep, runErr
+}
+
+// runIngestSuite builds the requests and runs (a) to (d).
+func runIngestSuite(ctx context.Context, cfg Config, tmp string, rep *Report, w io.Writer) error {
+	fmt.Fprintf(w, "building %d events into requests of %d records…\n", cfg.Events, cfg.Batch)
+	t0 := time.Now()
+	rs, err := buildRequests(filepath.Join(tmp, "requests.bin"), cfg.Events, cfg.Batch, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	defer rs.close()
+	rep.Requests, rep.RequestBytes = len(rs.reqs), rs.bytes()
+	fmt.Fprintf(w, "built %d requests, %.1f MiB, %.0f B/event on the wire, in %s\n",
+		len(rs.reqs), float64(rs.bytes())/(1<<20), float64(rs.bytes())/float64(rs.total), time.Since(t0).Round(time.Millisecond))
+	return runAll(ctx, cfg, rs, rep)
 }
 
 func runAll(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error {
