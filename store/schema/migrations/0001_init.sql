@@ -227,7 +227,7 @@ CREATE TABLE IF NOT EXISTS {{table "calls_1h"}}{{.OnCluster}}
     max_session_age_s   SimpleAggregateFunction(max, Int64)
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
-PARTITION BY toYYYYMM(hour)
+PARTITION BY toDate(hour)
 ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour,
           service, environment, client_name, client_version, privilege)
 TTL hour + INTERVAL {{.RetentionDays}} DAY;

@@ -245,7 +245,7 @@ CREATE TABLE IF NOT EXISTS {{table "repairs_1h"}}{{.OnCluster}}
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
 )
 ENGINE = {{engine "AggregatingMergeTree"}}
-PARTITION BY toYYYYMM(hour)
+PARTITION BY toDate(hour)
 ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
           hour, service, environment, client_name, client_version)
 TTL hour + INTERVAL {{.RetentionDays}} DAY;

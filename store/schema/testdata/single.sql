@@ -220,7 +220,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.calls_1h
     max_session_age_s   SimpleAggregateFunction(max, Int64)
 )
 ENGINE = AggregatingMergeTree
-PARTITION BY toYYYYMM(hour)
+PARTITION BY toDate(hour)
 ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour,
           service, environment, client_name, client_version, privilege)
 TTL hour + INTERVAL 30 DAY;
@@ -242,7 +242,7 @@ GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
          adapter_id, service, environment, client_name, client_version, privilege;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=ae34bdf44d3f15b7b65f47ed9dfd1f502fe22b6722a13363b149eab1cdcffd04, name=init, version=1;
+-- params: checksum=72e84571746bce555beadff6369e74d3084a1322d70b22890571616f55636b4c, name=init, version=1;
 
 ALTER TABLE mcpdrift.calls_1h
     ADD COLUMN IF NOT EXISTS error_code LowCardinality(String) AFTER privilege,
@@ -449,7 +449,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.repairs_1h
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
 )
 ENGINE = AggregatingMergeTree
-PARTITION BY toYYYYMM(hour)
+PARTITION BY toDate(hour)
 ORDER BY (tenant, tool, revision_client, change_class, repair_action, repair_automatic, repair_result,
           hour, service, environment, client_name, client_version)
 TTL hour + INTERVAL 30 DAY;
@@ -532,7 +532,7 @@ GROUP BY tenant, minute, tool, revision_client, change_class, repair_action,
          repair_automatic, repair_result, service, environment, client_name, client_version;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=c8161ddd4d69784525a79621288c1098d76c357b4043cb22d8a899d471552dd7, name=rollups, version=2;
+-- params: checksum=7aea8e349e287b38a027a7a3c34ce7ef7a8b65868f45467bc1e3f232a99b434b, name=rollups, version=2;
 
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
