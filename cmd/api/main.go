@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
@@ -43,6 +44,9 @@ type config struct {
 	Store clickhouse.Config
 	// API is the HTTP API.
 	API api.Config
+	// Auth is the token file, and whether the API may listen beyond
+	// loopback without one.
+	Auth auth.Flags
 	// Migrate applies pending migrations at start-up.
 	Migrate bool
 	// MigrateOnly applies pending migrations and exits.
@@ -75,6 +79,13 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.API.Listen, "api.listen", c.API.Listen, "API listen address")
 	fs.DurationVar(&c.API.QueryTimeout, "api.query-timeout", c.API.QueryTimeout, "timeout of one report query")
 	fs.StringVar(&c.API.Tenant, "api.tenant", c.API.Tenant, "tenant every request is bound to while the API runs without tokens")
+	fs.DurationVar(&c.API.ReadHeaderTimeout, "api.read-header-timeout", c.API.ReadHeaderTimeout, "longest a client may take to send its request headers")
+	fs.DurationVar(&c.API.ReadTimeout, "api.read-timeout", c.API.ReadTimeout, "longest a client may take to send its whole request")
+	fs.DurationVar(&c.API.WriteTimeout, "api.write-timeout", c.API.WriteTimeout, "longest from the end of the request headers to the end of the answer (more than api.query-timeout)")
+	fs.DurationVar(&c.API.IdleTimeout, "api.idle-timeout", c.API.IdleTimeout, "keep-alive connections idle this long are closed")
+	fs.IntVar(&c.API.MaxHeaderBytes, "api.max-header-bytes", c.API.MaxHeaderBytes, "largest request line and headers accepted (431 beyond)")
+	c.API.TLS.RegisterFlags(fs, "api.tls", "the API")
+	c.Auth.Register(fs)
 	fs.BoolVar(&c.Migrate, "migrate", c.Migrate, "apply pending schema migrations at start-up")
 	fs.BoolVar(&c.MigrateOnly, "migrate.only", false, "apply pending schema migrations and exit")
 	fs.DurationVar(&c.MigrateWait, "migrate.wait", c.MigrateWait, "how long start-up waits for ClickHouse to answer before migrating")
@@ -95,6 +106,12 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	if err := c.API.Validate(); err != nil {
+		return c, err
+	}
+	if err := c.Auth.Check([2]string{"api.listen", c.API.Listen}); err != nil {
+		return c, err
+	}
+	if _, err := c.Auth.Load(); err != nil {
 		return c, err
 	}
 	switch {
@@ -163,7 +180,18 @@ func serve(cfg config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := api.New(cfg.API, st, reports, version, log)
+	tokens, err := cfg.Auth.Load()
+	if err != nil {
+		return err
+	}
+	var opts []api.Option
+	if tokens != nil {
+		opts = append(opts, api.WithTokens(tokens))
+		log.Info("bearer tokens required", "file", cfg.Auth.TokensFile, "tokens", tokens.Len(), "tenants", tokens.Tenants())
+	} else {
+		log.Warn("running without tokens: every request is served as the single tenant", "tenant", cfg.API.Tenant)
+	}
+	srv, err := api.New(cfg.API, st, reports, version, log, opts...)
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/redact"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 )
@@ -44,6 +46,13 @@ type config struct {
 	Store clickhouse.Config
 	// Ingest is the OTLP ingester.
 	Ingest ingest.Config
+	// Auth is the token file, and whether the ingester may listen beyond
+	// loopback without one.
+	Auth auth.Flags
+	// TLS are the TLS settings of both OTLP listeners.
+	TLS auth.TLSConfig
+	// Redact are the redaction rules and key.
+	Redact redact.Flags
 	// HealthListen serves /healthz and /readyz.
 	HealthListen string
 	// ShutdownTimeout bounds the graceful shutdown: requests in flight
@@ -76,6 +85,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.Ingest.MaxPendingEvents, "ingest.max-pending-events", c.Ingest.MaxPendingEvents, "events awaiting their write beyond which exports are refused (503/UNAVAILABLE)")
 	fs.DurationVar(&c.Ingest.WriteTimeout, "ingest.write-timeout", c.Ingest.WriteTimeout, "timeout of one store write")
 	fs.StringVar(&c.Ingest.Tenant, "ingest.tenant", c.Ingest.Tenant, "tenant every event is stored under while ingest runs without tokens")
+	c.Auth.Register(fs)
+	c.TLS.RegisterFlags(fs, "otlp.tls", "the OTLP listeners")
+	c.Redact.Register(fs)
 	fs.StringVar(&c.HealthListen, "health.listen", c.HealthListen, "listen address of /healthz and /readyz")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown.timeout", c.ShutdownTimeout, "longest graceful shutdown")
 	fs.StringVar(&c.LogLevel, "log.level", "info", "log level: debug, info, warn, error")
@@ -94,6 +106,18 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	if err := c.Ingest.Validate(); err != nil {
+		return c, err
+	}
+	if err := c.TLS.Validate("otlp.tls"); err != nil {
+		return c, err
+	}
+	if err := c.Auth.Check([2]string{"otlp.grpc.listen", c.Ingest.GRPCListen}, [2]string{"otlp.http.listen", c.Ingest.HTTPListen}); err != nil {
+		return c, err
+	}
+	if _, err := c.Auth.Load(); err != nil {
+		return c, err
+	}
+	if _, err := c.Redact.Build(); err != nil {
 		return c, err
 	}
 	if _, _, err := net.SplitHostPort(c.HealthListen); err != nil {
@@ -144,7 +168,11 @@ func serve(cfg config, stderr io.Writer) error {
 		log.Warn("store not ready yet; exports are refused as retryable until it is", "error", err)
 	}
 
-	in, err := ingest.New(cfg.Ingest, st, log)
+	opts, err := securityOptions(cfg, log)
+	if err != nil {
+		return err
+	}
+	in, err := ingest.New(cfg.Ingest, st, log, opts...)
 	if err != nil {
 		return err
 	}
@@ -239,4 +267,32 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("log.format: want text or json, not %q", format)
+}
+
+// securityOptions returns the ingester's options for tokens, TLS and
+// redaction.
+func securityOptions(cfg config, log *slog.Logger) ([]ingest.Option, error) {
+	tokens, err := cfg.Auth.Load()
+	if err != nil {
+		return nil, err
+	}
+	redactor, err := cfg.Redact.Build()
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := cfg.TLS.Server()
+	if err != nil {
+		return nil, fmt.Errorf("otlp.tls: %w", err)
+	}
+	opts := []ingest.Option{ingest.WithRedactor(redactor), ingest.WithTLS(tlsCfg)}
+	if tokens != nil {
+		opts = append(opts, ingest.WithTokens(tokens))
+		log.Info("bearer tokens required", "file", cfg.Auth.TokensFile, "tokens", tokens.Len(), "tenants", tokens.Tenants())
+	} else {
+		log.Warn("running without tokens: every event is stored under the single tenant", "tenant", cfg.Ingest.Tenant)
+	}
+	if redactor.Ephemeral() {
+		log.Warn("no -redact.key-file: redaction markers use a random key, so equal secrets correlate only within this process")
+	}
+	return opts, nil
 }

@@ -34,6 +34,8 @@ Usage:
   mcpdrift simulate [flags]  drive a running ingester with a realistic drifting fleet
   mcpdrift report <name> [flags]     print a report (adapter-retirement, stale-usage, …)
   mcpdrift gate adapter <id> [flags] release gate: exit 0 when the adapter can be retired
+  mcpdrift token create -tenant T -scope S   make a bearer token (printed once, stored hashed)
+  mcpdrift token list [-file path]            list the tokens of a token file
   mcpdrift version           print the version
 
 Run 'mcpdrift <command> -h' for the flags of a command. Every flag can also
@@ -61,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "gate":
 		return gateCmd(args[1:], stdout, stderr)
+	case "token":
+		err = tokenCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "mcpdrift", version)
 		return 0
@@ -173,6 +177,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&icfg.DedupIDs, "ingest.dedup.ids", icfg.DedupIDs, "ids of recently stored events kept to drop retried exports")
 	fs.DurationVar(&icfg.DedupWindow, "ingest.dedup.window", icfg.DedupWindow, "how far back, in event time, stored ids are loaded at start-up")
 	fs.StringVar(&acfg.Listen, "api.listen", acfg.Listen, "API listen address")
+	var sec securityFlags
+	sec.register(fs, &acfg)
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log.format", "text", "log format: text or json")
 	if err := envflag.Parse(fs, args, "MCPDRIFT"); err != nil {
@@ -196,6 +202,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err := acfg.Validate(); err != nil {
 		return err
 	}
+	iopts, aopts, err := sec.options(icfg, acfg, log)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -212,20 +222,19 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("embedded store open", "dir", st.Dir(), "clickhouse", st.Version(), "migrations_applied", applied,
 		"retention_days", scfg.Schema.RetentionDays, "audit_retention_days", scfg.Schema.AuditRetentionDays)
-	log.Warn("running without tokens: every request is served as the single local tenant", "tenant", icfg.Tenant)
 
 	reports, err := queries.New(st, scfg.Schema.Database, queries.WithRetentionDays(scfg.Schema.RetentionDays))
 	if err != nil {
 		return err
 	}
-	in, err := ingest.New(icfg, st, log)
+	in, err := ingest.New(icfg, st, log, iopts...)
 	if err != nil {
 		return err
 	}
 	if err := in.Start(ctx); err != nil {
 		return err
 	}
-	srv, err := api.New(acfg, st, reports, version, log)
+	srv, err := api.New(acfg, st, reports, version, log, aopts...)
 	if err != nil {
 		return err
 	}
@@ -235,12 +244,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, `mcpdrift %s is running
   OTLP/gRPC  %s
-  OTLP/HTTP  http://%s/v1/logs
-  API        http://%s/api/v1/tools
+  OTLP/HTTP  %s://%s/v1/logs
+  API        %s://%s/api/v1/tools
   data       %s
   spool      %s
 Press Ctrl-C to stop.
-`, version, in.GRPCAddr(), in.HTTPAddr(), srv.Addr(), st.Dir(), orOff(icfg.Spool.Dir))
+`, version, in.GRPCAddr(), scheme(sec.otlpTLS.Enabled()), in.HTTPAddr(), scheme(acfg.TLS.Enabled()), srv.Addr(), st.Dir(), orOff(icfg.Spool.Dir))
 
 	<-ctx.Done()
 	log.Info("shutting down")

@@ -43,12 +43,14 @@ func (m *multiFlag) Set(v string) error {
 // readFlags say where report and gate read from: a running API, or the
 // data directory directly.
 type readFlags struct {
-	api string
-	sf  storeFlags
+	api   string
+	token string
+	sf    storeFlags
 }
 
 func (r *readFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.api, "api", "", "URL of a running mcpdrift API (default "+defaultAPI+"; when not given and nothing answers there, the data directory is read directly)")
+	fs.StringVar(&r.token, "token", "", "bearer token for an API that runs with tokens (a read token; audit for the audit report); MCPDRIFT_TOKEN")
 	r.sf.register(fs)
 }
 
@@ -61,7 +63,7 @@ func (r *readFlags) parse(fs *flag.FlagSet, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"api", "data.dir", "retention.days", "audit.retention.days"} {
+	for _, name := range []string{"api", "token", "data.dir", "retention.days", "audit.retention.days"} {
 		env := envflag.EnvName("MCPDRIFT", name)
 		if v, ok := os.LookupEnv(env); ok && !set[name] {
 			if err := fs.Set(name, v); err != nil {
@@ -84,10 +86,10 @@ type source struct {
 func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) {
 	hc := &http.Client{Timeout: 5 * time.Minute}
 	if r.api != "" {
-		return source{client: &api.Client{BaseURL: r.api, HTTP: hc}, close: func() {}}, nil
+		return source{client: &api.Client{BaseURL: r.api, HTTP: hc, Token: r.token}, close: func() {}}, nil
 	}
 	if answers(ctx, defaultAPI) {
-		return source{client: &api.Client{BaseURL: defaultAPI, HTTP: hc}, close: func() {}}, nil
+		return source{client: &api.Client{BaseURL: defaultAPI, HTTP: hc, Token: r.token}, close: func() {}}, nil
 	}
 	dir := r.sf.dir
 	if _, err := os.Stat(filepath.Join(dir, "clickhouse")); err != nil {

@@ -7,6 +7,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,10 +15,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -34,11 +37,32 @@ type Config struct {
 	// Tenant is the tenant every request is bound to while the API runs
 	// without tokens.
 	Tenant string
+	// ReadTimeout bounds reading one request, headers and body.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a request from the end of its headers to the end
+	// of its answer; it must exceed QueryTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout closes keep-alive connections idle that long.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request line and headers.
+	MaxHeaderBytes int
+	// TLS, when its files are set, makes the API serve HTTPS, and with a
+	// client CA file require client certificates.
+	TLS auth.TLSConfig
 }
 
 // DefaultConfig returns the API's defaults.
 func DefaultConfig() Config {
-	return Config{Listen: "127.0.0.1:8080", ReadHeaderTimeout: 10 * time.Second, QueryTimeout: 30 * time.Second, Tenant: store.DefaultTenant}
+	return Config{
+		Listen:            "127.0.0.1:8080",
+		ReadHeaderTimeout: 10 * time.Second,
+		QueryTimeout:      30 * time.Second,
+		Tenant:            store.DefaultTenant,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
 }
 
 // Validate reports the first invalid field by name.
@@ -49,10 +73,22 @@ func (c Config) Validate() error {
 	if c.QueryTimeout <= 0 {
 		return fmt.Errorf("api.query-timeout: must be positive, not %v", c.QueryTimeout)
 	}
-	if c.Tenant == "" {
-		return errors.New("api tenant: must not be empty")
+	if err := auth.ValidTenant(c.Tenant); err != nil {
+		return fmt.Errorf("api.tenant: %w", err)
 	}
-	return nil
+	switch {
+	case c.ReadHeaderTimeout <= 0:
+		return fmt.Errorf("api.read-header-timeout: must be positive, not %v", c.ReadHeaderTimeout)
+	case c.ReadTimeout <= 0:
+		return fmt.Errorf("api.read-timeout: must be positive, not %v", c.ReadTimeout)
+	case c.WriteTimeout <= c.QueryTimeout:
+		return fmt.Errorf("api.write-timeout: must exceed api.query-timeout (%v), not %v", c.QueryTimeout, c.WriteTimeout)
+	case c.IdleTimeout <= 0:
+		return fmt.Errorf("api.idle-timeout: must be positive, not %v", c.IdleTimeout)
+	case c.MaxHeaderBytes < 4<<10:
+		return fmt.Errorf("api.max-header-bytes: must be at least 4096, not %d", c.MaxHeaderBytes)
+	}
+	return c.TLS.Validate("api.tls")
 }
 
 // Pinger reports whether the store can serve queries.
@@ -81,6 +117,12 @@ type Option func(*Server)
 // against. Tests pin it; the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
 
+// WithTokens makes the server authenticate every report request with a
+// bearer token of tokens, bind it to the token's tenant and check the
+// token's scope: read for the reports, audit for the call audit. Without
+// it every request is served as Config.Tenant.
+func WithTokens(tokens *auth.Tokens) Option { return func(s *Server) { s.tokens = tokens } }
+
 // Server is the API server.
 type Server struct {
 	cfg     Config
@@ -93,6 +135,10 @@ type Server struct {
 	version string
 	now     func() time.Time
 	openapi []byte
+	tokens  *auth.Tokens // nil without tokens
+	tls     *tls.Config  // nil without TLS
+	// authFailures counts requests refused with 401 or 403.
+	authFailures atomic.Uint64
 }
 
 // New builds the server and its routes.
@@ -113,6 +159,9 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		return nil, fmt.Errorf("cannot encode the openapi document: %w", err)
 	}
 	s.openapi = doc
+	if s.tls, err = cfg.TLS.Server(); err != nil {
+		return nil, fmt.Errorf("api.tls: %w", err)
+	}
 	s.engine.Use(gin.Recovery(), s.tenancy)
 	s.engine.GET("/healthz", s.healthz)
 	s.engine.GET("/readyz", s.readyz)
@@ -146,14 +195,26 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", s.cfg.Listen, err)
 	}
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.engine, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout}
+	s.srv = &http.Server{
+		Handler:           s.engine,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("api server stopped", "err", err)
 		}
 	}()
-	s.log.Info("api listening", "addr", ln.Addr().String())
+	s.log.Info("api listening", "addr", ln.Addr().String(), "tls", s.tls != nil,
+		"client_certificates", s.tls != nil && s.tls.ClientCAs != nil, "tokens", s.tokens.Len())
 	return nil
 }
 
@@ -219,6 +280,9 @@ func reportSegments() []string {
 // the format, runs the report and writes it.
 func (s *Server) serve(e *endpoint) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if !s.allowed(c, e.scope) {
+			return
+		}
 		v, err := parseQuery(c.Request.URL.RawQuery)
 		if err != nil {
 			s.fail(c, e, err)

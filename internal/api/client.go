@@ -23,6 +23,8 @@ type Client struct {
 	// HTTP is the client requests go through; nil means
 	// http.DefaultClient.
 	HTTP *http.Client
+	// Token, when set, is sent as the bearer token of every request.
+	Token string
 }
 
 // Get requests path with the query and returns the body of a 200 answer;
@@ -35,6 +37,9 @@ func (c *Client) Get(ctx context.Context, path string, q url.Values) ([]byte, er
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build request for %s: %w", u, err)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	hc := c.HTTP
 	if hc == nil {

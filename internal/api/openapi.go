@@ -30,6 +30,15 @@ func OpenAPI(version string) map[string]any {
 			"description": "The report could not be computed; the cause is in the server's log.",
 			"content":     problemContent,
 		},
+		"Unauthorized": map[string]any{
+			"description": "The server runs with tokens and the request carries no valid bearer token.",
+			"headers":     map[string]any{"WWW-Authenticate": map[string]any{"schema": map[string]any{"type": "string"}, "description": "`Bearer realm=\"mcpdrift\"`, with `error=\"invalid_token\"` for a token the server does not know."}},
+			"content":     problemContent,
+		},
+		"Forbidden": map[string]any{
+			"description": "The token lacks the scope the endpoint needs (`read` for reports, `audit` for the call audit).",
+			"content":     problemContent,
+		},
 		"Unavailable": map[string]any{
 			"description": "The report did not finish in time, or the store is unavailable; retry after `Retry-After` seconds.",
 			"headers":     map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}, "description": "Seconds to wait before retrying."}},
@@ -78,9 +87,12 @@ func OpenAPI(version string) map[string]any {
 			"summary":     e.summary,
 			"description": e.description,
 			"parameters":  ps,
+			"security":    []any{map[string]any{"bearer": []string{string(e.scope)}}},
 			"responses": map[string]any{
 				"200": ok,
 				"400": ref("responses", "BadRequest"),
+				"401": ref("responses", "Unauthorized"),
+				"403": ref("responses", "Forbidden"),
 				"406": ref("responses", "NotAcceptable"),
 				"500": ref("responses", "InternalError"),
 				"503": ref("responses", "Unavailable"),
@@ -89,14 +101,14 @@ func OpenAPI(version string) map[string]any {
 	}
 	health := g.of(reflect.TypeFor[Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
-		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness",
+		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
 		"description": "Answers while the process serves HTTP, with its version.",
 		"responses": map[string]any{"200": map[string]any{
 			"description": "The process is alive.", "content": map[string]any{"application/json": map[string]any{"schema": health}},
 		}},
 	}}
 	paths["/readyz"] = map[string]any{"get": map[string]any{
-		"operationId": "readyz", "tags": []string{"health"}, "summary": "Readiness",
+		"operationId": "readyz", "tags": []string{"health"}, "summary": "Readiness", "security": []any{},
 		"description": "Answers 200 once the store serves queries, 503 otherwise.",
 		"responses": map[string]any{
 			"200": map[string]any{"description": "Ready.", "content": map[string]any{"application/json": map[string]any{"schema": health}}},
@@ -104,7 +116,7 @@ func OpenAPI(version string) map[string]any {
 		},
 	}}
 	paths["/api/v1/openapi.json"] = map[string]any{"get": map[string]any{
-		"operationId": "openapi", "tags": []string{"meta"}, "summary": "This document",
+		"operationId": "openapi", "tags": []string{"meta"}, "summary": "This document", "security": []any{},
 		"responses": map[string]any{"200": map[string]any{
 			"description": "The OpenAPI 3.1 document of the API.",
 			"content":     map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}},
@@ -119,7 +131,8 @@ func OpenAPI(version string) map[string]any {
 			"description": "Reports on MCP tool schema drift: stale-revision usage, rejections, repairs, adapter retirement, " +
 				"notification propagation, safety violations and the call audit. Every report takes a window (`from`, `to`) and " +
 				"filters; each is served as JSON, CSV, Markdown or a text table (`format`, or the Accept header). Errors are " +
-				"RFC 9457 problem documents naming the parameter at fault. Every request is bound to the server's tenant.",
+				"RFC 9457 problem documents naming the parameter at fault. Every request is bound to one tenant: " +
+				"with tokens, the tenant of the bearer token (no parameter or header chooses it); without, the server's single local tenant.",
 		},
 		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
 		"tags": []any{
@@ -133,6 +146,10 @@ func OpenAPI(version string) map[string]any {
 			"schemas":    g.schemas,
 			"parameters": parameters,
 			"responses":  responses,
+			"securitySchemes": map[string]any{"bearer": map[string]any{
+				"type": "http", "scheme": "bearer",
+				"description": "A token made by `mcpdrift token create`, bound to one tenant, with the scopes `read` (reports) and/or `audit` (call audit). Required when the server runs with a token file.",
+			}},
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -63,7 +64,9 @@ type endpoint struct {
 	thresholds bool
 	// toolsBody marks /api/v1/tools, whose body predates ReportBody.
 	toolsBody bool
-	run       func(ctx context.Context, s *Server, q query, tenant string) (result, error)
+	// scope is what a token needs to use the endpoint.
+	scope auth.Scope
+	run   func(ctx context.Context, s *Server, q query, tenant string) (result, error)
 }
 
 const reportsPrefix = "/api/v1/reports/"
@@ -78,7 +81,7 @@ func withFormat(ps ...[]param) []param {
 
 // endpoints lists the report endpoints in the order the OpenAPI document
 // shows them.
-var endpoints = []*endpoint{
+var endpoints = withScopes([]*endpoint{
 	{
 		path: "/api/v1/tools", report: "tools", operationID: "listTools", tag: "reports",
 		summary:     "Tools called in the window",
@@ -204,10 +207,11 @@ var endpoints = []*endpoint{
 	{
 		path: "/api/v1/audit/calls", report: "audit", operationID: "auditCalls", tag: "audit",
 		summary:     "Call audit",
-		description: "One row per `tools/call`: raw and normalised arguments, handler build, approval decision, external target, revisions, run and session; searched by run, session, request id and the common filter, oldest first, one page at a time. Read from the audit table, kept on its own retention. The rows carry call arguments: this endpoint will need the audit permission once tokens exist.",
+		description: "One row per `tools/call`: raw and normalised arguments, handler build, approval decision, external target, revisions, run and session; searched by run, session, request id and the common filter, oldest first, one page at a time. Read from the audit table, kept on its own retention. The rows carry call arguments (redacted at ingest): with tokens, this endpoint needs a token with the `audit` scope; the `read` scope is refused with 403.",
 		params:      withFormat(filterParams, []param{pRun, pSession, pRequestID, pLimit, pCursor}),
 		rowType:     reflect.TypeFor[queries.AuditRow](),
 		paged:       true,
+		scope:       auth.ScopeAudit,
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			f, err := q.filter(tenant, false)
 			if err != nil {
@@ -229,6 +233,16 @@ var endpoints = []*endpoint{
 			}, nil
 		},
 	},
+})
+
+// withScopes gives the endpoints that name no scope the read scope.
+func withScopes(es []*endpoint) []*endpoint {
+	for _, e := range es {
+		if e.scope == "" {
+			e.scope = auth.ScopeRead
+		}
+	}
+	return es
 }
 
 // simple runs a report that takes only the common filter.

@@ -2,8 +2,12 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/mcpdrift/mcpdrift/internal/auth"
 )
 
 type tenantKey struct{}
@@ -20,10 +24,64 @@ func TenantFrom(ctx context.Context) (string, bool) {
 	return t, ok && t != ""
 }
 
-// tenancy binds every request to the configured tenant. It is the one
-// place that decides a request's tenant: token authentication replaces it
-// with the tenant of the token.
+// publicPaths answer without a token: liveness, readiness and the API's
+// description carry no tenant's data.
+var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/api/v1/openapi.json": true}
+
+// tenancy binds every request to its tenant. It is the one place that
+// decides a request's tenant: without tokens, the configured tenant; with
+// tokens, the tenant of the request's bearer token — never a parameter or
+// a header the caller chooses. A request to a non-public path without a
+// valid token is answered 401.
 func (s *Server) tenancy(c *gin.Context) {
-	c.Request = c.Request.WithContext(WithTenant(c.Request.Context(), s.cfg.Tenant))
+	if s.tokens == nil {
+		c.Request = c.Request.WithContext(WithTenant(c.Request.Context(), s.cfg.Tenant))
+		c.Next()
+		return
+	}
+	if publicPaths[c.Request.URL.Path] {
+		c.Next()
+		return
+	}
+	token, ok := auth.Bearer(c.GetHeader("Authorization"))
+	if !ok {
+		s.authFailures.Add(1)
+		c.Header("WWW-Authenticate", `Bearer realm="mcpdrift"`)
+		problem(c, http.StatusUnauthorized, "this endpoint needs a bearer token: send Authorization: Bearer <token> (mcpdrift token create makes one)", "Authorization")
+		return
+	}
+	p, err := s.tokens.Authenticate(token)
+	if err != nil {
+		s.authFailures.Add(1)
+		c.Header("WWW-Authenticate", `Bearer realm="mcpdrift", error="invalid_token"`)
+		problem(c, http.StatusUnauthorized, "the bearer token is not valid", "Authorization")
+		return
+	}
+	ctx := auth.NewContext(WithTenant(c.Request.Context(), p.Tenant), p)
+	c.Request = c.Request.WithContext(ctx)
 	c.Next()
 }
+
+// allowed reports whether the request may use an endpoint that needs
+// scope, answering 403 when not. Without tokens every request may.
+func (s *Server) allowed(c *gin.Context, scope auth.Scope) bool {
+	if s.tokens == nil {
+		return true
+	}
+	p, ok := auth.FromContext(c.Request.Context())
+	if !ok {
+		s.authFailures.Add(1)
+		problem(c, http.StatusUnauthorized, "the request is not authenticated", "Authorization")
+		return false
+	}
+	if !p.Has(scope) {
+		s.authFailures.Add(1)
+		c.Header("WWW-Authenticate", fmt.Sprintf(`Bearer realm="mcpdrift", error="insufficient_scope", scope=%q`, scope))
+		problem(c, http.StatusForbidden, fmt.Sprintf("this endpoint needs a token with the %s scope; token %s has %v", scope, p.TokenID, p.Scopes), "Authorization")
+		return false
+	}
+	return true
+}
+
+// AuthFailures returns how many requests were refused with 401 or 403.
+func (s *Server) AuthFailures() uint64 { return s.authFailures.Load() }

@@ -42,6 +42,7 @@ type Server struct {
 	batcher *batcher
 	spool   *spool.Spool // nil without one
 	stats   counters
+	sec     security // tokens, TLS, redaction (security.go)
 
 	events  sync.Pool // *[]otelschema.Event decoded from one request
 	bodies  sync.Pool // *bytes.Buffer holding one request body
@@ -61,7 +62,7 @@ type Server struct {
 
 // New returns a server for cfg writing to w. It validates cfg and starts the
 // batcher, but listens only once Start is called. A nil logger discards logs.
-func New(cfg Config, w store.Writer, logger *slog.Logger) (*Server, error) {
+func New(cfg Config, w store.Writer, logger *slog.Logger, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -83,12 +84,17 @@ func New(cfg Config, w store.Writer, logger *slog.Logger) (*Server, error) {
 		}
 		s.spool = sp
 	}
-	s.handler = s.newMux()
-	s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(cfg.MaxRequestBytes))
+	s.initSecurity(w, opts)
+	s.handler = s.authHTTP(s.newMux())
+	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxRequestBytes)}, s.grpcOptions()...)...)
 	plogotlp.RegisterGRPCServer(s.grpcSrv, &grpcLogs{s: s})
 	ptraceotlp.RegisterGRPCServer(s.grpcSrv, &grpcTraces{s: s})
 	s.batcher = newBatcher(cfg, w, s.spool, &s.stats, logger)
 	s.seedRecent(w)
+	if err := s.openSpooledTenants(); err != nil {
+		_ = s.Shutdown(context.Background())
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -158,8 +164,10 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = grpcLn.Close()
 		return fmt.Errorf("cannot listen for OTLP/HTTP on %s: %w", s.cfg.HTTPListen, err)
 	}
+	httpLn = s.wrapTLS(httpLn)
 	s.httpSrv = &http.Server{
 		Handler:           s.handler,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Bounds how long a slow client may hold a connection while sending
 		// its body; the answer may then wait for the batch, unbounded here.
@@ -233,6 +241,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 	var errs []error
 	s.batcher.Drain()
+	s.drainTenants()
 	if started {
 		grpcDone := make(chan struct{})
 		go func() {
@@ -262,6 +271,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.batcher.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("cannot flush pending events: %w", err))
+	}
+	if err := s.shutdownTenants(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if s.spool != nil {
 		if err := s.spool.Close(); err != nil {
@@ -306,7 +318,13 @@ func (s *Server) ingestTraces(ctx context.Context, td ptrace.Traces) (otelschema
 // store batches the events decoded into the pooled slice dst and waits
 // until they are durable.
 func (s *Server) store(ctx context.Context, dst *[]otelschema.Event, events []otelschema.Event) error {
-	t, err := s.batcher.enqueue(events)
+	s.redact(events)
+	b, err := s.batcherFor(ctx)
+	if err != nil {
+		s.putEvents(dst, events)
+		return err
+	}
+	t, err := b.enqueue(events)
 	// The batcher copied the events: the slice can serve another request.
 	s.putEvents(dst, events)
 	if err == nil {

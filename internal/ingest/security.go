@@ -1,0 +1,327 @@
+package ingest
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpdrift/mcpdrift/internal/auth"
+	"github.com/mcpdrift/mcpdrift/internal/redact"
+	"github.com/mcpdrift/mcpdrift/internal/spool"
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// Option configures a Server's security: tokens, TLS, redaction.
+type Option func(*Server)
+
+// WithTokens makes the ingester accept only exports that carry a bearer
+// token with the ingest scope — the OTLP/HTTP Authorization header, the
+// OTLP/gRPC authorization metadata — and store their events under the
+// token's tenant; others are answered 401 / UNAUTHENTICATED (403 /
+// PERMISSION_DENIED for a token without the ingest scope). Each tenant
+// gets its own batcher, and with a spool its own spool directory under
+// Spool.Dir/tenants/, so that a batch holds one tenant's events; the
+// pending-events and spool bounds apply per tenant.
+func WithTokens(tokens *auth.Tokens) Option { return func(s *Server) { s.sec.tokens = tokens } }
+
+// WithTLS makes both listeners serve TLS with cfg; a cfg that requires
+// client certificates makes them mutual TLS.
+func WithTLS(cfg *tls.Config) Option { return func(s *Server) { s.sec.tls = cfg } }
+
+// WithRedactor redacts every decoded event before it is batched, spooled,
+// stored or logged.
+func WithRedactor(r *redact.Redactor) Option { return func(s *Server) { s.sec.redactor = r } }
+
+// security is the ingester's authentication, TLS and redaction, and the
+// batchers of the tenants other than Config.Tenant.
+type security struct {
+	tokens   *auth.Tokens
+	tls      *tls.Config
+	redactor *redact.Redactor
+	// writer is the store the tenant batchers write to.
+	writer store.Writer
+	// authFailures counts exports refused for their token.
+	authFailures atomic.Uint64
+
+	mu      sync.Mutex
+	tenants map[string]*tenantBatcher
+	closed  bool
+}
+
+// tenantBatcher is the batcher of one tenant, and its spool.
+type tenantBatcher struct {
+	b  *batcher
+	sp *spool.Spool
+}
+
+// AuthFailures returns how many exports were refused for their token.
+func (s *Server) AuthFailures() uint64 { return s.sec.authFailures.Load() }
+
+// Redacted returns how many values redaction replaced.
+func (s *Server) Redacted() uint64 {
+	if s.sec.redactor == nil {
+		return 0
+	}
+	return s.sec.redactor.Redacted()
+}
+
+// redact applies the redactor, if any, to events.
+func (s *Server) redact(events []otelschema.Event) {
+	if s.sec.redactor != nil {
+		s.sec.redactor.Events(events)
+	}
+}
+
+type principalKey struct{}
+
+// authenticate checks an Authorization value. It returns the principal,
+// or the HTTP status and message of the refusal.
+func (s *Server) authenticate(header string) (auth.Principal, int, string) {
+	token, ok := auth.Bearer(header)
+	if !ok {
+		s.sec.authFailures.Add(1)
+		return auth.Principal{}, http.StatusUnauthorized, "this ingester needs a bearer token with the ingest scope: send Authorization: Bearer <token>"
+	}
+	p, err := s.sec.tokens.Authenticate(token)
+	if err != nil {
+		s.sec.authFailures.Add(1)
+		return auth.Principal{}, http.StatusUnauthorized, "the bearer token is not valid"
+	}
+	if !p.Has(auth.ScopeIngest) {
+		s.sec.authFailures.Add(1)
+		return auth.Principal{}, http.StatusForbidden, fmt.Sprintf("token %s lacks the ingest scope", p.TokenID)
+	}
+	return p, 0, ""
+}
+
+// authHTTP wraps the OTLP/HTTP handler with token authentication when
+// tokens are configured.
+func (s *Server) authHTTP(h http.Handler) http.Handler {
+	if s.sec.tokens == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, code, msg := s.authenticate(r.Header.Get("Authorization"))
+		if code != 0 {
+			s.stats.requests.Add(1)
+			enc, ok := parseEncoding(r.Header.Get("Content-Type"))
+			if !ok {
+				enc = encodingProto
+			}
+			grpcCode := codes.PermissionDenied
+			if code == http.StatusUnauthorized {
+				grpcCode = codes.Unauthenticated
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpdrift"`)
+			}
+			// The body is left unread: the connection is closed after.
+			w.Header().Set("Connection", "close")
+			s.writeStatus(w, enc, code, grpcCode, msg)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// grpcOptions are the server options of security: TLS credentials,
+// keepalive enforcement, and token authentication when configured.
+func (s *Server) grpcOptions() []grpc.ServerOption {
+	opts := []grpc.ServerOption{
+		grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: 2 * time.Minute, Timeout: 20 * time.Second}),
+	}
+	if s.sec.tls != nil {
+		opts = append(opts, grpc.Creds(grpcTLS(s.sec.tls)))
+	}
+	if s.sec.tokens != nil {
+		opts = append(opts, grpc.ChainUnaryInterceptor(s.grpcAuth))
+	}
+	return opts
+}
+
+// maxHeaderBytes bounds the headers of an OTLP/HTTP request and the
+// metadata of an OTLP/gRPC one.
+const maxHeaderBytes = 1 << 20
+
+// grpcAuth authenticates a unary gRPC call by its authorization metadata.
+func (s *Server) grpcAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	var header string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get("authorization"); len(v) > 0 {
+			header = v[0]
+		}
+	}
+	p, code, msg := s.authenticate(header)
+	switch code {
+	case 0:
+	case http.StatusForbidden:
+		s.stats.requests.Add(1)
+		return nil, status.Error(codes.PermissionDenied, msg)
+	default:
+		s.stats.requests.Add(1)
+		return nil, status.Error(codes.Unauthenticated, msg)
+	}
+	return handler(context.WithValue(ctx, principalKey{}, p), req)
+}
+
+// wrapTLS returns ln serving TLS when configured (OTLP/HTTP; gRPC has its
+// credentials).
+func (s *Server) wrapTLS(ln net.Listener) net.Listener {
+	if s.sec.tls == nil {
+		return ln
+	}
+	cfg := s.sec.tls.Clone()
+	cfg.NextProtos = []string{"http/1.1"}
+	return tls.NewListener(ln, cfg)
+}
+
+// batcherFor returns the batcher of the tenant ctx was authenticated for:
+// the server's own for Config.Tenant and without tokens.
+func (s *Server) batcherFor(ctx context.Context) (*batcher, error) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	if !ok || p.Tenant == s.cfg.Tenant {
+		return s.batcher, nil
+	}
+	s.sec.mu.Lock()
+	defer s.sec.mu.Unlock()
+	if s.sec.closed {
+		return nil, ErrShuttingDown
+	}
+	if tb, ok := s.sec.tenants[p.Tenant]; ok {
+		return tb.b, nil
+	}
+	tb, err := s.openTenant(p.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	return tb.b, nil
+}
+
+// openTenant starts the batcher of tenant, with its spool; the caller
+// holds sec.mu.
+func (s *Server) openTenant(tenant string) (*tenantBatcher, error) {
+	if err := auth.ValidTenant(tenant); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidData, err)
+	}
+	cfg := s.cfg
+	cfg.Tenant = tenant
+	tb := &tenantBatcher{}
+	if s.cfg.Spool.Dir != "" {
+		cfg.Spool.Dir = filepath.Join(s.cfg.Spool.Dir, "tenants", tenant)
+		sp, err := spool.Open(cfg.Spool, s.logger.With("tenant", tenant))
+		if err != nil {
+			return nil, fmt.Errorf("cannot open the spool of tenant %s: %w", tenant, err)
+		}
+		tb.sp = sp
+	}
+	tb.b = newBatcher(cfg, s.sec.writer, tb.sp, &s.stats, s.logger.With("tenant", tenant))
+	if tb.b.recent != nil && tb.sp != nil {
+		_ = tb.sp.Scan(func(r spool.Record) error {
+			tb.b.remember(r.Events)
+			return nil
+		})
+	}
+	if l, ok := s.sec.writer.(eventIDLister); ok && tb.b.recent != nil && cfg.DedupWindow > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), seedRecentTimeout)
+		ids, err := l.EventIDsSince(ctx, tenant, time.Now().Add(-cfg.DedupWindow), cfg.DedupIDs/2)
+		cancel()
+		if err != nil {
+			s.logger.Warn("cannot load recent event ids of a tenant", "tenant", tenant, "error", err)
+		}
+		tb.b.mu.Lock()
+		for _, id := range ids {
+			tb.b.recent.add(id)
+		}
+		tb.b.mu.Unlock()
+	}
+	if s.sec.tenants == nil {
+		s.sec.tenants = map[string]*tenantBatcher{}
+	}
+	s.sec.tenants[tenant] = tb
+	s.logger.Info("tenant batcher started", "tenant", tenant, "spool", cfg.Spool.Dir)
+	return tb, nil
+}
+
+// openSpooledTenants starts the batchers of the tenants whose spools hold
+// records left by an earlier process, so that they are replayed whether or
+// not the tenant sends again.
+func (s *Server) openSpooledTenants() error {
+	if s.sec.tokens == nil || s.cfg.Spool.Dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(s.cfg.Spool.Dir, "tenants"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot list the tenant spools: %w", err)
+	}
+	s.sec.mu.Lock()
+	defer s.sec.mu.Unlock()
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == s.cfg.Tenant || auth.ValidTenant(e.Name()) != nil {
+			continue
+		}
+		if _, err := s.openTenant(e.Name()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drainTenants makes every tenant batcher write its batches at once.
+func (s *Server) drainTenants() {
+	s.sec.mu.Lock()
+	defer s.sec.mu.Unlock()
+	s.sec.closed = true
+	for _, tb := range s.sec.tenants {
+		tb.b.Drain()
+	}
+}
+
+// shutdownTenants shuts every tenant batcher down and closes its spool.
+func (s *Server) shutdownTenants(ctx context.Context) error {
+	s.sec.mu.Lock()
+	defer s.sec.mu.Unlock()
+	var errs []error
+	for tenant, tb := range s.sec.tenants {
+		if err := tb.b.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("cannot flush the pending events of tenant %s: %w", tenant, err))
+		}
+		if tb.sp != nil {
+			if err := tb.sp.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("cannot close the spool of tenant %s: %w", tenant, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// grpcTLS returns the gRPC transport credentials of cfg, negotiating h2.
+func grpcTLS(cfg *tls.Config) credentials.TransportCredentials {
+	return credentials.NewTLS(cfg.Clone())
+}
+
+// initSecurity applies opts and keeps the writer tenant batchers write to.
+func (s *Server) initSecurity(w store.Writer, opts []Option) {
+	s.sec.writer = w
+	for _, o := range opts {
+		o(s)
+	}
+}

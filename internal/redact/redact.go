@@ -1,0 +1,524 @@
+// Package redact removes secrets from call arguments and attributes at
+// ingest, before anything is stored or logged. Rules name JSON keys
+// (password, token, api_key …), JSON paths ($.auth.secret,
+// $.headers[*].value, $..cookie) and value patterns (bearer tokens, AWS
+// access keys, private key blocks …). A secret is replaced by a marker
+// holding a keyed hash of it — "[REDACTED:hmac:1a2b3c4d5e6f]", the first 48
+// bits of HMAC-SHA256(key, secret) in hex — so that equal secrets stay
+// correlatable across events without being readable, and without a
+// dictionary attack on the hash unless the key leaks.
+package redact
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+)
+
+// MarkerPrefix starts every marker.
+const MarkerPrefix = "[REDACTED:hmac:"
+
+// hashHex is how many hex digits of the HMAC a marker keeps.
+const hashHex = 12
+
+// markerRE matches a marker exactly.
+var markerRE = regexp.MustCompile(`^\[REDACTED:hmac:[0-9a-f]{12}\]$`)
+
+// IsMarker reports whether s is a marker, which is never redacted again.
+func IsMarker(s string) bool { return len(s) == len(MarkerPrefix)+hashHex+1 && markerRE.MatchString(s) }
+
+// Rules say what is a secret.
+type Rules struct {
+	// Keys are JSON object keys and attribute names whose values are
+	// secrets, whatever they hold. A key matches when, lower-cased and
+	// without '-', '_' and '.', it contains the rule's key so written:
+	// "api_key" matches "x-api-key" and "apiKey".
+	Keys []string `json:"keys" yaml:"keys"`
+	// Paths are JSON paths to values that are secrets: $ is the argument
+	// document, .name a key, [*] or .* any element or key, [n] an array
+	// index, ..name a key at any depth.
+	Paths []string `json:"paths" yaml:"paths"`
+	// Patterns are regular expressions (RE2) for secrets inside any string
+	// value; with a group named secret, only that group is replaced.
+	Patterns []string `json:"patterns" yaml:"patterns"`
+	// Defaults, unless false, adds DefaultRules to these.
+	Defaults *bool `json:"defaults,omitempty" yaml:"defaults,omitempty"`
+}
+
+// DefaultRules are the rules applied when none are configured.
+func DefaultRules() Rules {
+	return Rules{
+		Keys: []string{
+			"password", "passwd", "passphrase", "secret", "token", "authorization",
+			"api_key", "apikey", "access_key", "private_key", "credential", "cookie",
+			"session_key", "signature",
+		},
+		Patterns: []string{
+			// Authorization header values.
+			`(?i)\b(?:bearer|basic)\s+(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)`,
+			// AWS access key ids and secret keys after their names.
+			`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`,
+			`(?i)aws.{0,20}?(?:secret|key).{0,5}?[=:"'\s]{1,4}(?P<secret>[A-Za-z0-9/+]{40})\b`,
+			// PEM private key blocks, whole.
+			`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----`,
+			// GitHub, Slack, Stripe, OpenAI/Anthropic-style and mcpdrift tokens; JWTs.
+			`\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}\b`,
+			`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`,
+			`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b`,
+			`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b`,
+			`\bmcpdrift_[A-Za-z0-9_-]{40,}`,
+			`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b`,
+			// key=value secrets in free text and query strings.
+			`(?i)\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\s*[=:]\s*(?P<secret>[^\s&,;"'\]\[]{3,})`,
+			// Credentials in URLs.
+			`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<secret>[^/\s@]+)@`,
+		},
+	}
+}
+
+// LoadRules reads rules from a YAML or JSON file (JSON is read as YAML).
+// Unknown fields are refused.
+func LoadRules(path string) (Rules, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Rules{}, fmt.Errorf("cannot read the redaction rules: %w", err)
+	}
+	var r Rules
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&r); err != nil {
+		return Rules{}, fmt.Errorf("cannot parse the redaction rules %s: %w", filepath.Base(path), err)
+	}
+	return r, nil
+}
+
+// Config configures a Redactor.
+type Config struct {
+	// Rules say what is a secret; DefaultRules when zero.
+	Rules Rules
+	// Key keys the markers' HMAC. Without one, a random key is drawn:
+	// markers then correlate only within one process.
+	Key []byte
+}
+
+// Redactor applies rules. It is safe for concurrent use.
+type Redactor struct {
+	key      []byte
+	keys     []string
+	paths    [][]step
+	patterns []*regexp.Regexp
+	secretIx []int // index of the secret group of each pattern, 0 for all
+	// Redacted counts the values replaced.
+	redacted atomic.Uint64
+	// ephemeral reports a random key.
+	ephemeral bool
+}
+
+// New compiles cfg.
+func New(cfg Config) (*Redactor, error) {
+	rules := cfg.Rules
+	if rules.Keys == nil && rules.Paths == nil && rules.Patterns == nil && rules.Defaults == nil {
+		rules = DefaultRules()
+	} else if rules.Defaults == nil || *rules.Defaults {
+		d := DefaultRules()
+		rules.Keys = append(d.Keys, rules.Keys...)
+		rules.Patterns = append(d.Patterns, rules.Patterns...)
+	}
+	r := &Redactor{key: cfg.Key}
+	if len(r.key) == 0 {
+		r.key = make([]byte, 32)
+		if _, err := rand.Read(r.key); err != nil {
+			return nil, fmt.Errorf("cannot draw a redaction key: %w", err)
+		}
+		r.ephemeral = true
+	}
+	for _, k := range rules.Keys {
+		n := normKey(k)
+		if n == "" {
+			return nil, fmt.Errorf("keys: %q is empty once normalised", k)
+		}
+		r.keys = append(r.keys, n)
+	}
+	for _, p := range rules.Paths {
+		steps, err := parsePath(p)
+		if err != nil {
+			return nil, fmt.Errorf("paths: %w", err)
+		}
+		r.paths = append(r.paths, steps)
+	}
+	for _, p := range rules.Patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("patterns: cannot compile %q: %w", p, err)
+		}
+		r.patterns = append(r.patterns, re)
+		r.secretIx = append(r.secretIx, max(re.SubexpIndex("secret"), 0))
+	}
+	return r, nil
+}
+
+// Ephemeral reports whether the key was drawn at random.
+func (r *Redactor) Ephemeral() bool { return r.ephemeral }
+
+// Redacted returns how many values were replaced since New.
+func (r *Redactor) Redacted() uint64 { return r.redacted.Load() }
+
+// Marker returns the marker of secret.
+func (r *Redactor) Marker(secret string) string {
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte(secret))
+	return MarkerPrefix + hex.EncodeToString(m.Sum(nil))[:hashHex] + "]"
+}
+
+// Events redacts the events in place: their raw and normalised arguments,
+// external target and extra attributes.
+func (r *Redactor) Events(events []otelschema.Event) {
+	for i := range events {
+		e := &events[i]
+		if e.ArgsRaw != "" {
+			e.ArgsRaw = r.Args(e.ArgsRaw)
+		}
+		if e.ArgsNormalized != "" {
+			e.ArgsNormalized = r.Args(e.ArgsNormalized)
+		}
+		if e.ExternalTarget != "" {
+			e.ExternalTarget = r.Text(e.ExternalTarget)
+		}
+		for k, v := range e.Attributes {
+			if r.secretKey(k) && !IsMarker(v) {
+				r.redacted.Add(1)
+				e.Attributes[k] = r.Marker(v)
+				continue
+			}
+			if nv := r.Text(v); nv != v {
+				e.Attributes[k] = nv
+			}
+		}
+	}
+}
+
+// Args redacts an argument document: JSON is parsed and redacted by key,
+// path and pattern; anything else is scanned with the patterns. A document
+// with nothing to redact is returned unchanged; one with secrets is
+// re-encoded compactly, keys sorted.
+func (r *Redactor) Args(s string) string {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() || !json.Valid([]byte(s)) {
+		return r.Text(s)
+	}
+	if _, ok := v.(string); !ok {
+		if _, isObj := v.(map[string]any); !isObj {
+			if _, isArr := v.([]any); !isArr {
+				return s // a number, bool or null holds no secret
+			}
+		}
+	}
+	changed := false
+	for _, p := range r.paths {
+		v = r.applyPath(v, p, &changed)
+	}
+	v = r.walk(v, &changed)
+	if !changed {
+		return s
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Cannot happen for decoded JSON; never let the original through.
+		return r.Marker(s)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// walk redacts v: values under secret keys whole, strings by pattern.
+func (r *Redactor) walk(v any, changed *bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if r.secretKey(k) {
+				if s, ok := e.(string); ok && IsMarker(s) {
+					continue
+				}
+				if e == nil {
+					continue
+				}
+				x[k] = r.markValue(e)
+				*changed = true
+				continue
+			}
+			x[k] = r.walk(e, changed)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = r.walk(e, changed)
+		}
+		return x
+	case string:
+		if ns := r.Text(x); ns != x {
+			*changed = true
+			return ns
+		}
+	}
+	return v
+}
+
+// markValue returns the marker of a JSON value: of the string itself, or
+// of the compact JSON of anything else.
+func (r *Redactor) markValue(v any) string {
+	r.redacted.Add(1)
+	if s, ok := v.(string); ok {
+		return r.Marker(s)
+	}
+	b, _ := json.Marshal(v)
+	return r.Marker(string(b))
+}
+
+// Text replaces every pattern match in s by its marker.
+func (r *Redactor) Text(s string) string {
+	if s == "" {
+		return s
+	}
+	for i, re := range r.patterns {
+		s = r.replace(s, re, r.secretIx[i])
+	}
+	return s
+}
+
+func (r *Redactor) replace(s string, re *regexp.Regexp, group int) string {
+	matches := re.FindAllStringSubmatchIndex(s, -1)
+	if matches == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range matches {
+		start, end := m[2*group], m[2*group+1]
+		if start < 0 || start < last {
+			continue
+		}
+		secret := s[start:end]
+		if strings.Contains(secret, MarkerPrefix) || strings.HasPrefix(s[start:], MarkerPrefix) {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(r.Marker(secret))
+		r.redacted.Add(1)
+		last = end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// secretKey reports whether a key names a secret.
+func (r *Redactor) secretKey(k string) bool {
+	n := normKey(k)
+	for _, rk := range r.keys {
+		if strings.Contains(n, rk) {
+			return true
+		}
+	}
+	return false
+}
+
+func normKey(k string) string {
+	return strings.Map(func(c rune) rune {
+		switch c {
+		case '-', '_', '.', ' ':
+			return -1
+		}
+		if c >= 'A' && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}, k)
+}
+
+// step is one step of a JSON path.
+type step struct {
+	key   string // a key; "" with any or index
+	index int    // an array index, -1 for none
+	any   bool   // [*] or .*
+	deep  bool   // ..key
+}
+
+// parsePath reads $.a.b[0][*]..c.
+func parsePath(p string) ([]step, error) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(p), "$")
+	if !ok {
+		return nil, fmt.Errorf("path %q: must start with $", p)
+	}
+	var steps []step
+	for rest != "" {
+		switch {
+		case strings.HasPrefix(rest, ".."):
+			name, r := cutName(rest[2:])
+			if name == "" {
+				return nil, fmt.Errorf("path %q: .. needs a key", p)
+			}
+			steps, rest = append(steps, step{key: name, index: -1, deep: true}), r
+		case strings.HasPrefix(rest, ".*"):
+			steps, rest = append(steps, step{any: true, index: -1}), rest[2:]
+		case strings.HasPrefix(rest, "."):
+			name, r := cutName(rest[1:])
+			if name == "" {
+				return nil, fmt.Errorf("path %q: empty key", p)
+			}
+			steps, rest = append(steps, step{key: name, index: -1}), r
+		case strings.HasPrefix(rest, "["):
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return nil, fmt.Errorf("path %q: unclosed [", p)
+			}
+			in := rest[1:end]
+			rest = rest[end+1:]
+			switch {
+			case in == "*":
+				steps = append(steps, step{any: true, index: -1})
+			case len(in) >= 2 && (in[0] == '\'' || in[0] == '"') && in[len(in)-1] == in[0]:
+				steps = append(steps, step{key: in[1 : len(in)-1], index: -1})
+			default:
+				n, err := strconv.Atoi(in)
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("path %q: [%s] is neither *, a quoted key nor an index", p, in)
+				}
+				steps = append(steps, step{index: n})
+			}
+		default:
+			return nil, fmt.Errorf("path %q: unexpected %q", p, rest)
+		}
+	}
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("path %q: names no value", p)
+	}
+	return steps, nil
+}
+
+func cutName(s string) (string, string) {
+	i := strings.IndexAny(s, ".[")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i:]
+}
+
+// applyPath redacts the values path reaches in v.
+func (r *Redactor) applyPath(v any, path []step, changed *bool) any {
+	if len(path) == 0 {
+		if v == nil {
+			return v
+		}
+		if s, ok := v.(string); ok && IsMarker(s) {
+			return v
+		}
+		*changed = true
+		return r.markValue(v)
+	}
+	st, rest := path[0], path[1:]
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if st.any || (!st.deep && st.index < 0 && k == st.key) || (st.deep && k == st.key) {
+				x[k] = r.applyPath(e, rest, changed)
+			}
+			if st.deep {
+				if s, ok := x[k].(string); !ok || !IsMarker(s) {
+					x[k] = r.applyPath(x[k], path, changed)
+				}
+			}
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			if st.any || (st.index == i && st.key == "" && !st.deep) {
+				x[i] = r.applyPath(e, rest, changed)
+			}
+			if st.deep {
+				x[i] = r.applyPath(x[i], path, changed)
+			}
+		}
+		return x
+	}
+	return v
+}
+
+// ErrNoKey is returned by LoadKey for an empty key file.
+var ErrNoKey = errors.New("the redaction key file is empty")
+
+// LoadKey reads a redaction key from a file: its bytes, surrounding white
+// space removed.
+func LoadKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the redaction key: %w", err)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoKey)
+	}
+	if len(b) < 16 {
+		return nil, fmt.Errorf("the redaction key in %s is %d bytes: use at least 16 (32 random bytes, e.g. openssl rand -hex 32)", path, len(b))
+	}
+	return b, nil
+}
+
+// Flags are the redaction flags of a command that ingests.
+type Flags struct {
+	// RulesFile is a YAML or JSON rules file; empty applies DefaultRules.
+	RulesFile string
+	// KeyFile holds the HMAC key of the markers; empty draws a random key
+	// per process.
+	KeyFile string
+}
+
+// Register registers -redact.rules-file and -redact.key-file.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.RulesFile, "redact.rules-file", f.RulesFile, "redaction rules (YAML or JSON: keys, paths, patterns, defaults); default: the built-in rules")
+	fs.StringVar(&f.KeyFile, "redact.key-file", f.KeyFile, "file holding the HMAC key of redaction markers (at least 16 bytes); without it a random key per process: equal secrets correlate only within one run")
+}
+
+// Build returns the redactor the flags describe.
+func (f *Flags) Build() (*Redactor, error) {
+	var cfg Config
+	if f.RulesFile != "" {
+		r, err := LoadRules(f.RulesFile)
+		if err != nil {
+			return nil, fmt.Errorf("redact.rules-file: %w", err)
+		}
+		cfg.Rules = r
+	}
+	if f.KeyFile != "" {
+		k, err := LoadKey(f.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("redact.key-file: %w", err)
+		}
+		cfg.Key = k
+	}
+	r, err := New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("redact.rules-file: %w", err)
+	}
+	return r, nil
+}
