@@ -7,7 +7,7 @@ BIN       := bin
 # The embedded store needs cgo (ClickHouse needs the stacks of cgo threads).
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-short fuzz bench libchdb vet fmt clean help
+.PHONY: all build run test test-short fuzz bench libchdb vet fmt clean help plugin plugin-deps test-plugin
 
 all: build
 
@@ -17,6 +17,8 @@ help:
 	@echo "make bench    run the benchmark suite and print figures against same-run baselines"
 	@echo "make libchdb  fetch libchdb.so into the per-user cache (or honour CHDB_LIB_PATH)"
 	@echo "make fuzz     run each fuzz target for a short, bounded time"
+	@echo "make plugin   build the Grafana plugin (frontend and backend for every platform) into grafana-plugin/dist"
+	@echo "make test-plugin  run the Grafana plugin's Go, type and jest tests"
 
 libchdb:
 	@scripts/fetch-libchdb.sh >/dev/null
@@ -40,15 +42,50 @@ vet:
 # MCPDRIFT_REQUIRE_CHDB turns "library missing" from a skip into a failure.
 test: libchdb vet
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m ./...
+	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
 
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLogs$$' -fuzztime $(FUZZTIME) ./otelschema
 	$(GO) test -run '^$$' -fuzz '^FuzzHTTPLogs$$' -fuzztime $(FUZZTIME) ./internal/ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTraces$$' -fuzztime $(FUZZTIME) ./otelschema
+	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact
 
 bench: libchdb
 	$(GO) run ./bench $(BENCHARGS)
 
 clean:
 	rm -rf $(BIN)
+
+# The Grafana data source plugin (grafana-plugin/, its own Go module and
+# npm package). Its backend is pure Go (CGO_ENABLED=0) and must not link the
+# store: `plugin-deps` checks that. Its tests start a real API over the
+# embedded store, so they need cgo and libchdb like the rest.
+PLUGIN_DIR       := grafana-plugin
+PLUGIN_EXE       := gpx_mcpdrift
+PLUGIN_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+$(PLUGIN_DIR)/node_modules/.package-lock.json: $(PLUGIN_DIR)/package-lock.json
+	cd $(PLUGIN_DIR) && npm ci --no-audit --no-fund
+
+plugin-deps:
+	@cd $(PLUGIN_DIR) && CGO_ENABLED=0 $(GO) build ./pkg/...
+	@cd $(PLUGIN_DIR) && bad="$$($(GO) list -deps ./pkg | grep '^github.com/mcpdrift/mcpdrift/' | grep -v '^github.com/mcpdrift/mcpdrift/grafana-plugin/')"; \
+		if [ -n "$$bad" ]; then echo "the plugin binary must not import the server:"; echo "$$bad"; exit 1; fi
+
+plugin: plugin-deps $(PLUGIN_DIR)/node_modules/.package-lock.json
+	cd $(PLUGIN_DIR) && npm run build
+	@for p in $(PLUGIN_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
+		out=dist/$(PLUGIN_EXE)_$${os}_$${arch}$$ext; echo "go build $(PLUGIN_DIR)/$$out"; \
+		(cd $(PLUGIN_DIR) && CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
+			-ldflags "-w -s" -o $$out ./pkg) || exit 1; \
+	done
+
+# MCPDRIFT_REQUIRE_CHDB as in `make test`: set it to fail instead of skip
+# when libchdb is missing.
+test-plugin: plugin-deps $(PLUGIN_DIR)/node_modules/.package-lock.json
+	cd $(PLUGIN_DIR) && $(GO) vet ./...
+	@test -z "$$(cd $(PLUGIN_DIR) && gofmt -l pkg)" || (echo "gofmt needed:"; cd $(PLUGIN_DIR) && gofmt -l pkg; exit 1)
+	cd $(PLUGIN_DIR) && $(GO) test -count=1 -timeout 10m ./...
+	cd $(PLUGIN_DIR) && npm run typecheck && npm test -- --ci && npm run build

@@ -1,0 +1,520 @@
+package plugin
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// metric is a count of a report that a time series draws: summed over the
+// rows of a bucket, or, for latencies, their maximum.
+type metric[T any] struct {
+	name, display, unit string
+	// max aggregates by maximum (a latency); its values may be absent.
+	max bool
+	get func(T) (float64, bool)
+}
+
+func sum[T any](name, display string, get func(T) uint64) metric[T] {
+	return metric[T]{name: name, display: display, unit: unitCount, get: func(r T) (float64, bool) { return float64(get(r)), true }}
+}
+
+func peak[T any](name, display, unit string, get func(T) *float64) metric[T] {
+	return metric[T]{name: name, display: display, unit: unit, max: true, get: func(r T) (float64, bool) {
+		if v := get(r); v != nil {
+			return *v, true
+		}
+		return 0, false
+	}}
+}
+
+// MetricInfo describes a count a time series can draw.
+type MetricInfo struct {
+	Name    string `json:"name"`
+	Display string `json:"display"`
+	Unit    string `json:"unit"`
+	// Max is true for latencies, aggregated by maximum and absent where
+	// nothing was measured; counts are summed and zero-filled.
+	Max bool `json:"max,omitempty"`
+}
+
+// report is one report of the API, as the plugin serves it.
+type report interface {
+	// metricNames lists the counts a time series can draw, the main one
+	// first; dimensions the groupings.
+	metricNames() []string
+	metricInfo() []MetricInfo
+	dimensions() []string
+	// timed reports carry a time per row: their series are bucketed from
+	// one read of the window, the others read once per bucket.
+	timed() bool
+	title() string
+	// table reads the report over [from, to) as a table frame.
+	table(ctx context.Context, r *runner, q Query, from, to time.Time) (*data.Frame, error)
+	// samples reads the report over [from, to) and returns each row's
+	// time (timed reports), grouping values and counts.
+	samples(ctx context.Context, r *runner, q Query, from, to time.Time) ([]sample, string, error)
+}
+
+// sample is one row reduced to what a time series needs.
+type sample struct {
+	t    time.Time
+	dims []string  // in the order of the query's GroupBy
+	vals []float64 // in the order of the query's metrics
+	ok   []bool    // whether vals[i] is present
+	_    struct{}
+}
+
+// reportOf is a report whose rows are T.
+type reportOf[T any] struct {
+	name, heading, path string
+	// paged reports are read page by page up to Settings.MaxRows.
+	paged bool
+	// params adds the report's own parameters; window is false for the
+	// buckets of a time series.
+	params  func(q Query, v url.Values, window bool)
+	keep    func(q Query, row T) bool
+	cols    []column[T]
+	metrics []metric[T]
+	dims    []dimension[T]
+	timeOf  func(T) time.Time
+}
+
+type dimension[T any] struct {
+	name string
+	get  func(T) string
+}
+
+func dim[T any](name string, get func(T) string) dimension[T] { return dimension[T]{name, get} }
+
+func (r *reportOf[T]) metricNames() []string {
+	out := make([]string, len(r.metrics))
+	for i, m := range r.metrics {
+		out[i] = m.name
+	}
+	return out
+}
+
+func (r *reportOf[T]) metricInfo() []MetricInfo {
+	out := make([]MetricInfo, len(r.metrics))
+	for i, m := range r.metrics {
+		out[i] = MetricInfo{Name: m.name, Display: m.display, Unit: m.unit, Max: m.max}
+	}
+	return out
+}
+
+func (r *reportOf[T]) dimensions() []string {
+	out := make([]string, len(r.dims))
+	for i, d := range r.dims {
+		out[i] = d.name
+	}
+	return out
+}
+
+func (r *reportOf[T]) timed() bool   { return r.timeOf != nil }
+func (r *reportOf[T]) title() string { return r.heading }
+
+// fetch reads the rows over [from, to); executed is the request as the
+// query inspector shows it, truncated whether MaxRows cut the read short.
+func (r *reportOf[T]) fetch(ctx context.Context, rn *runner, q Query, from, to time.Time, window bool) (rows []T, executed string, truncated bool, err error) {
+	v := q.filterParams(from, to)
+	if r.params != nil {
+		r.params(q, v, window)
+	}
+	executed = r.path + "?" + v.Encode()
+	if !r.paged {
+		var b body[T]
+		if err := rn.c.get(ctx, r.path, v, &b); err != nil {
+			return nil, executed, false, err
+		}
+		rows = b.Rows
+	} else {
+		v.Set("limit", "1000")
+		for {
+			var b body[T]
+			if err := rn.c.get(ctx, r.path, v, &b); err != nil {
+				return nil, executed, false, err
+			}
+			rows = append(rows, b.Rows...)
+			if b.Next == "" {
+				break
+			}
+			if len(rows) >= rn.s.MaxRows {
+				truncated = true
+				break
+			}
+			v.Set("cursor", b.Next)
+		}
+	}
+	if r.keep != nil {
+		rows = slices.DeleteFunc(rows, func(row T) bool { return !r.keep(q, row) })
+	}
+	if rows == nil {
+		rows = []T{}
+	}
+	return rows, executed, truncated, nil
+}
+
+func (r *reportOf[T]) table(ctx context.Context, rn *runner, q Query, from, to time.Time) (*data.Frame, error) {
+	rows, executed, truncated, err := r.fetch(ctx, rn, q, from, to, true)
+	if err != nil {
+		return nil, err
+	}
+	f := tableFrame(r.name, r.cols, rows)
+	f.Meta.ExecutedQueryString = "GET " + executed
+	if truncated {
+		f.AppendNotices(data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: "Showing the first " + strconv.Itoa(len(rows)) + " rows; narrow the filter or the time range to see the rest."})
+	}
+	return f, nil
+}
+
+func (r *reportOf[T]) samples(ctx context.Context, rn *runner, q Query, from, to time.Time) ([]sample, string, error) {
+	rows, executed, truncated, err := r.fetch(ctx, rn, q, from, to, false)
+	if err != nil {
+		return nil, executed, err
+	}
+	if truncated {
+		executed += " (first " + strconv.Itoa(len(rows)) + " rows)"
+	}
+	metrics := r.pick(q)
+	dims := make([]dimension[T], len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		dims[i] = r.dims[slices.IndexFunc(r.dims, func(d dimension[T]) bool { return d.name == g })]
+	}
+	out := make([]sample, len(rows))
+	for i, row := range rows {
+		s := sample{dims: make([]string, len(dims)), vals: make([]float64, len(metrics)), ok: make([]bool, len(metrics))}
+		if r.timeOf != nil {
+			s.t = r.timeOf(row)
+		}
+		for j, d := range dims {
+			s.dims[j] = d.get(row)
+		}
+		for j, m := range metrics {
+			s.vals[j], s.ok[j] = m.get(row)
+		}
+		out[i] = s
+	}
+	return out, executed, nil
+}
+
+// pick returns the query's metrics, the main one when it names none.
+func (r *reportOf[T]) pick(q Query) []metric[T] {
+	if len(q.Metrics) == 0 {
+		return r.metrics[:1]
+	}
+	out := make([]metric[T], len(q.Metrics))
+	for i, name := range q.Metrics {
+		out[i] = r.metrics[slices.IndexFunc(r.metrics, func(m metric[T]) bool { return m.name == name })]
+	}
+	return out
+}
+
+// metricsOf returns the definitions of the query's metrics.
+func metricsOf(rep report, q Query) []MetricInfo {
+	all := rep.metricInfo()
+	if len(q.Metrics) == 0 {
+		return all[:1]
+	}
+	out := make([]MetricInfo, len(q.Metrics))
+	for i, name := range q.Metrics {
+		out[i] = all[slices.IndexFunc(all, func(m MetricInfo) bool { return m.Name == name })]
+	}
+	return out
+}
+
+func optTime(t *time.Time) *time.Time { return t }
+
+// reports are the reports by query type.
+var reports = map[string]report{
+	QueryTypeStaleUsage: &reportOf[staleUsageRow]{
+		name: QueryTypeStaleUsage, heading: "Stale-revision usage", path: "/api/v1/reports/stale-usage",
+		cols: []column[staleUsageRow]{
+			text("tool", "Tool", func(r staleUsageRow) string { return r.Tool }),
+			text("revision_client", "Client revision", func(r staleUsageRow) string { return r.RevisionClient }),
+			text("revision_server", "Server revision", func(r staleUsageRow) string { return r.RevisionServer }),
+			flag("stale", "Stale", func(r staleUsageRow) bool { return r.Stale }),
+			count("calls", "Calls", func(r staleUsageRow) uint64 { return r.Calls }),
+			count("current", "Current", func(r staleUsageRow) uint64 { return r.Current }),
+			count("normalized", "Normalized", func(r staleUsageRow) uint64 { return r.Normalized }),
+			count("rejected", "Rejected", func(r staleUsageRow) uint64 { return r.Rejected }),
+			count("removed", "Removed", func(r staleUsageRow) uint64 { return r.Removed }),
+			count("failed", "Failed", func(r staleUsageRow) uint64 { return r.Failed }),
+			count("sessions", "Sessions", func(r staleUsageRow) uint64 { return r.Sessions }),
+			count("runs", "Runs", func(r staleUsageRow) uint64 { return r.Runs }),
+			count("clients", "Clients", func(r staleUsageRow) uint64 { return r.Clients }),
+			when("first_seen", "First seen", func(r staleUsageRow) time.Time { return r.FirstSeen }),
+			when("last_seen", "Last seen", func(r staleUsageRow) time.Time { return r.LastSeen }),
+			text("trend", "Trend", func(r staleUsageRow) string { return r.Trend }),
+		},
+		metrics: []metric[staleUsageRow]{
+			sum("stale_calls", "Stale calls", func(r staleUsageRow) uint64 {
+				if r.Stale {
+					return r.Calls
+				}
+				return 0
+			}),
+			sum("calls", "Calls", func(r staleUsageRow) uint64 { return r.Calls }),
+			sum("normalized", "Normalized calls", func(r staleUsageRow) uint64 { return r.Normalized }),
+			sum("rejected", "Rejected calls", func(r staleUsageRow) uint64 { return r.Rejected }),
+			sum("current", "Current calls", func(r staleUsageRow) uint64 { return r.Current }),
+			sum("removed", "Calls to removed tools", func(r staleUsageRow) uint64 { return r.Removed }),
+			sum("failed", "Failed calls", func(r staleUsageRow) uint64 { return r.Failed }),
+		},
+		dims: []dimension[staleUsageRow]{
+			dim("tool", func(r staleUsageRow) string { return r.Tool }),
+			dim("revision_client", func(r staleUsageRow) string { return r.RevisionClient }),
+			dim("revision_server", func(r staleUsageRow) string { return r.RevisionServer }),
+		},
+	},
+	QueryTypeRejections: &reportOf[rejectionRow]{
+		name: QueryTypeRejections, heading: "Rejections", path: "/api/v1/reports/rejections",
+		cols: []column[rejectionRow]{
+			text("tool", "Tool", func(r rejectionRow) string { return r.Tool }),
+			text("revision_client", "Client revision", func(r rejectionRow) string { return r.RevisionClient }),
+			text("revision_server", "Server revision", func(r rejectionRow) string { return r.RevisionServer }),
+			text("outcome", "Outcome", func(r rejectionRow) string { return r.Outcome }),
+			text("error_code", "Error code", func(r rejectionRow) string { return r.ErrorCode }),
+			text("client", "Client", rejectionRow.client),
+			count("rejected", "Rejected", func(r rejectionRow) uint64 { return r.Rejected }),
+			count("tool_calls", "Tool calls", func(r rejectionRow) uint64 { return r.ToolCalls }),
+			col("rejection_rate", "Rejection rate", unitPercent, func(r rejectionRow) float64 { return r.RejectionRate }),
+			count("side_effect_violations", "Side effect started", func(r rejectionRow) uint64 { return r.SideEffectViolations }),
+			count("sessions", "Sessions", func(r rejectionRow) uint64 { return r.Sessions }),
+			when("first_seen", "First seen", func(r rejectionRow) time.Time { return r.FirstSeen }),
+			when("last_seen", "Last seen", func(r rejectionRow) time.Time { return r.LastSeen }),
+		},
+		metrics: []metric[rejectionRow]{
+			sum("rejected", "Rejected calls", func(r rejectionRow) uint64 { return r.Rejected }),
+			sum("side_effect_violations", "Rejected with side effect started", func(r rejectionRow) uint64 { return r.SideEffectViolations }),
+		},
+		dims: []dimension[rejectionRow]{
+			dim("tool", func(r rejectionRow) string { return r.Tool }),
+			dim("error_code", func(r rejectionRow) string { return r.ErrorCode }),
+			dim("outcome", func(r rejectionRow) string { return r.Outcome }),
+			dim("client", rejectionRow.client),
+			dim("revision_client", func(r rejectionRow) string { return r.RevisionClient }),
+			dim("revision_server", func(r rejectionRow) string { return r.RevisionServer }),
+		},
+	},
+	QueryTypeRepairs: &reportOf[repairRow]{
+		name: QueryTypeRepairs, heading: "Repairs", path: "/api/v1/reports/repairs",
+		cols: []column[repairRow]{
+			text("tool", "Tool", func(r repairRow) string { return r.Tool }),
+			count("stale_rejections", "Stale rejections", func(r repairRow) uint64 { return r.StaleRejections }),
+			count("retry_calls", "Retries", func(r repairRow) uint64 { return r.RetryCalls }),
+			col("amplification", "Retries per stale rejection", "x", func(r repairRow) float64 { return r.Amplification }),
+			count("refresh_retries", "Refresh and retry", func(r repairRow) uint64 { return r.RefreshRetries }),
+			count("model_repairs", "Model repairs", func(r repairRow) uint64 { return r.ModelRepairs }),
+			count("human_approvals", "Human approvals", func(r repairRow) uint64 { return r.HumanApprovals }),
+			count("human_approvals_denied", "Human approvals denied", func(r repairRow) uint64 { return r.HumanApprovalsDenied }),
+			count("abandons", "Abandoned", func(r repairRow) uint64 { return r.Abandons }),
+			count("automatic_repairs", "Automatic repairs", func(r repairRow) uint64 { return r.AutomaticRepairs }),
+			count("automatic_succeeded", "Automatic succeeded", func(r repairRow) uint64 { return r.AutomaticSucceeded }),
+			count("automatic_failed", "Automatic failed", func(r repairRow) uint64 { return r.AutomaticFailed }),
+			col("automatic_success_rate", "Automatic success rate", unitPercent, func(r repairRow) float64 { return r.AutomaticSuccessRate }),
+			col("repair_p50_ms", "Time to repair p50", unitMs, func(r repairRow) *float64 { return r.RepairP50Ms }),
+			col("repair_p95_ms", "Time to repair p95", unitMs, func(r repairRow) *float64 { return r.RepairP95Ms }),
+		},
+		metrics: []metric[repairRow]{
+			sum("stale_rejections", "Stale rejections", func(r repairRow) uint64 { return r.StaleRejections }),
+			sum("retry_calls", "Retries", func(r repairRow) uint64 { return r.RetryCalls }),
+			sum("automatic_repairs", "Automatic repairs", func(r repairRow) uint64 { return r.AutomaticRepairs }),
+			sum("automatic_succeeded", "Automatic repairs succeeded", func(r repairRow) uint64 { return r.AutomaticSucceeded }),
+			sum("automatic_failed", "Automatic repairs failed", func(r repairRow) uint64 { return r.AutomaticFailed }),
+			sum("refresh_retries", "Refresh and retry", func(r repairRow) uint64 { return r.RefreshRetries }),
+			sum("model_repairs", "Model repairs", func(r repairRow) uint64 { return r.ModelRepairs }),
+			sum("human_approvals", "Human approvals", func(r repairRow) uint64 { return r.HumanApprovals }),
+			sum("human_approvals_denied", "Human approvals denied", func(r repairRow) uint64 { return r.HumanApprovalsDenied }),
+			sum("abandons", "Abandoned", func(r repairRow) uint64 { return r.Abandons }),
+			peak("repair_p95_ms", "Time to repair p95", unitMs, func(r repairRow) *float64 { return r.RepairP95Ms }),
+		},
+		dims: []dimension[repairRow]{
+			dim("tool", func(r repairRow) string { return r.Tool }),
+		},
+	},
+	QueryTypeAdapterRetirement: &reportOf[adapterRow]{
+		name: QueryTypeAdapterRetirement, heading: "Adapter retirement", path: "/api/v1/reports/adapter-retirement",
+		params: func(q Query, v url.Values, window bool) { q.retirementParams(v, window) },
+		cols: []column[adapterRow]{
+			text("adapter_id", "Adapter", func(r adapterRow) string { return r.AdapterID }),
+			text("tool", "Tool", func(r adapterRow) string { return r.Tool }),
+			text("verdict", "Verdict", func(r adapterRow) string { return r.Verdict }),
+			text("reason", "Reason", func(r adapterRow) string { return r.Reason }),
+			text("blocking_clients", "Blocking clients", func(r adapterRow) string { return usageList(r.BlockingClients) }),
+			count("calls", "Calls", func(r adapterRow) uint64 { return r.Calls }),
+			count("tool_calls", "Tool calls", func(r adapterRow) uint64 { return r.ToolCalls }),
+			col("share", "Share of tool calls", unitPercent, func(r adapterRow) float64 { return r.Share }),
+			count("would_be_rejected", "Would be rejected", func(r adapterRow) uint64 { return r.WouldBeRejected }),
+			whenOpt("last_seen", "Last seen", func(r adapterRow) *time.Time { return optTime(r.LastSeen) }),
+			whenOpt("first_seen", "First seen", func(r adapterRow) *time.Time { return optTime(r.FirstSeen) }),
+			count("sessions", "Sessions", func(r adapterRow) uint64 { return r.Sessions }),
+			count("clients", "Clients", func(r adapterRow) uint64 { return r.Clients }),
+			count("services", "Services", func(r adapterRow) uint64 { return r.Services }),
+			text("service_names", "Service names", func(r adapterRow) string { return joinComma(r.ServiceNames) }),
+			text("max_privilege", "Highest privilege", func(r adapterRow) string { return r.MaxPrivilege }),
+			col("max_session_age_s", "Oldest session", unitSeconds, func(r adapterRow) int64 { return r.MaxSessionAgeS }),
+			flag("registered", "Declared", func(r adapterRow) bool { return r.Registered }),
+			text("revision_from", "From revision", func(r adapterRow) string { return r.RevisionFrom }),
+			text("revision_to", "To revision", func(r adapterRow) string { return r.RevisionTo }),
+			text("change_class", "Change class", func(r adapterRow) string { return r.ChangeClass }),
+			whenOpt("window_end", "Declared window end", func(r adapterRow) *time.Time { return optTime(r.WindowEnd) }),
+			flag("window_ended", "Window ended", func(r adapterRow) bool { return r.WindowEnded }),
+			text("callers", "Callers", func(r adapterRow) string { return usageList(r.Callers) }),
+		},
+		metrics: []metric[adapterRow]{
+			sum("calls", "Calls through the adapter", func(r adapterRow) uint64 { return r.Calls }),
+			sum("would_be_rejected", "Would be rejected", func(r adapterRow) uint64 { return r.WouldBeRejected }),
+			sum("tool_calls", "Tool calls", func(r adapterRow) uint64 { return r.ToolCalls }),
+		},
+		dims: []dimension[adapterRow]{
+			dim("adapter", func(r adapterRow) string { return r.AdapterID }),
+			dim("tool", func(r adapterRow) string { return r.Tool }),
+		},
+	},
+	QueryTypePropagation: &reportOf[propagationRow]{
+		name: QueryTypePropagation, heading: "Notification propagation", path: "/api/v1/reports/propagation",
+		cols: []column[propagationRow]{
+			text("tool", "Tool", func(r propagationRow) string { return r.Tool }),
+			count("notified_sessions", "Notified sessions", func(r propagationRow) uint64 { return r.NotifiedSessions }),
+			count("refreshed_sessions", "Refreshed", func(r propagationRow) uint64 { return r.RefreshedSessions }),
+			count("never_refreshed", "Never refreshed", func(r propagationRow) uint64 { return r.NeverRefreshed }),
+			col("lag_p50_ms", "Refresh lag p50", unitMs, func(r propagationRow) *float64 { return r.LagP50Ms }),
+			col("lag_p95_ms", "Refresh lag p95", unitMs, func(r propagationRow) *float64 { return r.LagP95Ms }),
+			col("lag_max_ms", "Refresh lag max", unitMs, func(r propagationRow) int64 { return r.LagMaxMs }),
+			count("stale_calls_after_notice", "Stale calls after notice", func(r propagationRow) uint64 { return r.StaleCallsAfterNotice }),
+			count("stale_calls_after_refresh", "Stale calls after refresh", func(r propagationRow) uint64 { return r.StaleCallsAfterRefresh }),
+			count("sessions_with_stale_calls", "Sessions with stale calls", func(r propagationRow) uint64 { return r.SessionsWithStaleCalls }),
+		},
+		metrics: []metric[propagationRow]{
+			sum("notified_sessions", "Notified sessions", func(r propagationRow) uint64 { return r.NotifiedSessions }),
+			sum("refreshed_sessions", "Refreshed sessions", func(r propagationRow) uint64 { return r.RefreshedSessions }),
+			sum("never_refreshed", "Never refreshed", func(r propagationRow) uint64 { return r.NeverRefreshed }),
+			sum("stale_calls_after_notice", "Stale calls after notice", func(r propagationRow) uint64 { return r.StaleCallsAfterNotice }),
+			sum("stale_calls_after_refresh", "Stale calls after refresh", func(r propagationRow) uint64 { return r.StaleCallsAfterRefresh }),
+			peak("lag_p50_ms", "Refresh lag p50", unitMs, func(r propagationRow) *float64 { return r.LagP50Ms }),
+			peak("lag_p95_ms", "Refresh lag p95", unitMs, func(r propagationRow) *float64 { return r.LagP95Ms }),
+			peak("lag_max_ms", "Refresh lag max", unitMs, func(r propagationRow) *float64 {
+				v := float64(r.LagMaxMs)
+				if r.RefreshedSessions == 0 {
+					return nil
+				}
+				return &v
+			}),
+		},
+		dims: []dimension[propagationRow]{
+			dim("tool", func(r propagationRow) string { return r.Tool }),
+		},
+	},
+	QueryTypeViolations: &reportOf[violationRow]{
+		name: QueryTypeViolations, heading: "Safety violations", path: "/api/v1/reports/violations", paged: true,
+		keep:   func(q Query, r violationRow) bool { return q.Kind == "" || r.Kind == q.Kind },
+		timeOf: func(r violationRow) time.Time { return r.Time },
+		cols: []column[violationRow]{
+			when("time", "Time", func(r violationRow) time.Time { return r.Time }),
+			text("kind", "Kind", func(r violationRow) string { return r.Kind }),
+			text("tool", "Tool", func(r violationRow) string { return r.Tool }),
+			text("client", "Client", func(r violationRow) string { return r.Client }),
+			text("detail", "Detail", func(r violationRow) string { return r.Detail }),
+			text("outcome", "Outcome", func(r violationRow) string { return r.Outcome }),
+			text("revision_client", "Client revision", func(r violationRow) string { return r.RevisionClient }),
+			text("revision_server", "Server revision", func(r violationRow) string { return r.RevisionServer }),
+			text("revision_validated", "Validated revision", func(r violationRow) string { return r.RevisionValidated }),
+			text("change_class", "Change class", func(r violationRow) string { return r.ChangeClass }),
+			text("service", "Service", func(r violationRow) string { return r.Service }),
+			text("service_version", "Handler build", func(r violationRow) string { return r.ServiceVersion }),
+			text("session_id", "Session", func(r violationRow) string { return r.SessionID }),
+			text("run_id", "Run", func(r violationRow) string { return r.RunID }),
+			text("request_id", "Request", func(r violationRow) string { return r.RequestID }),
+			text("event_id", "Event", func(r violationRow) string { return strconv.FormatUint(r.EventID, 10) }),
+		},
+		metrics: []metric[violationRow]{
+			sum("violations", "Violations", func(violationRow) uint64 { return 1 }),
+		},
+		dims: []dimension[violationRow]{
+			dim("kind", func(r violationRow) string { return r.Kind }),
+			dim("tool", func(r violationRow) string { return r.Tool }),
+			dim("client", func(r violationRow) string { return r.Client }),
+			dim("service", func(r violationRow) string { return r.Service }),
+			dim("outcome", func(r violationRow) string { return r.Outcome }),
+		},
+	},
+	QueryTypeAudit: &reportOf[auditRow]{
+		name: QueryTypeAudit, heading: "Call audit", path: "/api/v1/audit/calls", paged: true,
+		params: func(q Query, v url.Values, _ bool) { q.auditParams(v) },
+		keep:   func(q Query, r auditRow) bool { return !q.StaleOnly || r.stale() },
+		timeOf: func(r auditRow) time.Time { return r.Time },
+		cols: []column[auditRow]{
+			when("time", "Time", func(r auditRow) time.Time { return r.Time }),
+			text("tool", "Tool", func(r auditRow) string { return r.Tool }),
+			text("outcome", "Outcome", func(r auditRow) string { return r.Outcome }),
+			text("client", "Client", func(r auditRow) string { return r.Client }),
+			text("revision_client", "Client revision", func(r auditRow) string { return r.RevisionClient }),
+			text("revision_server", "Server revision", func(r auditRow) string { return r.RevisionServer }),
+			text("revision_validated", "Validated revision", func(r auditRow) string { return r.RevisionValidated }),
+			text("adapter_id", "Adapter", func(r auditRow) string { return r.AdapterID }),
+			text("approval", "Approval", func(r auditRow) string { return r.Approval }),
+			text("privilege", "Privilege", func(r auditRow) string { return r.Privilege }),
+			flag("side_effect_started", "Side effect started", func(r auditRow) bool { return r.SideEffectStarted }),
+			text("external_target", "External target", func(r auditRow) string { return r.ExternalTarget }),
+			col("external_requests", "External requests", unitCount, func(r auditRow) int64 { return r.ExternalRequests }),
+			text("args_raw", "Arguments (raw)", func(r auditRow) string { return r.ArgsRaw }),
+			text("args_normalized", "Arguments (normalized)", func(r auditRow) string { return r.ArgsNormalized }),
+			text("service", "Service", func(r auditRow) string { return r.Service }),
+			text("service_version", "Handler build", func(r auditRow) string { return r.ServiceVersion }),
+			text("environment", "Environment", func(r auditRow) string { return r.Environment }),
+			text("run_id", "Run", func(r auditRow) string { return r.RunID }),
+			text("session_id", "Session", func(r auditRow) string { return r.SessionID }),
+			text("request_id", "Request", func(r auditRow) string { return r.RequestID }),
+			text("event_id", "Event", func(r auditRow) string { return strconv.FormatUint(r.EventID, 10) }),
+		},
+		metrics: []metric[auditRow]{
+			sum("calls", "Calls", func(auditRow) uint64 { return 1 }),
+			sum("stale_calls", "Stale calls", func(r auditRow) uint64 { return b2u(r.stale()) }),
+			sum("side_effect_started", "Calls with side effect started", func(r auditRow) uint64 { return b2u(r.SideEffectStarted) }),
+			sum("external_requests", "External requests", func(r auditRow) uint64 { return uint64(max(r.ExternalRequests, 0)) }),
+		},
+		dims: []dimension[auditRow]{
+			dim("tool", func(r auditRow) string { return r.Tool }),
+			dim("client", func(r auditRow) string { return r.Client }),
+			dim("outcome", func(r auditRow) string { return r.Outcome }),
+			dim("revision_client", func(r auditRow) string { return r.RevisionClient }),
+			dim("revision_server", func(r auditRow) string { return r.RevisionServer }),
+			dim("adapter", func(r auditRow) string { return r.AdapterID }),
+			dim("privilege", func(r auditRow) string { return r.Privilege }),
+			dim("approval", func(r auditRow) string { return r.Approval }),
+			dim("service", func(r auditRow) string { return r.Service }),
+			dim("environment", func(r auditRow) string { return r.Environment }),
+		},
+	},
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func joinComma(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}
+
+// reportNames lists the report query types in the order the editor shows
+// them.
+func reportNames() []string {
+	return []string{QueryTypeStaleUsage, QueryTypeRejections, QueryTypeRepairs, QueryTypeAdapterRetirement,
+		QueryTypePropagation, QueryTypeViolations, QueryTypeAudit}
+}

@@ -1,0 +1,192 @@
+package plugin
+
+import "time"
+
+// The rows of the mcpdrift API's reports, as its JSON spells them
+// (queries/reports.go in the mcpdrift module is the source). The plugin
+// keeps its own copy so that its binary links nothing of the server.
+
+// body is the envelope of every report answer but /api/v1/tools.
+type body[T any] struct {
+	Report string    `json:"report"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Rows   []T       `json:"rows"`
+	Next   string    `json:"next,omitempty"`
+}
+
+type toolsBody struct {
+	Tools []toolRow `json:"tools"`
+}
+
+type toolRow struct {
+	Tool            string    `json:"tool"`
+	ClientRevisions []string  `json:"client_revisions"`
+	ServerRevisions []string  `json:"server_revisions"`
+	Adapters        []string  `json:"adapters"`
+	Calls           uint64    `json:"calls"`
+	FirstSeen       time.Time `json:"first_seen"`
+	LastSeen        time.Time `json:"last_seen"`
+}
+
+type staleUsageRow struct {
+	Tool            string    `json:"tool"`
+	RevisionClient  string    `json:"revision_client"`
+	RevisionServer  string    `json:"revision_server"`
+	Stale           bool      `json:"stale"`
+	Calls           uint64    `json:"calls"`
+	Current         uint64    `json:"current"`
+	Normalized      uint64    `json:"normalized"`
+	Rejected        uint64    `json:"rejected"`
+	Removed         uint64    `json:"removed"`
+	Failed          uint64    `json:"failed"`
+	Sessions        uint64    `json:"sessions"`
+	Runs            uint64    `json:"runs"`
+	Clients         uint64    `json:"clients"`
+	FirstSeen       time.Time `json:"first_seen"`
+	LastSeen        time.Time `json:"last_seen"`
+	CallsFirstHalf  uint64    `json:"calls_first_half"`
+	CallsSecondHalf uint64    `json:"calls_second_half"`
+	Trend           string    `json:"trend"`
+}
+
+type rejectionRow struct {
+	Tool                 string    `json:"tool"`
+	RevisionClient       string    `json:"revision_client"`
+	RevisionServer       string    `json:"revision_server"`
+	Outcome              string    `json:"outcome"`
+	ErrorCode            string    `json:"error_code"`
+	ClientName           string    `json:"client_name"`
+	ClientVersion        string    `json:"client_version"`
+	Rejected             uint64    `json:"rejected"`
+	ToolCalls            uint64    `json:"tool_calls"`
+	RejectionRate        float64   `json:"rejection_rate"`
+	SideEffectViolations uint64    `json:"side_effect_violations"`
+	Sessions             uint64    `json:"sessions"`
+	FirstSeen            time.Time `json:"first_seen"`
+	LastSeen             time.Time `json:"last_seen"`
+}
+
+func (r rejectionRow) client() string { return clientKey(r.ClientName, r.ClientVersion) }
+
+func clientKey(name, version string) string {
+	if version == "" {
+		return name
+	}
+	return name + "@" + version
+}
+
+type repairRow struct {
+	Tool                 string   `json:"tool"`
+	StaleRejections      uint64   `json:"stale_rejections"`
+	RetryCalls           uint64   `json:"retry_calls"`
+	Amplification        float64  `json:"amplification"`
+	RefreshRetries       uint64   `json:"refresh_retries"`
+	ModelRepairs         uint64   `json:"model_repairs"`
+	HumanApprovals       uint64   `json:"human_approvals"`
+	HumanApprovalsDenied uint64   `json:"human_approvals_denied"`
+	Abandons             uint64   `json:"abandons"`
+	AutomaticRepairs     uint64   `json:"automatic_repairs"`
+	AutomaticSucceeded   uint64   `json:"automatic_succeeded"`
+	AutomaticFailed      uint64   `json:"automatic_failed"`
+	AutomaticSuccessRate float64  `json:"automatic_success_rate"`
+	RepairP50Ms          *float64 `json:"repair_p50_ms"`
+	RepairP95Ms          *float64 `json:"repair_p95_ms"`
+}
+
+type clientUsage struct {
+	Client         string `json:"client"`
+	Calls          uint64 `json:"calls"`
+	MaxSessionAgeS int64  `json:"max_session_age_s"`
+	MaxPrivilege   string `json:"max_privilege"`
+}
+
+type adapterRow struct {
+	AdapterID       string        `json:"adapter_id"`
+	Tool            string        `json:"tool"`
+	Registered      bool          `json:"registered"`
+	RevisionFrom    string        `json:"revision_from"`
+	RevisionTo      string        `json:"revision_to"`
+	ChangeClass     string        `json:"change_class"`
+	WindowEnd       *time.Time    `json:"window_end"`
+	WindowEnded     bool          `json:"window_ended"`
+	Calls           uint64        `json:"calls"`
+	ToolCalls       uint64        `json:"tool_calls"`
+	Share           float64       `json:"share"`
+	WouldBeRejected uint64        `json:"would_be_rejected"`
+	FirstSeen       *time.Time    `json:"first_seen"`
+	LastSeen        *time.Time    `json:"last_seen"`
+	Sessions        uint64        `json:"sessions"`
+	Clients         uint64        `json:"clients"`
+	Services        uint64        `json:"services"`
+	ServiceNames    []string      `json:"service_names"`
+	MaxPrivilege    string        `json:"max_privilege"`
+	MaxSessionAgeS  int64         `json:"max_session_age_s"`
+	Callers         []clientUsage `json:"callers"`
+	Verdict         string        `json:"verdict"`
+	Reason          string        `json:"reason"`
+	BlockingClients []clientUsage `json:"blocking_clients"`
+}
+
+type propagationRow struct {
+	Tool                   string   `json:"tool"`
+	NotifiedSessions       uint64   `json:"notified_sessions"`
+	RefreshedSessions      uint64   `json:"refreshed_sessions"`
+	NeverRefreshed         uint64   `json:"never_refreshed"`
+	LagP50Ms               *float64 `json:"lag_p50_ms"`
+	LagP95Ms               *float64 `json:"lag_p95_ms"`
+	LagMaxMs               int64    `json:"lag_max_ms"`
+	StaleCallsAfterNotice  uint64   `json:"stale_calls_after_notice"`
+	StaleCallsAfterRefresh uint64   `json:"stale_calls_after_refresh"`
+	SessionsWithStaleCalls uint64   `json:"sessions_with_stale_calls"`
+}
+
+type violationRow struct {
+	Kind              string    `json:"kind"`
+	Time              time.Time `json:"time"`
+	EventID           uint64    `json:"event_id"`
+	Tool              string    `json:"tool"`
+	SessionID         string    `json:"session_id"`
+	RunID             string    `json:"run_id"`
+	RequestID         string    `json:"request_id"`
+	Client            string    `json:"client"`
+	RevisionClient    string    `json:"revision_client"`
+	RevisionServer    string    `json:"revision_server"`
+	RevisionValidated string    `json:"revision_validated"`
+	ChangeClass       string    `json:"change_class"`
+	Outcome           string    `json:"outcome"`
+	Service           string    `json:"service"`
+	ServiceVersion    string    `json:"service_version"`
+	Detail            string    `json:"detail"`
+}
+
+type auditRow struct {
+	Time              time.Time `json:"time"`
+	EventID           uint64    `json:"event_id"`
+	Tool              string    `json:"tool"`
+	Service           string    `json:"service"`
+	ServiceVersion    string    `json:"service_version"`
+	Environment       string    `json:"environment"`
+	RequestID         string    `json:"request_id"`
+	SessionID         string    `json:"session_id"`
+	RunID             string    `json:"run_id"`
+	Client            string    `json:"client"`
+	RevisionClient    string    `json:"revision_client"`
+	RevisionServer    string    `json:"revision_server"`
+	RevisionValidated string    `json:"revision_validated"`
+	Outcome           string    `json:"outcome"`
+	AdapterID         string    `json:"adapter_id"`
+	Approval          string    `json:"approval"`
+	Privilege         string    `json:"privilege"`
+	ExternalTarget    string    `json:"external_target"`
+	ExternalRequests  int64     `json:"external_requests"`
+	SideEffectStarted bool      `json:"side_effect_started"`
+	ArgsRaw           string    `json:"args_raw"`
+	ArgsNormalized    string    `json:"args_normalized"`
+}
+
+// stale reports whether the call executed under another revision than the
+// one its client planned with.
+func (r auditRow) stale() bool {
+	return r.RevisionClient != "" && r.RevisionServer != "" && r.RevisionClient != r.RevisionServer
+}
