@@ -8,6 +8,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -541,11 +542,13 @@ func TestCollectorAndGrafana(t *testing.T) {
 			IsDefault bool           `yaml:"isDefault"`
 			Editable  bool           `yaml:"editable"`
 			JSONData  map[string]any `yaml:"jsonData"`
+			Secure    map[string]any `yaml:"secureJsonData"`
 		} `yaml:"datasources"`
 	}
 	strictYAML(t, "compose/single/grafana/provisioning/datasources/mcpdrift.yaml", &ds)
-	if ds.APIVersion != 1 || len(ds.Datasources) != 1 || ds.Datasources[0].Type != "mcpdrift-drift-datasource" {
-		t.Errorf("data source provisioning = %+v", ds)
+	pluginID := grafanaPluginID(t)
+	if ds.APIVersion != 1 || len(ds.Datasources) != 1 || ds.Datasources[0].Type != pluginID {
+		t.Errorf("data source provisioning = %+v, want one data source of type %s (grafana-plugin/src/plugin.json)", ds, pluginID)
 	}
 	var db struct {
 		APIVersion int `yaml:"apiVersion"`
@@ -561,6 +564,35 @@ func TestCollectorAndGrafana(t *testing.T) {
 	if db.APIVersion != 1 || len(db.Providers) != 1 || db.Providers[0].Type != "file" {
 		t.Errorf("dashboard provisioning = %+v", db)
 	}
+	if path, _ := db.Providers[0].Options["path"].(string); !strings.Contains(path, "/plugins/"+pluginID+"/") {
+		t.Errorf("dashboards are read from %q, not from the plugin %s", path, pluginID)
+	}
+	for _, f := range []string{"compose/single/compose.yaml", "compose/cluster/compose.yaml"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS: "+pluginID) ||
+			!strings.Contains(string(data), ":/var/lib/grafana/plugins/"+pluginID+":ro") {
+			t.Errorf("%s does not install and allow the plugin %s", f, pluginID)
+		}
+	}
+}
+
+// grafanaPluginID returns the id the Grafana plugin declares.
+func grafanaPluginID(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../grafana-plugin/src/plugin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil || p.ID == "" {
+		t.Fatalf("grafana-plugin/src/plugin.json: id %q, %v", p.ID, err)
+	}
+	return p.ID
 }
 
 func TestDockerfile(t *testing.T) {
