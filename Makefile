@@ -54,6 +54,13 @@ fuzz:
 bench: libchdb
 	$(GO) run ./bench $(BENCHARGS)
 
+# The README's telemetrygen command line against a running mcpdrift (make run
+# in another terminal); skipped with the install line when telemetrygen is
+# not installed.
+.PHONY: telemetrygen-run
+telemetrygen-run: build
+	scripts/telemetrygen-run.sh $(TELEMETRYGEN_ENDPOINT)
+
 clean:
 	rm -rf $(BIN)
 

@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 // TestSuiteSmoke runs every suite on a few events, so that `make test` and
 // CI keep it working: every run must succeed, every event sent must be
 // stored, every report must be timed, the rollup answers must equal the raw
-// ones, every figure must be positive and the JSON must be written. It
+// ones, every figure must be positive, the flood must be refused in part
+// and store exactly what was accepted, and the JSON must be written. It
 // judges no figure against its target.
 func TestSuiteSmoke(t *testing.T) {
 	if _, err := embedded.LibraryPath(); err != nil {
@@ -45,6 +46,11 @@ func TestSuiteSmoke(t *testing.T) {
 	const reportEvents = 50000
 	cfg.ReportEvents = reportEvents
 	cfg.ReportRuns, cfg.ReportWarmups = 3, 1
+	// A tiny flood: 32 streams of 100-record requests into 1000 pending
+	// events must be refused often.
+	cfg.OverloadDuration, cfg.OverloadStreams = 3*time.Second, 32
+	cfg.OverloadEvents, cfg.OverloadBatch = 30000, 100
+	cfg.OverloadMaxPending, cfg.OverloadSpoolBytes = 1000, 1<<20
 	var out strings.Builder
 	rep, err := Run(context.Background(), cfg, &out)
 	t.Log("\n" + out.String())
@@ -63,6 +69,7 @@ func TestSuiteSmoke(t *testing.T) {
 		"storage.events.bytes_per_event", "storage.audit_calls.bytes_per_event",
 		"storage.calls_1h.bytes_per_event", "storage.calls_1d.bytes_per_event",
 		"storage.repairs_1h.bytes_per_event", "storage.total.bytes_per_event",
+		"overload.offered_events_per_s", "overload.accepted_events_per_s", "overload.refused_pct", "overload.peak_rss_mib",
 	}
 	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations", "audit"} {
 		wantFigures = append(wantFigures, "reports."+id+".p50_ms", "reports."+id+".p95_ms")
@@ -114,6 +121,24 @@ func TestSuiteSmoke(t *testing.T) {
 		t.Errorf("storage: %+v, want the events table first with %d rows", s, reportEvents)
 	}
 
+	if o := rep.Overload; o == nil {
+		t.Error("overload: no result")
+	} else {
+		a := o.Answers
+		if a.AcceptedEvents <= 0 || o.Stored != a.AcceptedEvents {
+			t.Errorf("overload: stored %d events, accepted %d: want equal and positive", o.Stored, a.AcceptedEvents)
+		}
+		if a.Unavailable+a.Exhausted == 0 {
+			t.Errorf("overload: no request refused of %d: %+v", a.Requests, a)
+		}
+		if a.Unavailable != a.UnavailableRetry || len(a.Other) > 0 {
+			t.Errorf("overload: %d UNAVAILABLE, %d with RetryInfo, other %v", a.Unavailable, a.UnavailableRetry, a.Other)
+		}
+		if o.PeakRSS <= 0 {
+			t.Errorf("overload: peak RSS %d", o.PeakRSS)
+		}
+	}
+
 	data, err := os.ReadFile(cfg.Out)
 	if err != nil {
 		t.Fatalf("results not written: %v", err)
@@ -123,7 +148,7 @@ func TestSuiteSmoke(t *testing.T) {
 		t.Fatalf("results are not JSON: %v", err)
 	}
 	if written.Stored != events || len(written.Figures) != len(rep.Figures) || written.Error != "" ||
-		len(written.Reports) != len(rep.Reports) || written.Storage == nil || written.Load == nil {
+		len(written.Reports) != len(rep.Reports) || written.Storage == nil || written.Load == nil || written.Overload == nil {
 		t.Errorf("written results differ: stored %d, %d figures, %d reports, error %q", written.Stored, len(written.Figures), len(written.Reports), written.Error)
 	}
 }
@@ -144,11 +169,12 @@ func TestParseSuites(t *testing.T) {
 			t.Errorf("ParseSuites(%q) = %v, want %s", list, got, want)
 		}
 	}
-	f("all", "ingest,reports,storage", "")
-	f("", "ingest,reports,storage", "")
+	f("all", "ingest,reports,storage,overload", "")
+	f("", "ingest,reports,storage,overload", "")
 	f("storage,reports", "reports,storage", "")
+	f("overload,ingest", "ingest,overload", "")
 	f(" ingest , ingest", "ingest", "")
-	f("reports,all", "ingest,reports,storage", "")
+	f("reports,all", "ingest,reports,storage,overload", "")
 	f("ingest,queries", "", `unknown suite "queries"`)
 }
 
@@ -179,4 +205,9 @@ func TestConfigValidate(t *testing.T) {
 	f(func(c *Config) { c.ReportSpan = 40 * 24 * time.Hour }, "report-span must be between")
 	f(func(c *Config) { c.ReportTools = 0 }, "report fleet sizes must be positive")
 	f(func(c *Config) { c.Suites, c.ReportEvents = []string{SuiteIngest}, 0 }, "")
+	f(func(c *Config) { c.OverloadDuration = 0 }, "overload-duration must be positive")
+	f(func(c *Config) { c.OverloadStreams = 0 }, "overload-streams must be positive")
+	f(func(c *Config) { c.OverloadMaxPending = c.OverloadBatch - 1 }, "overload-max-pending must be at least overload-batch")
+	f(func(c *Config) { c.OverloadSpoolBytes = 1000 }, "overload-spool-bytes must be at least 256 KiB")
+	f(func(c *Config) { c.Suites, c.OverloadDuration = []string{SuiteIngest}, 0 }, "")
 }

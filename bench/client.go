@@ -31,6 +31,9 @@ type clientSpec struct {
 	Addr    string `json:"addr"`    // the ingester's OTLP/gRPC address
 	File    string `json:"file"`    // the requests file (see requestSet)
 	Streams int    `json:"streams"` // concurrent senders
+	// Flood, when positive, makes the sender flood the ingester for that
+	// long instead of sending every request once (see flood).
+	Flood time.Duration `json:"flood_ns,omitempty"`
 }
 
 // clientResult is what the sender child reports on its last line.
@@ -41,6 +44,8 @@ type clientResult struct {
 	CPU      int64  `json:"cpu_ns"`  // the child's CPU while sending
 	Wall     int64  `json:"wall_ns"` // from the start signal to the last answer
 	Error    string `json:"error,omitempty"`
+	// Flood is the flood's answers, when the sender flooded.
+	Flood *floodCounts `json:"flood,omitempty"`
 }
 
 // rawCodec sends pre-marshalled requests as they are and keeps the answers'
@@ -96,6 +101,12 @@ func runClient(specJSON string, in io.Reader, out io.Writer) (clientResult, erro
 		return clientResult{}, err
 	}
 	defer unmap(data)
+	var counts []int
+	if spec.Flood > 0 {
+		if counts, err = readCounts(spec.File); err != nil {
+			return clientResult{}, err
+		}
+	}
 
 	conns := make([]*grpc.ClientConn, spec.Streams)
 	for i := range conns {
@@ -117,6 +128,16 @@ func runClient(specJSON string, in io.Reader, out io.Writer) (clientResult, erro
 	}
 
 	cpu0, wall0 := processCPU(), time.Now()
+	if spec.Flood > 0 {
+		fc, err := flood(conns, reqs, counts, spec.Flood)
+		return clientResult{
+			Requests: int(fc.OK),
+			Rejected: fc.Rejected,
+			CPU:      int64(processCPU() - cpu0),
+			Wall:     int64(time.Since(wall0)),
+			Flood:    &fc,
+		}, err
+	}
 	var (
 		next     atomic.Int64
 		done     atomic.Int64

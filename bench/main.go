@@ -33,15 +33,29 @@
 //	g. the bytes on disk per event of every table, and the compressed and
 //	   uncompressed size of the events table's largest columns.
 //
+// The overload suite starts the ingester over a fresh embedded store with a
+// deliberately small capacity (-overload-max-pending events pending,
+// -overload-spool-bytes of spool) and floods it from the sender child for
+// -overload-duration on -overload-streams streams, on loopback, honouring
+// no retry hint; then it waits for the spool to drain:
+//
+//	h. the events offered and accepted per second, the share of requests
+//	   refused (UNAVAILABLE with RetryInfo, HTTP 503 with Retry-After's
+//	   equivalent; RESOURCE_EXHAUSTED, 429's), the ingester process's peak
+//	   RSS (VmHWM), and a check that the store holds exactly the events
+//	   accepted.
+//
 // -suite selects them (default all, as `make bench` runs).
 //
 // The program prints a table — figure, value, baseline measured in the same
 // run, ratio, target — and writes the same as JSON to -out. It never fails
 // on a time: only on errors, on a stored count that differs from the
-// events sent, and on a rollup answer that differs from the raw one.
+// events sent, on a rollup answer that differs from the raw one, and on an
+// overload run whose stored count differs from the events accepted.
 //
 //	go run ./bench -events 1000000 -batch 500 -streams 4 -cpuprofile store.prof
 //	go run ./bench -suite reports,storage -report-events 10000000
+//	go run ./bench -suite overload -overload-duration 60s -overload-streams 64
 package main
 
 import (
@@ -68,7 +82,7 @@ func main() {
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.BoolVar(&cfg.SkipStore, "skip-store", false, "skip run (c), for machines without libchdb")
-	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, or all")
+	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, overload, or all")
 	flag.IntVar(&cfg.ReportEvents, "report-events", cfg.ReportEvents, "simulated events loaded into a fresh store for the reports and storage suites")
 	flag.IntVar(&cfg.ReportBatch, "report-batch", cfg.ReportBatch, "events per store Write of that load")
 	flag.IntVar(&cfg.ReportRuns, "report-runs", cfg.ReportRuns, "measured runs of each report")
@@ -80,6 +94,12 @@ func main() {
 	flag.IntVar(&cfg.ReportServers, "report-servers", cfg.ReportServers, "simulated MCP servers of the reports load")
 	flag.StringVar(&cfg.ReportDir, "report-dir", "", "keep the reports load's store in this empty or missing directory, for EXPLAIN afterwards (default: a temporary directory, removed)")
 	flag.StringVar(&cfg.ReportExplain, "report-explain", "", "write EXPLAIN indexes = 1 of every report query to this file")
+	flag.DurationVar(&cfg.OverloadDuration, "overload-duration", cfg.OverloadDuration, "how long the overload suite floods the ingester")
+	flag.IntVar(&cfg.OverloadStreams, "overload-streams", cfg.OverloadStreams, "concurrent senders of the flood, each with one request in flight")
+	flag.IntVar(&cfg.OverloadEvents, "overload-events", cfg.OverloadEvents, "distinct events the flood's requests are built from (a refused request is sent again, an accepted one never)")
+	flag.IntVar(&cfg.OverloadBatch, "overload-batch", cfg.OverloadBatch, "log records per request of the flood")
+	flag.IntVar(&cfg.OverloadMaxPending, "overload-max-pending", cfg.OverloadMaxPending, "the flooded ingester's MaxPendingEvents")
+	flag.Int64Var(&cfg.OverloadSpoolBytes, "overload-spool-bytes", cfg.OverloadSpoolBytes, "the flooded ingester's spool MaxBytes")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments: %v\n", flag.Args())

@@ -38,6 +38,9 @@ type Report struct {
 	Load    *LoadResult    `json:"report_load,omitempty"`
 	Reports []ReportTiming `json:"reports,omitempty"`
 	Storage *StorageResult `json:"storage,omitempty"`
+	// Overload is the overload suite's measurement; nil when it did not
+	// run.
+	Overload *OverloadResult `json:"overload,omitempty"`
 	// Figures are the table's rows.
 	Figures []Figure `json:"figures"`
 	// Error is why the run failed, empty when it did not.
@@ -76,6 +79,13 @@ type ReportConfig struct {
 	ReportSessions int     `json:"report_sessions,omitempty"`
 	ReportClients  int     `json:"report_clients,omitempty"`
 	ReportServers  int     `json:"report_servers,omitempty"`
+
+	OverloadDurationS  float64 `json:"overload_duration_s,omitempty"`
+	OverloadStreams    int     `json:"overload_streams,omitempty"`
+	OverloadEvents     int     `json:"overload_events,omitempty"`
+	OverloadBatch      int     `json:"overload_batch,omitempty"`
+	OverloadMaxPending int     `json:"overload_max_pending_events,omitempty"`
+	OverloadSpoolBytes int64   `json:"overload_spool_bytes,omitempty"`
 }
 
 // Phase is one measured run.
@@ -161,6 +171,11 @@ func reportConfig(cfg Config) ReportConfig {
 		rc.ReportTools, rc.ReportSessions = cfg.ReportTools, cfg.ReportSessions
 		rc.ReportClients, rc.ReportServers = cfg.ReportClients, cfg.ReportServers
 	}
+	if cfg.has(SuiteOverload) {
+		rc.OverloadDurationS, rc.OverloadStreams = cfg.OverloadDuration.Seconds(), cfg.OverloadStreams
+		rc.OverloadEvents, rc.OverloadBatch = cfg.OverloadEvents, cfg.OverloadBatch
+		rc.OverloadMaxPending, rc.OverloadSpoolBytes = cfg.OverloadMaxPending, cfg.OverloadSpoolBytes
+	}
 	return rc
 }
 
@@ -207,6 +222,29 @@ func (r *Report) finish() {
 
 	r.ingestFigures(add, ratio, met)
 	r.reportFigures(add, ratio, met)
+	r.overloadFigures(add, ratio, met)
+}
+
+// overloadFigures derives the overload suite's figures: (h) the events
+// offered and accepted per second, the share of requests refused and the
+// ingester process's peak RSS.
+func (r *Report) overloadFigures(add func(Figure), ratio func(Figure, string, float64) Figure, met func(bool) *bool) {
+	o := r.Overload
+	if o == nil || o.Wall <= 0 {
+		return
+	}
+	const offered = "overload.offered_events_per_s"
+	add(Figure{ID: offered, Label: "(h) overload: offered", Value: o.OfferedPerSecond(), Unit: "events/s"})
+	add(ratio(Figure{ID: "overload.accepted_events_per_s", Label: "(h) overload: accepted", Value: o.AcceptedPerSecond(), Unit: "events/s"}, offered, o.OfferedPerSecond()))
+	add(Figure{ID: "overload.refused_pct", Label: "(h) overload: requests refused (503/429)", Value: o.RefusedShare(), Unit: "%",
+		Target: "> 0 (sheds load)", Met: met(o.RefusedShare() > 0)})
+	if o.PeakRSS > 0 {
+		f := Figure{ID: "overload.peak_rss_mib", Label: "(h) overload: ingester peak RSS", Value: float64(o.PeakRSS) / (1 << 20), Unit: "MiB"}
+		if o.RSSBefore > 0 {
+			f = ratio(f, "overload.rss_before_mib", float64(o.RSSBefore)/(1<<20))
+		}
+		add(f)
+	}
 }
 
 // ingestFigures derives the figures of runs (a) to (d).
@@ -310,6 +348,10 @@ func (r *Report) header() string {
 		fmt.Fprintf(&b, "ingest: %d events, %d records per request, %d streams, ingester BatchMaxEvents %d\n",
 			c.Events, c.Batch, c.Streams, c.IngestBatch)
 	}
+	if slices.Contains(c.Suites, SuiteOverload) {
+		fmt.Fprintf(&b, "overload: %gs flood on %d streams, %d events in requests of %d, MaxPendingEvents %d, spool %d bytes\n",
+			c.OverloadDurationS, c.OverloadStreams, c.OverloadEvents, c.OverloadBatch, c.OverloadMaxPending, c.OverloadSpoolBytes)
+	}
 	if c.ReportEvents > 0 {
 		fmt.Fprintf(&b, "reports: %d events in Writes of %d, %d tools, %d sessions, %d clients, %d servers over %gh; %d runs per report after %d warm-ups\n",
 			c.ReportEvents, c.ReportBatch, c.ReportTools, c.ReportSessions, c.ReportClients, c.ReportServers, c.ReportSpanH, c.ReportRuns, c.ReportWarmups)
@@ -380,6 +422,19 @@ func (r *Report) table() string {
 	}
 	if r.Storage != nil {
 		out.WriteString(r.Storage.text())
+	}
+	if o := r.Overload; o != nil {
+		a := o.Answers
+		fmt.Fprintf(&out, "\n(h) %d streams flooded for %.1f s (of %.0f s%s), honouring no retry hint, into MaxPendingEvents %d, BatchMaxEvents %d, spool %.1f MiB (peak %.1f MiB):\n",
+			o.Streams, o.Wall, o.Duration, map[bool]string{true: "; every request accepted early", false: ""}[a.RanOut],
+			o.MaxPendingEvents, o.BatchMaxEvents, float64(o.SpoolMaxBytes)/(1<<20), float64(o.SpoolPeakBytes)/(1<<20))
+		fmt.Fprintf(&out, "    %d requests: %d OK (200), %d UNAVAILABLE (503; %d with RetryInfo), %d RESOURCE_EXHAUSTED (429), other %v;\n",
+			a.Requests, a.OK, a.Unavailable, a.UnavailableRetry, a.Exhausted, a.Other)
+		fmt.Fprintf(&out, "    ingester refused %d overloaded, %d spool full, %d store retryable; %d events spooled;\n",
+			o.Refused.Overloaded, o.Refused.SpoolFull, o.Refused.StoreRetryable, o.Spooled)
+		fmt.Fprintf(&out, "    %d events offered, %d accepted, %d stored after a %.2f s drain; RSS %.0f MiB before, peak %.0f MiB (%s).\n",
+			a.OfferedEvents, a.AcceptedEvents, o.Stored, o.Drain, float64(o.RSSBefore)/(1<<20), float64(o.PeakRSS)/(1<<20),
+			map[bool]string{true: "VmHWM reset before the flood", false: "VmHWM since the process started"}[o.PeakReset])
 	}
 	return out.String()
 }

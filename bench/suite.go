@@ -94,17 +94,30 @@ type Config struct {
 	// ReportExplain, when set, is a file where the reports suite writes
 	// EXPLAIN indexes = 1 of every report query it timed.
 	ReportExplain string
+
+	// OverloadDuration is how long the overload suite floods the ingester,
+	// on OverloadStreams concurrent senders, with requests of
+	// OverloadBatch records built from OverloadEvents distinct events.
+	OverloadDuration time.Duration
+	OverloadStreams  int
+	OverloadEvents   int
+	OverloadBatch    int
+	// OverloadMaxPending and OverloadSpoolBytes are the flooded ingester's
+	// MaxPendingEvents and spool MaxBytes, deliberately small.
+	OverloadMaxPending int
+	OverloadSpoolBytes int64
 }
 
 // Suites of Config.Suites.
 const (
-	SuiteIngest  = "ingest"
-	SuiteReports = "reports"
-	SuiteStorage = "storage"
+	SuiteIngest   = "ingest"
+	SuiteReports  = "reports"
+	SuiteStorage  = "storage"
+	SuiteOverload = "overload"
 )
 
 // allSuites lists every suite in the order they run.
-var allSuites = []string{SuiteIngest, SuiteReports, SuiteStorage}
+var allSuites = []string{SuiteIngest, SuiteReports, SuiteStorage, SuiteOverload}
 
 // ParseSuites parses a comma-separated list of suites; "all" (or an empty
 // list) means every suite. The result is in the order the suites run.
@@ -117,7 +130,7 @@ func ParseSuites(list string) ([]string, error) {
 			for _, s := range allSuites {
 				want[s] = true
 			}
-		case SuiteIngest, SuiteReports, SuiteStorage:
+		case SuiteIngest, SuiteReports, SuiteStorage, SuiteOverload:
 			want[name] = true
 		default:
 			return nil, fmt.Errorf("unknown suite %q: want a comma-separated list of %s, or all", name, strings.Join(allSuites, ", "))
@@ -160,6 +173,13 @@ func DefaultConfig() Config {
 		ReportSessions: 5000,
 		ReportClients:  60,
 		ReportServers:  12,
+
+		OverloadDuration:   20 * time.Second,
+		OverloadStreams:    32,
+		OverloadEvents:     300_000,
+		OverloadBatch:      100,
+		OverloadMaxPending: 2000,
+		OverloadSpoolBytes: 4 << 20,
 	}
 }
 
@@ -184,6 +204,22 @@ func (c Config) Validate() error {
 	for _, s := range c.Suites {
 		if !slices.Contains(allSuites, s) {
 			return fmt.Errorf("unknown suite %q", s)
+		}
+	}
+	if c.has(SuiteOverload) {
+		switch {
+		case c.OverloadDuration <= 0:
+			return fmt.Errorf("overload-duration must be positive, got %s", c.OverloadDuration)
+		case c.OverloadStreams < 1:
+			return fmt.Errorf("overload-streams must be positive, got %d", c.OverloadStreams)
+		case c.OverloadEvents < 1:
+			return fmt.Errorf("overload-events must be positive, got %d", c.OverloadEvents)
+		case c.OverloadBatch < 1:
+			return fmt.Errorf("overload-batch must be positive, got %d", c.OverloadBatch)
+		case c.OverloadMaxPending < c.OverloadBatch:
+			return fmt.Errorf("overload-max-pending must be at least overload-batch (%d), got %d", c.OverloadBatch, c.OverloadMaxPending)
+		case c.OverloadSpoolBytes < 256<<10:
+			return fmt.Errorf("overload-spool-bytes must be at least 256 KiB, got %d", c.OverloadSpoolBytes)
 		}
 	}
 	if !c.loadsReports() {
@@ -261,6 +297,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 	}
 	if cfg.loadsReports() && ctx.Err() == nil {
 		errs = append(errs, runReportSuites(ctx, cfg, rep, w))
+	}
+	if cfg.has(SuiteOverload) && ctx.Err() == nil {
+		errs = append(errs, runOverloadSuite(ctx, cfg, tmp, rep, w))
 	}
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
