@@ -26,6 +26,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 )
@@ -191,10 +192,17 @@ func serve(cfg config, stderr io.Writer) error {
 	} else {
 		log.Warn("running without tokens: every request is served as the single tenant", "tenant", cfg.API.Tenant)
 	}
+	reg, err := selfmetrics.NewRegistry()
+	if err != nil {
+		return err
+	}
+	opts = append(opts, api.WithMetrics(selfmetrics.Handler(reg)),
+		api.WithReadyCheck("migrations", selfmetrics.MigrationsApplied(st, cfg.Store.Schema)))
 	srv, err := api.New(cfg.API, st, reports, version, log, opts...)
 	if err != nil {
 		return err
 	}
+	reg.MustRegister(selfmetrics.NewAPICollector(srv))
 	if err := srv.Start(); err != nil {
 		return err
 	}

@@ -28,8 +28,10 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
+	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
+	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -164,7 +166,7 @@ func serve(cfg config, stderr io.Writer) error {
 	defer st.Close()
 	log.Info("ingest starting", "version", version, "store", cfg.Store.RedactedDSN(), "addrs", st.Addrs(),
 		"database", cfg.Store.Schema.Database, "cluster", cfg.Store.Schema.Cluster)
-	if err := ready(ctx, st, cfg.Store.Schema.Database); err != nil {
+	if err := schemaReady(ctx, st, cfg.Store.Schema.Database); err != nil {
 		log.Warn("store not ready yet; exports are refused as retryable until it is", "error", err)
 	}
 
@@ -181,7 +183,7 @@ func serve(cfg config, stderr io.Writer) error {
 		return err
 	}
 	var draining atomic.Bool
-	health, err := startHealth(cfg.HealthListen, st, cfg.Store.Schema.Database, &draining, log)
+	health, err := startHealth(cfg.HealthListen, st, cfg.Store.Schema, in, &draining, log)
 	if err != nil {
 		_ = in.Shutdown(context.Background())
 		return err
@@ -198,8 +200,17 @@ func serve(cfg config, stderr io.Writer) error {
 	return errors.Join(errI, errH)
 }
 
-// ready reports whether the store answers and holds the schema.
-func ready(ctx context.Context, st *clickhouse.Store, database string) error {
+// ready reports whether the store answers and holds the schema, every
+// migration this binary embeds applied.
+func ready(ctx context.Context, st *clickhouse.Store, opts schema.Options) error {
+	if err := schemaReady(ctx, st, opts.Database); err != nil {
+		return err
+	}
+	return selfmetrics.MigrationsApplied(st, opts)(ctx)
+}
+
+// schemaReady reports whether the store answers and holds the events table.
+func schemaReady(ctx context.Context, st *clickhouse.Store, database string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := st.Ping(ctx); err != nil {
@@ -218,10 +229,16 @@ func ready(ctx context.Context, st *clickhouse.Store, database string) error {
 	return nil
 }
 
-// startHealth serves /healthz (the process runs) and /readyz (the store is
-// ready and the process is not shutting down).
-func startHealth(addr string, st *clickhouse.Store, database string, draining *atomic.Bool, log *slog.Logger) (*http.Server, error) {
+// startHealth serves /healthz (the process runs), /readyz (the store is
+// ready, the spool not full and the process not shutting down) and
+// /metrics (the ingester's own metrics).
+func startHealth(addr string, st *clickhouse.Store, opts schema.Options, in *ingest.Server, draining *atomic.Bool, log *slog.Logger) (*http.Server, error) {
+	reg, err := selfmetrics.NewRegistry(selfmetrics.NewIngestCollector(in))
+	if err != nil {
+		return nil, fmt.Errorf("cannot register the metrics: %w", err)
+	}
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", selfmetrics.Handler(reg))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", version)
@@ -233,7 +250,11 @@ func startHealth(addr string, st *clickhouse.Store, database string, draining *a
 			fmt.Fprintln(w, `{"status":"shutting down"}`)
 			return
 		}
-		if err := ready(r.Context(), st, database); err != nil {
+		err := ready(r.Context(), st, opts)
+		if err == nil {
+			err = in.SpoolReady()
+		}
+		if err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "{\"status\":\"not ready\",\"detail\":%q}\n", err.Error())
 			return

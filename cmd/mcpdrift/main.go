@@ -19,6 +19,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
@@ -234,10 +235,19 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err := in.Start(ctx); err != nil {
 		return err
 	}
+	reg, err := selfmetrics.NewRegistry(selfmetrics.NewIngestCollector(in))
+	if err != nil {
+		_ = in.Shutdown(context.Background())
+		return err
+	}
+	aopts = append(aopts, api.WithMetrics(selfmetrics.Handler(reg)),
+		api.WithReadyCheck("migrations", selfmetrics.MigrationsApplied(st, scfg.Schema)),
+		api.WithReadyCheck("spool", func(context.Context) error { return in.SpoolReady() }))
 	srv, err := api.New(acfg, st, reports, version, log, aopts...)
 	if err != nil {
 		return err
 	}
+	reg.MustRegister(selfmetrics.NewAPICollector(srv))
 	if err := srv.Start(); err != nil {
 		_ = in.Shutdown(context.Background())
 		return err

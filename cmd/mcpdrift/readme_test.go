@@ -97,6 +97,8 @@ func TestReadmeAsANewcomer(t *testing.T) {
 		t.Fatalf("tools report = %+v, want deploy_preview %d calls and run_report 1", got.Tools, wantDeploy)
 	}
 
+	checkSelfObservability(t, srv.api)
+
 	// A second process on the same data directory is refused clearly.
 	out, err := exec.CommandContext(ctx, filepath.Join(bin, "mcpdrift"), "serve", "-data.dir", dataDir,
 		"-otlp.grpc.listen", "127.0.0.1:0", "-otlp.http.listen", "127.0.0.1:0", "-api.listen", "127.0.0.1:0").CombinedOutput()

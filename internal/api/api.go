@@ -123,6 +123,22 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 // it every request is served as Config.Tenant.
 func WithTokens(tokens *auth.Tokens) Option { return func(s *Server) { s.tokens = tokens } }
 
+// WithMetrics serves h on GET /metrics, without a token: the process's
+// own metrics carry no tenant's data.
+func WithMetrics(h http.Handler) Option { return func(s *Server) { s.metrics = h } }
+
+// WithReadyCheck adds a check to /readyz, after the store's ping: while
+// check fails, /readyz answers 503 with a problem naming it.
+func WithReadyCheck(name string, check func(context.Context) error) Option {
+	return func(s *Server) { s.checks = append(s.checks, readyCheck{name, check}) }
+}
+
+// readyCheck is one named readiness check.
+type readyCheck struct {
+	name  string
+	check func(context.Context) error
+}
+
 // Server is the API server.
 type Server struct {
 	cfg     Config
@@ -139,6 +155,8 @@ type Server struct {
 	tls     *tls.Config  // nil without TLS
 	// authFailures counts requests refused with 401 or 403.
 	authFailures atomic.Uint64
+	metrics      http.Handler // nil without WithMetrics
+	checks       []readyCheck // readiness checks after the store's ping
 }
 
 // New builds the server and its routes.
@@ -165,6 +183,9 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	s.engine.Use(gin.Recovery(), s.tenancy)
 	s.engine.GET("/healthz", s.healthz)
 	s.engine.GET("/readyz", s.readyz)
+	if s.metrics != nil {
+		s.engine.GET("/metrics", gin.WrapH(s.metrics))
+	}
 	v1 := s.engine.Group("/api/v1")
 	v1.GET("/openapi.json", s.openAPI)
 	for _, e := range endpoints {
@@ -243,8 +264,15 @@ func (s *Server) readyz(c *gin.Context) {
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		c.Header("Retry-After", "5")
-		problem(c, http.StatusServiceUnavailable, "store unreachable: "+err.Error(), "")
+		problem(c, http.StatusServiceUnavailable, "readiness check store failed: store unreachable: "+err.Error(), "")
 		return
+	}
+	for _, rc := range s.checks {
+		if err := rc.check(ctx); err != nil {
+			c.Header("Retry-After", "5")
+			problem(c, http.StatusServiceUnavailable, fmt.Sprintf("readiness check %s failed: %v", rc.name, err), "")
+			return
+		}
 	}
 	writeJSON(c, http.StatusOK, Health{Status: "ready"})
 }

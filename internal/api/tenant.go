@@ -24,9 +24,9 @@ func TenantFrom(ctx context.Context) (string, bool) {
 	return t, ok && t != ""
 }
 
-// publicPaths answer without a token: liveness, readiness and the API's
-// description carry no tenant's data.
-var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/api/v1/openapi.json": true}
+// publicPaths answer without a token: liveness, readiness, the process's
+// metrics and the API's description carry no tenant's data.
+var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/api/v1/openapi.json": true}
 
 // tenancy binds every request to its tenant. It is the one place that
 // decides a request's tenant: without tokens, the configured tenant; with

@@ -330,6 +330,7 @@ func (b *batcher) run() {
 func (b *batcher) write(bt *batch) (detached bool) {
 	events := *bt.events
 	bt.errs = make([]error, len(bt.ends))
+	b.stats.observeBatch(len(events))
 	var (
 		next spool.Position
 		err  error
@@ -532,7 +533,9 @@ func (b *batcher) replay() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
+		start := time.Now()
 		err = b.w.Write(ctx, store.Batch{Tenant: rec.Tenant, Token: rec.Token, Events: rec.Events})
+		b.stats.observeWrite(start)
 		cancel()
 		switch {
 		case err == nil:
@@ -587,6 +590,8 @@ func (b *batcher) writeEvents(events []otelschema.Event) error {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
 	defer cancel()
+	start := time.Now()
+	defer b.stats.observeWrite(start)
 	return b.w.Write(ctx, store.Batch{Tenant: b.tenant, Token: batchToken(b.tenant, events), Events: events})
 }
 

@@ -300,6 +300,7 @@ func (s *Server) ingestLogs(ctx context.Context, ld plog.Logs) (otelschema.Resul
 	s.stats.accepted.Add(uint64(res.Accepted))
 	s.stats.rejected.Add(uint64(res.Rejected))
 	s.stats.ignored.Add(uint64(res.Ignored))
+	s.stats.countRejections(res)
 	return res, s.store(ctx, dst, events)
 }
 
@@ -312,6 +313,7 @@ func (s *Server) ingestTraces(ctx context.Context, td ptrace.Traces) (otelschema
 	s.stats.spansAccepted.Add(uint64(res.Accepted))
 	s.stats.spansRejected.Add(uint64(res.Rejected))
 	s.stats.spansIgnored.Add(uint64(res.Ignored))
+	s.stats.countRejections(res)
 	return res, s.store(ctx, dst, events)
 }
 
@@ -352,4 +354,24 @@ func (s *Server) putEvents(p *[]otelschema.Event, events []otelschema.Event) {
 	// strings are kept only briefly — cheaper than clearing every time.
 	*p = events[:0]
 	s.events.Put(p)
+}
+
+// ErrSpoolNearlyFull is returned by SpoolReady when the spool has less than
+// one segment of room left: the next stretch of store trouble would refuse
+// exports.
+var ErrSpoolNearlyFull = errors.New("spool nearly full")
+
+// SpoolReady reports whether the spool has room for at least one more
+// segment; it is nil without a spool. Readiness checks use it to take an
+// instance whose store cannot keep up out of rotation before it refuses
+// exports.
+func (s *Server) SpoolReady() error {
+	if s.spool == nil {
+		return nil
+	}
+	st := s.spool.Stats()
+	if room := s.cfg.Spool.MaxBytes - st.Bytes; room < s.cfg.Spool.SegmentBytes {
+		return fmt.Errorf("%w: %d of %d bytes used, %d records waiting for the store", ErrSpoolNearlyFull, st.Bytes, s.cfg.Spool.MaxBytes, st.Records)
+	}
+	return nil
 }

@@ -1,6 +1,13 @@
 package ingest
 
-import "sync/atomic"
+import (
+	"errors"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+)
 
 // Stats are the ingester's counters since it was created. Every field only
 // grows, but Spool.Bytes and Spool.Records.
@@ -34,6 +41,21 @@ type Stats struct {
 	// DedupHits is the events dropped because an event with the same id
 	// was made durable recently: a client's retry of a stored export.
 	DedupHits uint64
+	// RejectedByReason counts the rejected log records by reason (see
+	// RejectReasons). Only the first otelschema.MaxErrors rejections of a
+	// request carry their reason; the others count as "unclassified", so
+	// the reasons add up to Rejected.
+	RejectedByReason map[string]uint64
+	// SpansRejectedByReason is RejectedByReason for spans.
+	SpansRejectedByReason map[string]uint64
+	// Batches is the batches the batchers wrote or tried to write, replays
+	// from the spool not included.
+	Batches uint64
+	// BatchSize is the distribution of those batches' sizes, in events.
+	BatchSize Histogram
+	// StoreWrite is the distribution of the store writes' durations, in
+	// seconds, failed ones and replays from the spool included.
+	StoreWrite Histogram
 	// Spool is the state of the spool, zero without one.
 	Spool SpoolStats
 	// Refused counts the requests answered with an error, by reason.
@@ -107,22 +129,147 @@ type counters struct {
 	refusedOverloaded, refusedShuttingDown, refusedStoreRetryable      atomic.Uint64
 	refusedInvalidData, refusedInternal, refusedCanceled               atomic.Uint64
 	refusedSpoolFull                                                   atomic.Uint64
+
+	// rejectedBy counts rejected records by signal (0 logs, 1 spans) and
+	// reason, indexed as RejectReasons.
+	rejectedBy [2][len(rejectReasons)]atomic.Uint64
+	batches    atomic.Uint64
+	batchSize  histogram
+	storeWrite histogram
+}
+
+// rejectReasons maps the otelschema rejection sentinels to the reason
+// names of Stats.RejectedByReason; the last is every other rejection.
+var rejectReasons = [...]struct {
+	name string
+	err  error
+}{
+	{"unknown_event", otelschema.ErrUnknownEvent},
+	{"missing_attribute", otelschema.ErrMissingAttribute},
+	{"wrong_type", otelschema.ErrWrongType},
+	{"unknown_value", otelschema.ErrUnknownValue},
+	{"too_many_attributes", otelschema.ErrTooManyAttributes},
+	{"too_long", otelschema.ErrTooLong},
+	{"invalid_utf8", otelschema.ErrInvalidUTF8},
+	{"time_range", otelschema.ErrTimeRange},
+	{"unclassified", nil},
+}
+
+// RejectReasons returns the reasons of Stats.RejectedByReason, in order.
+func RejectReasons() []string {
+	out := make([]string, len(rejectReasons))
+	for i, r := range rejectReasons {
+		out[i] = r.name
+	}
+	return out
+}
+
+// countRejections adds the rejections of res to the per-reason counters.
+func (c *counters) countRejections(res otelschema.Result) {
+	if res.Rejected == 0 {
+		return
+	}
+	sig := 0
+	if res.Signal == otelschema.SignalTraces {
+		sig = 1
+	}
+	by := &c.rejectedBy[sig]
+	last := len(rejectReasons) - 1
+	for _, e := range res.Errors {
+		i := last
+		for j, r := range rejectReasons[:last] {
+			if errors.Is(e, r.err) {
+				i = j
+				break
+			}
+		}
+		by[i].Add(1)
+	}
+	if rest := res.Rejected - len(res.Errors); rest > 0 {
+		by[last].Add(uint64(rest))
+	}
+}
+
+// Histogram is a snapshot of a histogram with fixed buckets.
+type Histogram struct {
+	// Bounds are the buckets' upper bounds (inclusive), ascending.
+	Bounds []float64
+	// Counts are the observations of each bucket, not cumulative:
+	// Counts[i] is those above Bounds[i-1] and at most Bounds[i], and
+	// Counts[len(Bounds)] those above the last bound.
+	Counts []uint64
+	// Count is the observations, Sum their total.
+	Count uint64
+	Sum   float64
+}
+
+// Bucket bounds of the histograms of Stats.
+var (
+	batchSizeBounds  = []float64{1, 10, 100, 1000, 5000, 10000, 50000, 100000}
+	storeWriteBounds = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+)
+
+// histogram is a lock-free histogram over fixed bounds; sum is kept in
+// units of 1/scale so that it can be an integer.
+type histogram struct {
+	counts [16]atomic.Uint64 // len(bounds)+1 used
+	count  atomic.Uint64
+	sum    atomic.Uint64
+}
+
+func (h *histogram) observe(bounds []float64, scale, v float64) {
+	i := len(bounds)
+	for j, b := range bounds {
+		if v <= b {
+			i = j
+			break
+		}
+	}
+	h.counts[i].Add(1)
+	h.count.Add(1)
+	h.sum.Add(uint64(math.Round(v * scale)))
+}
+
+func (h *histogram) snapshot(bounds []float64, scale float64) Histogram {
+	out := Histogram{Bounds: bounds, Counts: make([]uint64, len(bounds)+1)}
+	for i := range out.Counts {
+		out.Counts[i] = h.counts[i].Load()
+	}
+	out.Count = h.count.Load()
+	out.Sum = float64(h.sum.Load()) / scale
+	return out
+}
+
+// observeBatch records a batch of n events about to be written.
+func (c *counters) observeBatch(n int) {
+	c.batches.Add(1)
+	c.batchSize.observe(batchSizeBounds, 1, float64(n))
+}
+
+// observeWrite records a store write that started at start.
+func (c *counters) observeWrite(start time.Time) {
+	c.storeWrite.observe(storeWriteBounds, 1e9, time.Since(start).Seconds())
 }
 
 func (c *counters) snapshot() Stats {
-	return Stats{
-		Requests:      c.requests.Load(),
-		Records:       c.records.Load(),
-		Accepted:      c.accepted.Load(),
-		Rejected:      c.rejected.Load(),
-		Ignored:       c.ignored.Load(),
-		Spans:         c.spans.Load(),
-		SpansAccepted: c.spansAccepted.Load(),
-		SpansRejected: c.spansRejected.Load(),
-		SpansIgnored:  c.spansIgnored.Load(),
-		EventsStored:  c.eventsStored.Load(),
-		WriteErrors:   c.writeErrors.Load(),
-		DedupHits:     c.dedupHits.Load(),
+	st := Stats{
+		Requests:              c.requests.Load(),
+		Records:               c.records.Load(),
+		Accepted:              c.accepted.Load(),
+		Rejected:              c.rejected.Load(),
+		Ignored:               c.ignored.Load(),
+		Spans:                 c.spans.Load(),
+		SpansAccepted:         c.spansAccepted.Load(),
+		SpansRejected:         c.spansRejected.Load(),
+		SpansIgnored:          c.spansIgnored.Load(),
+		EventsStored:          c.eventsStored.Load(),
+		WriteErrors:           c.writeErrors.Load(),
+		DedupHits:             c.dedupHits.Load(),
+		Batches:               c.batches.Load(),
+		BatchSize:             c.batchSize.snapshot(batchSizeBounds, 1),
+		StoreWrite:            c.storeWrite.snapshot(storeWriteBounds, 1e9),
+		RejectedByReason:      map[string]uint64{},
+		SpansRejectedByReason: map[string]uint64{},
 		Spool: SpoolStats{
 			Spooled:        c.spooled.Load(),
 			SpooledEvents:  c.spooledEvents.Load(),
@@ -144,4 +291,9 @@ func (c *counters) snapshot() Stats {
 			Canceled:       c.refusedCanceled.Load(),
 		},
 	}
+	for i, r := range rejectReasons {
+		st.RejectedByReason[r.name] = c.rejectedBy[0][i].Load()
+		st.SpansRejectedByReason[r.name] = c.rejectedBy[1][i].Load()
+	}
+	return st
 }
