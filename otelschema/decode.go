@@ -89,6 +89,32 @@ type Result struct {
 	Ignored  int // records that are not drift events
 	// Errors holds the first few rejections (see MaxErrors), in order.
 	Errors []*RecordError
+	// ByReason counts every rejection by reason: ByReason[i] those that
+	// wrap Reasons[i], the last slot any other error.
+	ByReason [len(Reasons) + 1]int
+}
+
+// Reasons are the rejection reasons Result.ByReason counts, in its order.
+var Reasons = [...]error{
+	ErrUnknownEvent, ErrMissingAttribute, ErrWrongType, ErrUnknownValue,
+	ErrTooManyAttributes, ErrTooLong, ErrInvalidUTF8, ErrTimeRange,
+}
+
+// reject counts one rejected record and keeps it among the first
+// MaxErrors.
+func (r *Result) reject(re *RecordError) {
+	r.Rejected++
+	i := len(Reasons)
+	for j, reason := range Reasons {
+		if errors.Is(re.Err, reason) {
+			i = j
+			break
+		}
+	}
+	r.ByReason[i]++
+	if len(r.Errors) < MaxErrors {
+		r.Errors = append(r.Errors, re)
+	}
 }
 
 // MaxErrors is how many rejections a Result keeps.
@@ -247,10 +273,7 @@ func (d *Decoder) DecodeLogs(ld plog.Logs, dst []Event) ([]Event, Result) {
 					}
 				}
 				if err != nil {
-					res.Rejected++
-					if len(res.Errors) < MaxErrors {
-						res.Errors = append(res.Errors, &RecordError{Resource: ri, Scope: si, Record: li, Err: err})
-					}
+					res.reject(&RecordError{Resource: ri, Scope: si, Record: li, Err: err})
 					continue
 				}
 				res.Accepted++

@@ -747,3 +747,31 @@ func TestDecodeEmpty(t *testing.T) {
 		t.Errorf("got %v, %+v", events, res)
 	}
 }
+
+// TestResultByReasonCountsEveryRejection checks that rejections past the
+// first MaxErrors are still counted by reason.
+func TestResultByReasonCountsEveryRejection(t *testing.T) {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for i := 0; i < 3*MaxErrors; i++ {
+		lr := lrs.AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
+		if i%3 == 0 {
+			lr.SetEventName("mcp.drift.no_such_event")
+			continue
+		}
+		lr.SetEventName("mcp.drift.call")
+		lr.Attributes().PutStr(AttrToolName, "deploy_preview")
+		if i%3 == 1 {
+			lr.Attributes().PutStr(AttrOutcome, "maybe")
+		}
+	}
+	_, res := (&Decoder{}).DecodeLogs(ld, nil)
+	want := [len(Reasons) + 1]int{}
+	want[0] = MaxErrors // unknown event
+	want[1] = MaxErrors // missing outcome
+	want[3] = MaxErrors // unknown enum value
+	if res.Rejected != 3*MaxErrors || res.ByReason != want || len(res.Errors) != MaxErrors {
+		t.Fatalf("rejected %d, by reason %v, %d errors kept; want %d, %v, %d", res.Rejected, res.ByReason, len(res.Errors), 3*MaxErrors, want, MaxErrors)
+	}
+}

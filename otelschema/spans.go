@@ -191,10 +191,7 @@ func (d *Decoder) DecodeTraces(td ptrace.Traces, dst []Event) ([]Event, Result) 
 					}
 				}
 				if err != nil {
-					res.Rejected++
-					if len(res.Errors) < MaxErrors {
-						res.Errors = append(res.Errors, &RecordError{Resource: ri, Scope: si, Record: i, Signal: SignalTraces, Err: err})
-					}
+					res.reject(&RecordError{Resource: ri, Scope: si, Record: i, Signal: SignalTraces, Err: err})
 					continue
 				}
 				res.Accepted++

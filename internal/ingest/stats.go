@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"errors"
 	"math"
 	"sync/atomic"
 	"time"
@@ -42,9 +41,8 @@ type Stats struct {
 	// was made durable recently: a client's retry of a stored export.
 	DedupHits uint64
 	// RejectedByReason counts the rejected log records by reason (see
-	// RejectReasons). Only the first otelschema.MaxErrors rejections of a
-	// request carry their reason; the others count as "unclassified", so
-	// the reasons add up to Rejected.
+	// RejectReasons); "unclassified" counts rejections of no known reason.
+	// The reasons add up to Rejected.
 	RejectedByReason map[string]uint64
 	// SpansRejectedByReason is RejectedByReason for spans.
 	SpansRejectedByReason map[string]uint64
@@ -138,30 +136,17 @@ type counters struct {
 	storeWrite histogram
 }
 
-// rejectReasons maps the otelschema rejection sentinels to the reason
-// names of Stats.RejectedByReason; the last is every other rejection.
-var rejectReasons = [...]struct {
-	name string
-	err  error
-}{
-	{"unknown_event", otelschema.ErrUnknownEvent},
-	{"missing_attribute", otelschema.ErrMissingAttribute},
-	{"wrong_type", otelschema.ErrWrongType},
-	{"unknown_value", otelschema.ErrUnknownValue},
-	{"too_many_attributes", otelschema.ErrTooManyAttributes},
-	{"too_long", otelschema.ErrTooLong},
-	{"invalid_utf8", otelschema.ErrInvalidUTF8},
-	{"time_range", otelschema.ErrTimeRange},
-	{"unclassified", nil},
+// rejectReasons names otelschema.Reasons, in their order, for
+// Stats.RejectedByReason; the last is every other rejection.
+var rejectReasons = [len(otelschema.Reasons) + 1]string{
+	"unknown_event", "missing_attribute", "wrong_type", "unknown_value",
+	"too_many_attributes", "too_long", "invalid_utf8", "time_range",
+	"unclassified",
 }
 
 // RejectReasons returns the reasons of Stats.RejectedByReason, in order.
 func RejectReasons() []string {
-	out := make([]string, len(rejectReasons))
-	for i, r := range rejectReasons {
-		out[i] = r.name
-	}
-	return out
+	return append([]string(nil), rejectReasons[:]...)
 }
 
 // countRejections adds the rejections of res to the per-reason counters.
@@ -174,19 +159,10 @@ func (c *counters) countRejections(res otelschema.Result) {
 		sig = 1
 	}
 	by := &c.rejectedBy[sig]
-	last := len(rejectReasons) - 1
-	for _, e := range res.Errors {
-		i := last
-		for j, r := range rejectReasons[:last] {
-			if errors.Is(e, r.err) {
-				i = j
-				break
-			}
+	for i, n := range res.ByReason {
+		if n > 0 {
+			by[i].Add(uint64(n))
 		}
-		by[i].Add(1)
-	}
-	if rest := res.Rejected - len(res.Errors); rest > 0 {
-		by[last].Add(uint64(rest))
 	}
 }
 
@@ -291,9 +267,9 @@ func (c *counters) snapshot() Stats {
 			Canceled:       c.refusedCanceled.Load(),
 		},
 	}
-	for i, r := range rejectReasons {
-		st.RejectedByReason[r.name] = c.rejectedBy[0][i].Load()
-		st.SpansRejectedByReason[r.name] = c.rejectedBy[1][i].Load()
+	for i, name := range rejectReasons {
+		st.RejectedByReason[name] = c.rejectedBy[0][i].Load()
+		st.SpansRejectedByReason[name] = c.rejectedBy[1][i].Load()
 	}
 	return st
 }

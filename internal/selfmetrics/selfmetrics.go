@@ -80,7 +80,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 		src:              src,
 		requests:         desc("ingest_requests_total", "OTLP export requests received, both protocols and signals.", nil, nil),
 		records:          desc("ingest_records_total", "Log records (signal=logs) and spans (signal=spans) decoded, by what became of them.", []string{"signal", "result"}, nil),
-		recordRejections: desc("ingest_records_rejected_total", "Records rejected through partial success, by reason; only the first few rejections of a request carry theirs, the others count as unclassified.", []string{"signal", "reason"}, nil),
+		recordRejections: desc("ingest_records_rejected_total", "Records rejected through partial success, by reason (unclassified: none of the known reasons).", []string{"signal", "reason"}, nil),
 		refused:          desc("ingest_requests_refused_total", "Export requests answered with an error, by reason.", []string{"reason"}, nil),
 		batches:          desc("ingest_batches_total", "Batches written, or tried, to the store; spool replays not included.", nil, nil),
 		batchSize:        desc("ingest_batch_size_events", "Events per batch written to the store.", nil, nil),
