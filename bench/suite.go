@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	// at most the ingester's default: the senders wait for their answers, so
 	// a store batch is sealed as soon as every sender has a request in it.
 	IngestBatch int
+	// SpoolAfter, when positive, gives the ingester a write-ahead spool in a
+	// temporary directory with this latency budget (ingest.Config.SpoolAfter),
+	// as `mcpdrift serve` runs by default; zero runs without a spool.
+	SpoolAfter time.Duration
 	// Seed is the simulator's seed.
 	Seed uint64
 	// Out is where the results are written as JSON; empty means nowhere.
@@ -470,6 +475,15 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	icfg.GRPCListen, icfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
 	icfg.BatchMaxEvents = cfg.IngestBatch
 	icfg.MaxPendingEvents = max(icfg.MaxPendingEvents, 2*cfg.Streams*cfg.Batch, cfg.IngestBatch)
+	if cfg.SpoolAfter > 0 {
+		dir, err := os.MkdirTemp("", "mcpdrift-bench-spool-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		icfg.Spool = spool.DefaultConfig(dir)
+		icfg.SpoolAfter = cfg.SpoolAfter
+	}
 	srv, err := ingest.New(icfg, w, cfg.Logger)
 	if err != nil {
 		return nil, err
