@@ -197,6 +197,15 @@ func fail(kind error, format string, args ...any) error {
 	return &ruleError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
+// newState starts the state of one request's decoding, timed now.
+func (d *Decoder) newState() decodeState {
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	return decodeState{lim: d.Limits, now: now().UnixNano()}
+}
+
 // DecodeLogs appends the drift events found in ld to dst and returns it with
 // what became of every record. dst's existing elements are left as they
 // are; rejected records leave nothing in it.
@@ -211,12 +220,7 @@ func fail(kind error, format string, args ...any) error {
 // outside them are dropped unchecked.
 func (d *Decoder) DecodeLogs(ld plog.Logs, dst []Event) ([]Event, Result) {
 	var res Result
-	st := decodeState{lim: d.Limits}
-	if d.Now != nil {
-		st.now = d.Now().UnixNano()
-	} else {
-		st.now = time.Now().UnixNano()
-	}
+	st := d.newState()
 	var resBase, scopeBase Event
 	rls := ld.ResourceLogs()
 	for ri := 0; ri < rls.Len(); ri++ {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -134,12 +133,7 @@ const statusOK = "OK"
 // decoder invents none.
 func (d *Decoder) DecodeTraces(td ptrace.Traces, dst []Event) ([]Event, Result) {
 	res := Result{Signal: SignalTraces}
-	st := decodeState{lim: d.Limits}
-	if d.Now != nil {
-		st.now = d.Now().UnixNano()
-	} else {
-		st.now = time.Now().UnixNano()
-	}
+	st := d.newState()
 	var resBase, scopeBase Event
 	rss := td.ResourceSpans()
 	for ri := 0; ri < rss.Len(); ri++ {

@@ -189,7 +189,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		over = append(over, fmt.Sprintf("%s in the window, over the threshold of %d", calls(a.Calls), o.MaxCalls))
 	}
 	if o.MaxShare >= 0 && a.Share > o.MaxShare {
-		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", pct(a.Share), a.Tool, pct(o.MaxShare)))
+		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", Percent(a.Share), a.Tool, Percent(o.MaxShare)))
 	}
 	var blocking []ClientUsage
 	switch {
@@ -201,7 +201,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		a.Verdict = VerdictAtRisk
 		var why []string
 		if a.MaxSessionAgeS >= longS {
-			why = append(why, fmt.Sprintf("a session %s old (long-running from %s)", age(a.MaxSessionAgeS), age(longS)))
+			why = append(why, fmt.Sprintf("a session %s old (long-running from %s)", Age(a.MaxSessionAgeS), Age(longS)))
 		}
 		if isPrivileged(a.MaxPrivilege) {
 			why = append(why, fmt.Sprintf("%s calls", a.MaxPrivilege))
@@ -217,7 +217,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		a.Reason = "no calls in the window"
 	default:
 		a.Verdict = VerdictReady
-		a.Reason = fmt.Sprintf("%s within the threshold, from sessions at most %s old with %s privilege", calls(a.Calls), age(a.MaxSessionAgeS), a.MaxPrivilege)
+		a.Reason = fmt.Sprintf("%s within the threshold, from sessions at most %s old with %s privilege", calls(a.Calls), Age(a.MaxSessionAgeS), a.MaxPrivilege)
 	}
 	if a.WindowEnd != nil && a.WindowEnded && a.Verdict != VerdictReady {
 		a.Reason += fmt.Sprintf("; its declared window ended %s", a.WindowEnd.UTC().Format(time.RFC3339))
@@ -235,10 +235,13 @@ func calls(n uint64) string {
 	return fmt.Sprintf("%d calls", n)
 }
 
-func pct(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) }
+// Percent formats a ratio as a percentage with two decimals, as the
+// retirement reasons write shares.
+func Percent(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) }
 
-// age renders seconds as a short duration: 90s, 45m, 30h, 3d.
-func age(s int64) string {
+// Age renders seconds as a short duration, as the retirement reasons write
+// session ages: 90s, 45m, 30h, 3d.
+func Age(s int64) string {
 	switch {
 	case s < 120:
 		return fmt.Sprintf("%ds", s)

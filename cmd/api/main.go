@@ -26,6 +26,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/internal/logging"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
@@ -123,7 +124,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	case c.ShutdownTimeout <= 0:
 		return c, fmt.Errorf("shutdown.timeout: must be positive, not %v", c.ShutdownTimeout)
 	}
-	if _, err := newLogger(io.Discard, c.LogLevel, c.LogFormat); err != nil {
+	if _, err := logging.New(io.Discard, c.LogLevel, c.LogFormat); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -150,7 +151,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(cfg config, stderr io.Writer) error {
-	log, _ := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	log, _ := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -234,19 +235,4 @@ func waitForStore(ctx context.Context, st *clickhouse.Store, wait time.Duration,
 		}
 		delay = min(2*delay, 5*time.Second)
 	}
-}
-
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log.level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log.format: want text or json, not %q", format)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/logging"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -128,7 +129,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if c.ShutdownTimeout <= 0 {
 		return c, fmt.Errorf("shutdown.timeout: must be positive, not %v", c.ShutdownTimeout)
 	}
-	if _, err := newLogger(io.Discard, c.LogLevel, c.LogFormat); err != nil {
+	if _, err := logging.New(io.Discard, c.LogLevel, c.LogFormat); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -155,7 +156,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(cfg config, stderr io.Writer) error {
-	log, _ := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	log, _ := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -273,21 +274,6 @@ func startHealth(addr string, st *clickhouse.Store, opts schema.Options, in *ing
 	}()
 	log.Info("health listening", "addr", ln.Addr().String())
 	return srv, nil
-}
-
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log.level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log.format: want text or json, not %q", format)
 }
 
 // securityOptions returns the ingester's options for tokens, TLS and

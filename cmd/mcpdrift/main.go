@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/logging"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -116,21 +116,6 @@ func defaultDataDir() string {
 	return "mcpdrift-data"
 }
 
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log.level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log.format: want text or json, not %q", format)
-}
-
 func migrate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcpdrift migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -185,7 +170,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err := envflag.Parse(fs, args, "MCPDRIFT"); err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logLevel, *logFormat)
+	log, err := logging.New(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}

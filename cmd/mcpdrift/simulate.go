@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/internal/logging"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 )
 
@@ -80,7 +81,7 @@ func simulateCmd(args []string, stdout, stderr io.Writer) error {
 	if err := envflag.Parse(fs, args, "MCPDRIFT"); err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logLevel, "text")
+	log, err := logging.New(stderr, *logLevel, "text")
 	if err != nil {
 		return err
 	}

@@ -304,8 +304,8 @@ func DescribeThresholds(th Thresholds) string {
 		parts = append(parts, fmt.Sprintf("at most %d calls", *th.MaxCalls))
 	}
 	if th.MaxShare != nil {
-		parts = append(parts, "at most "+render.Percent(*th.MaxShare)+" of the tool's calls")
+		parts = append(parts, "at most "+queries.Percent(*th.MaxShare)+" of the tool's calls")
 	}
 	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running",
-		strings.Join(parts, " and "), render.Age(th.LongSessionS))
+		strings.Join(parts, " and "), queries.Age(th.LongSessionS))
 }

@@ -279,22 +279,6 @@ func ShortRevision(r string) string {
 	return r
 }
 
-// Percent formats a ratio as a percentage with two decimals.
-func Percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 2, 64) + "%" }
-
-// Age renders seconds as a short duration: 90s, 45m, 30h, 3d.
-func Age(s int64) string {
-	switch {
-	case s < 120:
-		return fmt.Sprintf("%ds", s)
-	case s < 2*3600:
-		return fmt.Sprintf("%dm", s/60)
-	case s < 72*3600:
-		return fmt.Sprintf("%dh", s/3600)
-	}
-	return fmt.Sprintf("%dd", s/86400)
-}
-
 // values formats cells for machines (CSV) or people.
 type values struct{ machine bool }
 
@@ -311,7 +295,7 @@ func (v values) ratio(f float64) string {
 	if v.machine {
 		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
-	return Percent(f)
+	return queries.Percent(f)
 }
 
 // ms formats a duration in milliseconds; nil is empty.
@@ -338,7 +322,7 @@ func (v values) age(s int64) string {
 	if s == 0 {
 		return ""
 	}
-	return Age(s)
+	return queries.Age(s)
 }
 
 func (v values) yes(b bool) string {
