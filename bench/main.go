@@ -78,6 +78,7 @@ func main() {
 	flag.IntVar(&cfg.Batch, "batch", cfg.Batch, fmt.Sprintf("log records per OTLP request (%d–%d)", minBatch, maxBatch))
 	flag.IntVar(&cfg.Streams, "streams", cfg.Streams, "concurrent senders, each with one request in flight")
 	flag.DurationVar(&cfg.SpoolAfter, "ingest.spool-after", cfg.SpoolAfter, "give the ingester a write-ahead spool with this store-latency budget (as serve runs by default); 0: no spool")
+	flag.StringVar(&cfg.Ack, "ingest.ack", cfg.Ack, `the ingester's acknowledgement mode: "stored", or "spooled" (with a write-ahead spool, as serve runs by default: exports acknowledged once fsynced to the spool, the store written in large inserts)`)
 	flag.IntVar(&cfg.IngestBatch, "ingest.batch-events", cfg.IngestBatch, "the ingester's BatchMaxEvents; 0 means streams × batch (at most the ingester's default), so that a store batch is sealed as soon as every sender has a request in it")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "simulator seed")
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")

@@ -68,6 +68,8 @@ type ReportConfig struct {
 	Batch       int      `json:"batch"`
 	Streams     int      `json:"streams"`
 	IngestBatch int      `json:"ingest_batch_events"`
+	IngestAck   string   `json:"ingest_ack,omitempty"`
+	SpoolAfterS float64  `json:"ingest_spool_after_s,omitempty"`
 	Seed        uint64   `json:"seed"`
 
 	ReportEvents   int     `json:"report_events,omitempty"`
@@ -163,6 +165,7 @@ func reportConfig(cfg Config) ReportConfig {
 	rc := ReportConfig{
 		Suites: cfg.Suites, Events: cfg.Events, Batch: cfg.Batch, Streams: cfg.Streams,
 		IngestBatch: cfg.IngestBatch, Seed: cfg.Seed,
+		IngestAck: cfg.Ack, SpoolAfterS: cfg.SpoolAfter.Seconds(),
 	}
 	if cfg.loadsReports() {
 		rc.ReportEvents, rc.ReportBatch = cfg.ReportEvents, cfg.ReportBatch
@@ -345,8 +348,15 @@ func (r *Report) header() string {
 	c := r.Config
 	fmt.Fprintf(&b, "\nsuites: %s; seed %d\n", strings.Join(c.Suites, ", "), c.Seed)
 	if slices.Contains(c.Suites, SuiteIngest) {
-		fmt.Fprintf(&b, "ingest: %d events, %d records per request, %d streams, ingester BatchMaxEvents %d\n",
+		fmt.Fprintf(&b, "ingest: %d events, %d records per request, %d streams, ingester BatchMaxEvents %d",
 			c.Events, c.Batch, c.Streams, c.IngestBatch)
+		switch {
+		case c.IngestAck == "spooled":
+			b.WriteString("; (c) acknowledged once spooled, the store written in grouped inserts")
+		case c.SpoolAfterS > 0:
+			fmt.Fprintf(&b, "; (c) with a spool after %gs of store latency", c.SpoolAfterS)
+		}
+		b.WriteString("\n")
 	}
 	if slices.Contains(c.Suites, SuiteOverload) {
 		fmt.Fprintf(&b, "overload: %gs flood on %d streams, %d events in requests of %d, MaxPendingEvents %d, spool %d bytes\n",

@@ -55,6 +55,11 @@ type Config struct {
 	// temporary directory with this latency budget (ingest.Config.SpoolAfter),
 	// as `mcpdrift serve` runs by default; zero runs without a spool.
 	SpoolAfter time.Duration
+	// Ack is the ingester's acknowledgement mode (ingest.Config.Ack);
+	// "spooled" gives it a write-ahead spool in a temporary directory, as
+	// `mcpdrift serve` runs by default, and counts the replayer's inserts
+	// until the spool is empty. Empty means "stored".
+	Ack string
 	// Seed is the simulator's seed.
 	Seed uint64
 	// Out is where the results are written as JSON; empty means nowhere.
@@ -347,9 +352,12 @@ func runAll(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error 
 	}
 	rep.Baseline = phaseOf(u, rs.total, nil)
 
-	// (b) The ingester without a store.
+	// (b) The ingester without a store: decode, validate, batch; without
+	// the spool too, whose appends are a write to disk like the store's.
 	var d discard
-	ph, err := runIngest(ctx, cfg, rs, &d, "")
+	bcfg := cfg
+	bcfg.SpoolAfter, bcfg.Ack = 0, ""
+	ph, err := runIngest(ctx, bcfg, rs, &d, "")
 	if ph != nil {
 		rep.NoStore = ph
 	}
@@ -475,20 +483,31 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	icfg.GRPCListen, icfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
 	icfg.BatchMaxEvents = cfg.IngestBatch
 	icfg.MaxPendingEvents = max(icfg.MaxPendingEvents, 2*cfg.Streams*cfg.Batch, cfg.IngestBatch)
-	if cfg.SpoolAfter > 0 {
+	spooled := ingest.AckMode(cfg.Ack) == ingest.AckSpooled
+	if cfg.SpoolAfter > 0 || spooled {
 		dir, err := os.MkdirTemp("", "mcpdrift-bench-spool-")
 		if err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
 		icfg.Spool = spool.DefaultConfig(dir)
-		icfg.SpoolAfter = cfg.SpoolAfter
+		if cfg.SpoolAfter > 0 {
+			icfg.SpoolAfter = cfg.SpoolAfter
+		}
+	}
+	if spooled {
+		icfg.Ack = ingest.AckSpooled
 	}
 	srv, err := ingest.New(icfg, w, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
+	var stopped bool
 	shutdown := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
 		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		return srv.Shutdown(sctx)
@@ -528,10 +547,17 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 		if err == nil && isStore {
 			settle = waitIdle(ctx)
 		}
+		if err == nil && spooled {
+			// The last inserts wait for more batches up to
+			// InsertMaxDelay: a shutdown writes them at once, and
+			// their cost is the ingester's.
+			err = shutdown()
+			settle = time.Since(t0) - send
+		}
 		return err
 	})
-	stats := srv.Stats()
 	err = errors.Join(err, shutdown())
+	stats := srv.Stats()
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,31 @@ echo "demo: simulating $EVENTS drift events over OTLP/gRPC to $GRPC"
 "$BIN/mcpdrift" simulate -otlp.endpoint "$GRPC" -sim.events "$EVENTS" -ledger.out "$tmp/ledger.json" -log.level warn
 echo
 
+# Exports are acknowledged once spooled; the store is written in grouped
+# inserts up to -ingest.insert.max-delay (1 s) later. Wait until the
+# ingester's own metrics say every accepted event is stored.
+metric() {
+	curl -sf "http://$API/metrics" | awk -v m="$1" '$1 == m { print $2 }'
+}
+if command -v curl >/dev/null 2>&1; then
+	tries=0
+	while :; do
+		accepted=$(metric 'mcpdrift_ingest_records_total{result="accepted",signal="logs"}')
+		stored=$(metric mcpdrift_ingest_events_stored_total)
+		if [ -n "$accepted" ] && [ -n "$stored" ] && [ "$stored" = "$accepted" ]; then
+			break
+		fi
+		tries=$((tries + 1))
+		if [ "$tries" -gt 150 ]; then
+			echo "demo: $stored of $accepted accepted events stored after 30s" >&2
+			exit 1
+		fi
+		sleep 0.2
+	done
+else
+	sleep 2
+fi
+
 "$BIN/mcpdrift" report adapter-retirement -api "http://$API" -format table
 echo
 echo "demo: stopping the server and removing its data"

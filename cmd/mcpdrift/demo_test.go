@@ -53,6 +53,7 @@ func TestReportsEqualLedger(t *testing.T) {
 	if err != nil {
 		t.Fatalf("simulate: %v: %s", err, out)
 	}
+	waitStored(t, srv.api)
 	var ledger simulate.Ledger
 	if err := json.Unmarshal([]byte(readFile(t, ledgerPath)), &ledger); err != nil {
 		t.Fatal(err)
@@ -234,6 +235,7 @@ func TestReportsEqualLedger(t *testing.T) {
 	}
 	if !reflect.DeepEqual(again.Rows, stale.Rows) {
 		t.Errorf("the data directory read directly gives other rows than the API did")
+
 	}
 	t.Logf("end to end in %s", time.Since(began).Round(time.Millisecond))
 }

@@ -159,7 +159,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&icfg.Spool.MaxBytes, "ingest.spool.max-bytes", icfg.Spool.MaxBytes, "spool size beyond which exports are refused (503/UNAVAILABLE)")
 	fs.Int64Var(&icfg.Spool.SegmentBytes, "ingest.spool.segment-bytes", icfg.Spool.SegmentBytes, "size of one spool segment file")
 	fs.BoolVar(&icfg.Spool.Fsync, "ingest.spool.fsync", icfg.Spool.Fsync, "fsync every spool append before acknowledging")
-	fs.DurationVar(&icfg.SpoolAfter, "ingest.spool.after", icfg.SpoolAfter, "store write latency beyond which batches are acknowledged from the spool and written later")
+	fs.DurationVar(&icfg.SpoolAfter, "ingest.spool.after", icfg.SpoolAfter, "with -ingest.ack stored: store write latency beyond which batches are acknowledged from the spool and written later")
+	ack := fs.String("ingest.ack", "", `when an export is acknowledged: "spooled" (the default with a spool: once fsynced to the spool; the store is written in large grouped inserts) or "stored" (once inserted, or spooled when the store is slow or failing)`)
+	fs.IntVar(&icfg.InsertMaxEvents, "ingest.insert.max-events", icfg.InsertMaxEvents, "with -ingest.ack spooled: most events per store insert")
+	fs.DurationVar(&icfg.InsertMaxDelay, "ingest.insert.max-delay", icfg.InsertMaxDelay, "with -ingest.ack spooled: longest the store insert waits for more spooled batches (how far reports trail acknowledgements)")
 	fs.IntVar(&icfg.DedupIDs, "ingest.dedup.ids", icfg.DedupIDs, "ids of recently stored events kept to drop retried exports")
 	fs.DurationVar(&icfg.DedupWindow, "ingest.dedup.window", icfg.DedupWindow, "how far back, in event time, stored ids are loaded at start-up")
 	fs.StringVar(&acfg.Listen, "api.listen", acfg.Listen, "API listen address")
@@ -181,6 +184,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		icfg.Spool.Dir = filepath.Join(sf.dir, "spool")
 	default:
 		icfg.Spool.Dir = *spoolDir
+	}
+	switch {
+	case *ack != "":
+		icfg.Ack = ingest.AckMode(*ack)
+	case icfg.Spool.Dir != "":
+		icfg.Ack = ingest.AckSpooled
+	default:
+		icfg.Ack = ingest.AckStored
 	}
 	if err := icfg.Validate(); err != nil {
 		return err

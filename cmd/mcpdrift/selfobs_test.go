@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkSelfObservability checks that serve's API listener is ready and
@@ -41,4 +42,34 @@ func checkSelfObservability(t *testing.T, api string) {
 	if strings.Contains(string(body), "\nmcpdrift_ingest_events_stored_total 0\n") {
 		t.Error("/metrics: no event stored")
 	}
+}
+
+// waitStored waits until serve's metrics say that every log record it
+// accepted is stored: exports are acknowledged once spooled, and the store
+// is written up to -ingest.insert.max-delay later.
+func waitStored(t *testing.T, api string) {
+	t.Helper()
+	metric := func(body, name string) string {
+		for line := range strings.Lines(body) {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	var accepted, stored string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + api + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		accepted = metric(string(body), `mcpdrift_ingest_records_total{result="accepted",signal="logs"}`)
+		stored = metric(string(body), "mcpdrift_ingest_events_stored_total")
+		if accepted != "" && accepted == stored {
+			return
+		}
+	}
+	t.Fatalf("%s of %s accepted events stored after 30 s", stored, accepted)
 }

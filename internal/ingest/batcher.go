@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +34,12 @@ import (
 // spool, in order behind it, until the replayer goroutine has written
 // everything in it to the store; then writes go to the store again. When
 // the spool is full, requests are refused at admission.
+//
+// With ackSpooled (Config.Ack AckSpooled) every batch goes to the spool:
+// the writer seals the filling batch as soon as it is idle, so that the
+// requests that arrived during one append and fsync share the next one
+// (group commit), and the replayer writes the spool to the store in
+// inserts of up to insertMax events gathered from consecutive records.
 type batcher struct {
 	w          store.Writer
 	tenant     string
@@ -45,6 +53,18 @@ type batcher struct {
 	// sp is the spool, nil without one.
 	sp         *spool.Spool
 	spoolAfter time.Duration
+	// ackSpooled acknowledges every batch once spooled; the replayer
+	// groups records into inserts of up to insertMax events, waiting at
+	// most insertDelay for more.
+	ackSpooled  bool
+	insertMax   int
+	insertDelay time.Duration
+	// flushing tells the replayer to stop waiting for more records: the
+	// batcher is shutting down. flushed is closed at the same time, to
+	// wake it.
+	flushing  atomic.Bool
+	flushed   chan struct{}
+	flushOnce sync.Once
 	// spooling sends batches to the spool only: it holds records, or the
 	// store failed or was too slow. Set by the writer goroutine, cleared by
 	// the replayer once the spool is empty and no abandoned write is
@@ -118,14 +138,18 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 		logger:     logger,
 		sp:         sp,
 		spoolAfter: cfg.SpoolAfter,
+		ackSpooled: sp != nil && cfg.Ack == AckSpooled,
+		insertMax:  cfg.InsertMaxEvents,
+		flushed:    make(chan struct{}),
 		ctx:        ctx,
 		cancel:     cancel,
 		done:       make(chan struct{}),
 		recent:     newIDSet(cfg.DedupIDs),
 	}
 	b.cond.L = &b.mu
+	b.insertDelay = cfg.InsertMaxDelay
 	if sp != nil {
-		if sp.Stats().Records > 0 {
+		if b.ackSpooled || sp.Stats().Records > 0 {
 			// Replay what an earlier process left before writing anew.
 			b.spooling.Store(true)
 		}
@@ -227,8 +251,12 @@ func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
 			b.sealLocked()
 		}
 	}
-	if b.draining && b.cur != nil {
+	switch {
+	case b.draining && b.cur != nil:
 		b.sealLocked()
+	case b.ackSpooled && b.cur != nil && len(b.queue) == 0:
+		// Wakes an idle writer: it seals the batch at once.
+		b.cond.Signal()
 	}
 	return t, nil
 }
@@ -285,6 +313,12 @@ func (b *batcher) run() {
 	for {
 		b.mu.Lock()
 		for len(b.queue) == 0 && !b.closed {
+			if b.ackSpooled && b.cur != nil {
+				// Group commit: what arrived during the last append
+				// goes in the next one, without waiting for maxDelay.
+				b.sealLocked()
+				break
+			}
 			b.cond.Wait()
 		}
 		if len(b.queue) == 0 {
@@ -449,7 +483,11 @@ func (b *batcher) spoolBatch(bt *batch) (next spool.Position, spooling bool) {
 		spooling = true
 		b.spooling.Store(true)
 	}
-	next, err := b.sp.Append(spool.Record{Tenant: b.tenant, Token: batchToken(b.tenant, events), Events: events})
+	token := batchToken(b.tenant, events)
+	if b.ackSpooled {
+		token = groupablePrefix + token
+	}
+	next, err := b.sp.Append(spool.Record{Tenant: b.tenant, Token: token, Events: events})
 	b.modeMu.Unlock()
 	if err != nil {
 		b.stats.spoolErrors.Add(1)
@@ -479,8 +517,10 @@ const (
 )
 
 // replay is the replayer goroutine: it writes the spool's records to the
-// store in order, each under its own token, retrying with backoff while the
-// store fails, until the batcher is cancelled.
+// store in order, retrying with backoff while the store fails, until the
+// batcher is cancelled. A record is written under its own token, or with
+// the records after it as a group under the group's token (see
+// nextGroup).
 func (b *batcher) replay() {
 	defer close(b.replayDone)
 	backoff := replayMinBackoff
@@ -504,26 +544,34 @@ func (b *batcher) replay() {
 		case <-b.ctx.Done():
 		}
 	}
+	// alone counts the records still to be written one by one: those of
+	// a group the store refused for good, so that only the guilty ones
+	// are quarantined.
+	alone := 0
+	var g *group // the group being written, kept across retries
 	for b.ctx.Err() == nil {
 		if !b.spooling.Load() {
 			// The writer owns the spool: it commits what it writes.
 			idle()
 			continue
 		}
-		rec, next, ok, err := b.sp.Peek()
-		if err != nil {
-			b.stats.spoolErrors.Add(1)
-			b.logger.Error("cannot read the spool", "error", err)
-			if !sleep() {
-				return
+		if g == nil {
+			var err error
+			g, err = b.nextGroup(alone > 0)
+			if err != nil {
+				b.stats.spoolErrors.Add(1)
+				b.logger.Error("cannot read the spool", "error", err)
+				if !sleep() {
+					return
+				}
+				continue
 			}
-			continue
 		}
-		if !ok {
+		if g == nil {
 			// Under modeMu no record is appended meanwhile: the spool is
 			// empty for sure when Peek finds nothing.
 			b.modeMu.Lock()
-			if _, _, more, _ := b.sp.Peek(); !more && b.abandonedDone() {
+			if _, _, more, _ := b.sp.Peek(); !more && b.abandonedDone() && !b.ackSpooled {
 				b.spooling.Store(false)
 				st := b.sp.Stats()
 				b.logger.Info("spool replayed: writing to the store directly", "replayed", st.Replayed, "quarantined", st.Quarantined)
@@ -534,38 +582,168 @@ func (b *batcher) replay() {
 		}
 		ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
 		start := time.Now()
-		err = b.w.Write(ctx, store.Batch{Tenant: rec.Tenant, Token: rec.Token, Events: rec.Events})
+		err := b.w.Write(ctx, store.Batch{Tenant: g.tenant, Token: g.token, Events: g.events})
 		b.stats.observeWrite(start)
 		cancel()
+		n := len(g.events)
 		switch {
 		case err == nil:
 			backoff = replayMinBackoff
-			b.stats.replayed.Add(1)
-			b.stats.replayedEvents.Add(uint64(len(rec.Events)))
-			b.stats.eventsStored.Add(uint64(len(rec.Events)))
-			if cerr := b.sp.Commit(next); cerr != nil {
+			b.stats.replayed.Add(uint64(g.records))
+			b.stats.replayedEvents.Add(uint64(n))
+			b.stats.eventsStored.Add(uint64(n))
+			b.stats.observeInsert(n)
+			if cerr := b.sp.CommitGroup(g.next, g.records); cerr != nil {
 				b.logger.Warn("cannot record the spool position", "error", cerr)
 			}
+			alone = max(alone-1, 0)
+			g = nil
+		case errors.Is(err, store.ErrPermanent) && g.records > 1:
+			// One of the records is at fault: write them one by one.
+			b.stats.writeErrors.Add(1)
+			b.logger.Warn("store refuses a group of spooled batches: writing them one by one", "records", g.records, "events", n, "error", err)
+			if cerr := b.sp.ClearInflight(); cerr != nil {
+				b.logger.Warn("cannot clear the spool's inflight group", "error", cerr)
+			}
+			alone = g.records
+			g = nil
 		case errors.Is(err, store.ErrPermanent):
 			b.stats.writeErrors.Add(1)
-			b.logger.Error("store refuses a spooled batch for good: quarantined", "events", len(rec.Events), "token", rec.Token, "error", err)
-			if qerr := b.sp.Quarantine(next, err.Error()); qerr != nil {
+			b.logger.Error("store refuses a spooled batch for good: quarantined", "events", n, "token", g.token, "error", err)
+			if qerr := b.sp.Quarantine(g.next, err.Error()); qerr != nil {
 				b.logger.Error("cannot quarantine a spooled batch", "error", qerr)
 				if !sleep() {
 					return
 				}
+				continue
 			}
+			alone = max(alone-1, 0)
+			g = nil
 		default:
 			b.stats.writeErrors.Add(1)
 			if b.ctx.Err() != nil {
 				return
 			}
-			b.logger.Debug("cannot replay a spooled batch yet", "events", len(rec.Events), "retry_in", backoff, "error", err)
+			b.logger.Debug("cannot replay spooled batches yet", "records", g.records, "events", n, "retry_in", backoff, "error", err)
 			if !sleep() {
 				return
 			}
 		}
 	}
+}
+
+// groupablePrefix marks the token of a record spooled with AckSpooled:
+// nothing wrote it to the store on its own, so the replayer may write it in
+// a group under another token. A record without it may have been written
+// already under its own token (a write that failed or outlasted
+// spoolAfter) and is replayed alone, under that token, so that the store
+// deduplicates it.
+const groupablePrefix = "g:"
+
+// group is what one replayer insert writes: records spooled one after the
+// other, from the spool's cursor up to next.
+type group struct {
+	tenant  string
+	token   string
+	events  []otelschema.Event
+	records int
+	next    spool.Position
+}
+
+// nextGroup returns the records to write next, nil when the spool is
+// empty. A group the last process was writing (spool.Inflight) is rebuilt
+// as it was. Otherwise the record at the cursor is taken, and, when it is
+// groupable and alone is false, the groupable records after it, until the
+// group holds insertMax events or insertDelay has passed since the
+// record at the cursor was seen; a group of several records is made
+// durable as the inflight one before it is written.
+func (b *batcher) nextGroup(alone bool) (*group, error) {
+	rec, next, ok, err := b.sp.Peek()
+	if err != nil || !ok {
+		return nil, err
+	}
+	g := &group{tenant: rec.Tenant, token: rec.Token, events: rec.Events, records: 1, next: next}
+	if in, ok := b.sp.Inflight(); ok {
+		// Exactly the records of the group cut short, under its token.
+		for g.next != in.End {
+			r, n, ok, err := b.sp.PeekAt(g.next)
+			if err != nil && !errors.Is(err, spool.ErrGroupBoundary) {
+				return nil, err
+			}
+			if !ok {
+				b.logger.Warn("the spool's inflight group cannot be read whole: replaying its records anew",
+					"records", g.records, "end_segment", in.End.Seg, "end_offset", in.End.Off)
+				_ = b.sp.ClearInflight()
+				return &group{tenant: rec.Tenant, token: rec.Token, events: rec.Events, records: 1, next: next}, nil
+			}
+			g.add(r, n)
+		}
+		g.token = in.Token
+		return g, nil
+	}
+	if alone || !b.ackSpooled || !strings.HasPrefix(rec.Token, groupablePrefix) {
+		return g, nil
+	}
+	deadline := time.Now().Add(b.insertDelay)
+	for len(g.events) < b.insertMax {
+		r, n, ok, err := b.sp.PeekAt(g.next)
+		if errors.Is(err, spool.ErrGroupBoundary) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if r.Tenant != g.tenant || !strings.HasPrefix(r.Token, groupablePrefix) || len(g.events)+len(r.Events) > b.insertMax {
+				break
+			}
+			g.add(r, n)
+			continue
+		}
+		if b.flushing.Load() {
+			break
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 || !b.waitAppend(wait) {
+			break
+		}
+	}
+	if g.records > 1 {
+		g.token = groupToken(g.tenant, g.events)
+		if err := b.sp.SetInflight(spool.Inflight{End: g.next, Token: g.token}); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func (g *group) add(r spool.Record, next spool.Position) {
+	if g.records == 1 {
+		g.events = slices.Clip(g.events)
+	}
+	g.events = append(g.events, r.Events...)
+	g.records++
+	g.next = next
+}
+
+// waitAppend waits up to d for an append to the spool; false when the
+// batcher is shutting down or d passed.
+func (b *batcher) waitAppend(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-b.sp.Notify():
+		return !b.flushing.Load()
+	case <-t.C:
+	case <-b.flushed:
+	case <-b.ctx.Done():
+	}
+	return false
+}
+
+// groupToken identifies a group by its events, like batchToken.
+func groupToken(tenant string, events []otelschema.Event) string {
+	return "group:" + batchToken(tenant, events)
 }
 
 // abandonedDone reports whether no write left running past spoolAfter is
@@ -592,6 +770,7 @@ func (b *batcher) writeEvents(events []otelschema.Event) error {
 	defer cancel()
 	start := time.Now()
 	defer b.stats.observeWrite(start)
+	b.stats.observeInsert(len(events))
 	return b.w.Write(ctx, store.Batch{Tenant: b.tenant, Token: batchToken(b.tenant, events), Events: events})
 }
 
@@ -635,6 +814,9 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 	var err error
 	select {
 	case <-b.done:
+		if b.ackSpooled {
+			b.flushSpool(ctx)
+		}
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -655,6 +837,27 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// flushSpool lets the replayer write what the spool holds without waiting
+// for more, until the spool is empty or ctx ends: after a clean shutdown
+// the reports show every acknowledged event. What is left stays durable in
+// the spool and is replayed at the next start.
+func (b *batcher) flushSpool(ctx context.Context) {
+	b.flushOnce.Do(func() {
+		b.flushing.Store(true)
+		close(b.flushed)
+	})
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for b.sp.Stats().Records > 0 {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			b.logger.Warn("stopping with spooled batches not yet stored: they are replayed at the next start", "records", b.sp.Stats().Records)
+			return
+		}
+	}
 }
 
 // Pending returns the events admitted and not yet written.

@@ -56,6 +56,22 @@ type Config struct {
 	// write left to finish (replay writes the batch again under the same
 	// token, which the store deduplicates).
 	SpoolAfter time.Duration
+	// Ack says when an export is acknowledged while a spool is configured:
+	// AckStored (the default) once its batch is stored, or spooled when the
+	// store is slow or failing; AckSpooled once its batch is appended and
+	// fsynced to the spool, always. With AckSpooled the requests of many
+	// clients share each fsync (group commit) and the replayer writes the
+	// spool to the store in large inserts of up to InsertMaxEvents events:
+	// the store's cost per insert is mostly fixed, so this is the cheaper
+	// mode per event, at the price of reports trailing acknowledgements by
+	// up to InsertMaxDelay plus one insert.
+	Ack AckMode
+	// InsertMaxEvents bounds one store insert made by the replayer from
+	// several spooled batches (AckSpooled).
+	InsertMaxEvents int
+	// InsertMaxDelay is how long the replayer waits for more spooled
+	// batches before it writes a smaller insert (AckSpooled).
+	InsertMaxDelay time.Duration
 	// DedupIDs is how many ids of recently stored events the ingester
 	// remembers (16 bytes each) to drop the events of an export that a
 	// client sends again after it was made durable — a retry after a lost
@@ -66,6 +82,15 @@ type Config struct {
 	// that a retry across a restart is dropped too.
 	DedupWindow time.Duration
 }
+
+// AckMode says when an export is acknowledged; see Config.Ack.
+type AckMode string
+
+// Acknowledgement modes.
+const (
+	AckStored  AckMode = "stored"
+	AckSpooled AckMode = "spooled"
+)
 
 // DefaultConfig returns the configuration the ingester runs with unless told
 // otherwise: the standard OTLP ports on loopback and 64 MiB requests, as the
@@ -84,6 +109,9 @@ func DefaultConfig() Config {
 		Tenant:           store.DefaultTenant,
 		Spool:            spool.DefaultConfig(""),
 		SpoolAfter:       2 * time.Second,
+		Ack:              AckStored,
+		InsertMaxEvents:  50000,
+		InsertMaxDelay:   time.Second,
 		DedupIDs:         1 << 20,
 		DedupWindow:      15 * time.Minute,
 	}
@@ -136,6 +164,16 @@ func (c Config) Validate() error {
 		if c.SpoolAfter <= 0 {
 			return fmt.Errorf("%w: SpoolAfter must be positive with a spool, got %s", ErrInvalidConfig, c.SpoolAfter)
 		}
+	}
+	switch {
+	case c.Ack != AckStored && c.Ack != AckSpooled && c.Ack != "":
+		return fmt.Errorf("%w: Ack must be %q or %q, got %q", ErrInvalidConfig, AckStored, AckSpooled, c.Ack)
+	case c.Ack == AckSpooled && c.Spool.Dir == "":
+		return fmt.Errorf("%w: Ack %q needs a spool (Spool.Dir)", ErrInvalidConfig, AckSpooled)
+	case c.Ack == AckSpooled && c.InsertMaxEvents <= 0:
+		return fmt.Errorf("%w: InsertMaxEvents must be positive, got %d", ErrInvalidConfig, c.InsertMaxEvents)
+	case c.Ack == AckSpooled && c.InsertMaxDelay <= 0:
+		return fmt.Errorf("%w: InsertMaxDelay must be positive, got %s", ErrInvalidConfig, c.InsertMaxDelay)
 	}
 	return nil
 }

@@ -50,7 +50,12 @@ type Stats struct {
 	// from the spool not included.
 	Batches uint64
 	// BatchSize is the distribution of those batches' sizes, in events.
+	// With AckSpooled a batch is what one spool append holds.
 	BatchSize Histogram
+	// InsertSize is the distribution of the store inserts' sizes, in
+	// events, written directly or replayed from the spool; with
+	// AckSpooled the replayer groups batches into larger inserts.
+	InsertSize Histogram
 	// StoreWrite is the distribution of the store writes' durations, in
 	// seconds, failed ones and replays from the spool included.
 	StoreWrite Histogram
@@ -133,6 +138,7 @@ type counters struct {
 	rejectedBy [2][len(rejectReasons)]atomic.Uint64
 	batches    atomic.Uint64
 	batchSize  histogram
+	insertSize histogram
 	storeWrite histogram
 }
 
@@ -222,6 +228,12 @@ func (c *counters) observeBatch(n int) {
 	c.batchSize.observe(batchSizeBounds, 1, float64(n))
 }
 
+// observeInsert records a store insert of n events, written directly or
+// replayed from the spool.
+func (c *counters) observeInsert(n int) {
+	c.insertSize.observe(batchSizeBounds, 1, float64(n))
+}
+
 // observeWrite records a store write that started at start.
 func (c *counters) observeWrite(start time.Time) {
 	c.storeWrite.observe(storeWriteBounds, 1e9, time.Since(start).Seconds())
@@ -243,6 +255,7 @@ func (c *counters) snapshot() Stats {
 		DedupHits:             c.dedupHits.Load(),
 		Batches:               c.batches.Load(),
 		BatchSize:             c.batchSize.snapshot(batchSizeBounds, 1),
+		InsertSize:            c.insertSize.snapshot(batchSizeBounds, 1),
 		StoreWrite:            c.storeWrite.snapshot(storeWriteBounds, 1e9),
 		RejectedByReason:      map[string]uint64{},
 		SpansRejectedByReason: map[string]uint64{},

@@ -68,10 +68,10 @@ func authFailuresDesc(listener string) *prometheus.Desc {
 type ingestCollector struct {
 	src IngestSource
 
-	requests, records, recordRejections, refused                       *prometheus.Desc
-	batches, batchSize, storeInsert, eventsStored, writeErrors, dedup  *prometheus.Desc
-	spoolBytes, spoolRecords, spooled, replayed, quarantined, spoolErr *prometheus.Desc
-	authFailures, redactions                                           *prometheus.Desc
+	requests, records, recordRejections, refused                                  *prometheus.Desc
+	batches, batchSize, insertSize, storeInsert, eventsStored, writeErrors, dedup *prometheus.Desc
+	spoolBytes, spoolRecords, spooled, replayed, quarantined, spoolErr            *prometheus.Desc
+	authFailures, redactions                                                      *prometheus.Desc
 }
 
 // NewIngestCollector returns a collector of src's counters.
@@ -83,7 +83,8 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 		recordRejections: desc("ingest_records_rejected_total", "Records rejected through partial success, by reason (unclassified: none of the known reasons).", []string{"signal", "reason"}, nil),
 		refused:          desc("ingest_requests_refused_total", "Export requests answered with an error, by reason.", []string{"reason"}, nil),
 		batches:          desc("ingest_batches_total", "Batches written, or tried, to the store; spool replays not included.", nil, nil),
-		batchSize:        desc("ingest_batch_size_events", "Events per batch written to the store.", nil, nil),
+		batchSize:        desc("ingest_batch_size_events", "Events per batch made durable at once: written to the store, or appended to the spool.", nil, nil),
+		insertSize:       desc("store_insert_size_events", "Events per store insert, written directly or replayed from the spool.", nil, nil),
 		storeInsert:      desc("store_insert_seconds", "Duration of the store writes, failed ones and spool replays included.", nil, nil),
 		eventsStored:     desc("ingest_events_stored_total", "Events written durably to the store.", nil, nil),
 		writeErrors:      desc("store_write_errors_total", "Failed store writes, retries included.", nil, nil),
@@ -102,7 +103,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 // Describe implements prometheus.Collector.
 func (c *ingestCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.requests, c.records, c.recordRejections, c.refused, c.batches, c.batchSize,
+		c.requests, c.records, c.recordRejections, c.refused, c.batches, c.batchSize, c.insertSize,
 		c.storeInsert, c.eventsStored, c.writeErrors, c.dedup, c.spoolBytes, c.spoolRecords,
 		c.spooled, c.replayed, c.quarantined, c.spoolErr, c.authFailures, c.redactions,
 	} {
@@ -144,6 +145,7 @@ func (c *ingestCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(c.batches, st.Batches)
 	ch <- histogram(c.batchSize, st.BatchSize)
+	ch <- histogram(c.insertSize, st.InsertSize)
 	ch <- histogram(c.storeInsert, st.StoreWrite)
 	counter(c.eventsStored, st.EventsStored)
 	counter(c.writeErrors, st.WriteErrors)

@@ -393,7 +393,17 @@ func check(t *testing.T, l *load, s stored) (dups, missing int) {
 // export was acknowledged is stored exactly once.
 func TestKill9UnderLoad(t *testing.T) {
 	requireLibrary(t)
-	e := newEnv(t, "-ingest.spool.after", "300ms")
+	// stored: batches are written to the store and acknowledged, or
+	// spooled when the store is slow; spooled: every batch is
+	// acknowledged once spooled, and the replayer writes groups of
+	// records, so that kills land in the middle of group inserts too.
+	for _, ack := range []string{"stored", "spooled"} {
+		t.Run(ack, func(t *testing.T) { kill9UnderLoad(t, ack) })
+	}
+}
+
+func kill9UnderLoad(t *testing.T, ack string) {
+	e := newEnv(t, "-ingest.spool.after", "300ms", "-ingest.ack", ack)
 	p := e.start()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -49,7 +49,11 @@ func run() error {
 	flag.IntVar(&cfg.BatchMaxEvents, "ingest.batch.max-events", 5000, "")
 	flag.DurationVar(&cfg.BatchMaxDelay, "ingest.batch.max-delay", 50*time.Millisecond, "")
 	flag.DurationVar(&cfg.WriteTimeout, "ingest.write-timeout", 10*time.Second, "")
+	ack := flag.String("ingest.ack", string(cfg.Ack), "")
+	flag.IntVar(&cfg.InsertMaxEvents, "ingest.insert.max-events", 20000, "")
+	flag.DurationVar(&cfg.InsertMaxDelay, "ingest.insert.max-delay", 300*time.Millisecond, "")
 	flag.Parse()
+	cfg.Ack = ingest.AckMode(*ack)
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,229 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/spool"
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// ackSpooledConfig returns a test configuration acknowledging once
+// spooled, with inserts of up to insertMax events.
+func ackSpooledConfig(t *testing.T, insertMax int) Config {
+	cfg := spoolConfig(t)
+	cfg.Spool.MaxBytes = 16 << 20
+	cfg.Ack = AckSpooled
+	cfg.InsertMaxEvents = insertMax
+	cfg.InsertMaxDelay = 200 * time.Millisecond
+	return cfg
+}
+
+// TestAckSpooledGroupsInserts checks group commit and grouped inserts:
+// every export is acknowledged once spooled, while the store is blocked,
+// and the replayer then writes the spooled batches in a few inserts of at
+// most InsertMaxEvents, each under its content's token.
+func TestAckSpooledGroupsInserts(t *testing.T) {
+	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 100)}
+	cfg := ackSpooledConfig(t, 250)
+	cfg.BatchMaxEvents = 100
+	b, sp := startSpoolBatcher(t, cfg, w)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const requests, per = 40, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, requests)
+	// The writer cannot append while modeMu is held: the requests pile up
+	// behind the first append, as they do behind a slow fsync.
+	b.modeMu.Lock()
+	for i := range requests {
+		wg.Go(func() { errs <- b.Add(ctx, events(fmt.Sprintf("tool-%02d", i), per)) })
+	}
+	waitFor(t, "the requests", func() bool { return b.Pending() == requests*per })
+	b.modeMu.Unlock()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Add with the store blocked: %v", err)
+		}
+	}
+	st := b.stats.snapshot()
+	if st.Spool.SpooledEvents != requests*per {
+		t.Fatalf("spooled %d events, want %d", st.Spool.SpooledEvents, requests*per)
+	}
+	// One append for the first request or few, then full batches.
+	if max := 1 + requests*per/cfg.BatchMaxEvents + 1; st.Batches > uint64(max) {
+		t.Errorf("%d spool appends for %d concurrent requests, want at most %d: no group commit", st.Batches, requests, max)
+	}
+	close(w.gate)
+	waitFor(t, "the replay", func() bool { return w.total() == requests*per && sp.Stats().Records == 0 })
+	sizes := w.sizes()
+	// The first insert may have been gathered before most requests
+	// arrived; the rest fill up to the bound.
+	if len(sizes) > 1+(requests*per+249)/250 {
+		t.Errorf("insert sizes %v: want groups of up to 250 events", sizes)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := map[uint64]bool{}
+	for i, bt := range w.batches {
+		if len(bt.Events) > 250 {
+			t.Errorf("insert %d holds %d events, more than InsertMaxEvents", i, len(bt.Events))
+		}
+		// One record under its own token, or a group under the group's:
+		// both derive from the content, so a replay repeats them.
+		if one, many := groupablePrefix+batchToken(bt.Tenant, bt.Events), groupToken(bt.Tenant, bt.Events); bt.Token != one && bt.Token != many {
+			t.Errorf("insert %d of %d events: token %q, want %q or %q", i, len(bt.Events), bt.Token, one, many)
+		}
+		for _, e := range bt.Events {
+			if seen[e.ID] {
+				t.Fatalf("event %d written twice", e.ID)
+			}
+			seen[e.ID] = true
+		}
+	}
+	if got := b.stats.snapshot().InsertSize.Count; got != uint64(len(sizes)) {
+		t.Errorf("InsertSize counted %d inserts, the store saw %d", got, len(sizes))
+	}
+}
+
+// TestAckSpooledShutdownWritesTheSpool: a clean shutdown leaves nothing
+// acknowledged outside the store.
+func TestAckSpooledShutdownWritesTheSpool(t *testing.T) {
+	w := &sink{}
+	cfg := ackSpooledConfig(t, 1000)
+	cfg.InsertMaxDelay = time.Hour // only the shutdown makes it write
+	sp, err := spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	b := newBatcher(cfg, w, sp, &counters{}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tool := range []string{"a", "b", "c"} {
+		if err := b.Add(ctx, events(tool, 7)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.total() != 21 || sp.Stats().Records != 0 {
+		t.Fatalf("after Shutdown: stored %d of 21 events, %d records left in the spool", w.total(), sp.Stats().Records)
+	}
+}
+
+// recorder forwards writes to a store and records their tokens and sizes.
+type recorder struct {
+	store.Writer
+	mu     sync.Mutex
+	tokens []string
+	sizes  []int
+}
+
+func (r *recorder) Write(ctx context.Context, b store.Batch) error {
+	r.mu.Lock()
+	r.tokens = append(r.tokens, b.Token)
+	r.sizes = append(r.sizes, len(b.Events))
+	r.mu.Unlock()
+	return r.Writer.Write(ctx, b)
+}
+
+// TestInflightGroupReplayedWhole plays the restart after a process died in
+// the middle of a grouped insert, against the real store: the group had
+// reached the store (wholly here; partly is the same to deduplication)
+// but its records were not committed. The new process must write exactly
+// that group again, under its token, so that the store keeps one copy.
+func TestInflightGroupReplayedWhole(t *testing.T) {
+	st := openStore(t)
+	cfg := ackSpooledConfig(t, 1000)
+	tenant := fmt.Sprintf("inflight-%d", time.Now().UnixNano())
+	cfg.Tenant = tenant
+	now := time.Now().UnixNano()
+
+	sp, err := spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		group []otelschema.Event
+		end   spool.Position
+	)
+	for i := range 5 {
+		ev := events(fmt.Sprintf("%s-%d", tenant, i), 10)
+		for j := range ev {
+			ev[j].Time = now
+		}
+		next, err := sp.Append(spool.Record{Tenant: tenant, Token: groupablePrefix + batchToken(tenant, ev), Events: ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 3 {
+			group = append(group, ev...)
+			end = next
+		}
+	}
+	token := groupToken(tenant, group)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// What the dead process had written, and recorded as in flight.
+	if err := st.Write(ctx, store.Batch{Tenant: tenant, Token: token, Events: group}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.SetInflight(spool.Inflight{End: end, Token: token}); err != nil {
+		t.Fatal(err)
+	}
+	sp.Close()
+
+	sp, err = spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	rec := &recorder{Writer: st}
+	b := newBatcher(cfg, rec, sp, &counters{}, nil)
+	waitFor(t, "the replay", func() bool { return sp.Stats().Records == 0 })
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.tokens) == 0 || rec.tokens[0] != token || rec.sizes[0] != 30 {
+		t.Fatalf("first replayed insert: tokens %q sizes %v, want the inflight group of 30 events under %q", rec.tokens, rec.sizes, token)
+	}
+	var n []struct {
+		N uint64 `json:"n"`
+	}
+	q := store.Query{Name: "inflight_count", SQL: "SELECT count() AS n FROM mcpdrift.events WHERE tenant = {tenant:String}"}
+	if err := st.Query(ctx, q, store.Params{}.String("tenant", tenant), &n); err != nil {
+		t.Fatal(err)
+	}
+	if len(n) != 1 || n[0].N != 50 {
+		t.Fatalf("the store holds %v events of the tenant, want 50: the inflight group was stored twice or lost", n)
+	}
+	if _, ok := sp.Inflight(); ok {
+		t.Error("the inflight group is still recorded after its commit")
+	}
+}
+
+// TestAckSpooledDoesNotWaitForTheBatchDelay: an idle writer seals the
+// filling batch at once (group commit), so an export is acknowledged after
+// one append, not after BatchMaxDelay.
+func TestAckSpooledDoesNotWaitForTheBatchDelay(t *testing.T) {
+	cfg := ackSpooledConfig(t, 1000)
+	cfg.BatchMaxDelay = time.Hour
+	b, _ := startSpoolBatcher(t, cfg, &sink{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tool := range []string{"a", "b"} {
+		if err := b.Add(ctx, events(tool, 3)); err != nil {
+			t.Fatalf("Add(%s): %v (waiting for the batch delay?)", tool, err)
+		}
+	}
+}
