@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +62,9 @@ type batcher struct {
 	// batcher is shutting down. flushed is closed at the same time, to
 	// wake it.
 	flushing  atomic.Bool
+	// groupBuf holds the events of the replayer's groups; only the
+	// replayer uses it.
+	groupBuf []otelschema.Event
 	flushed   chan struct{}
 	flushOnce sync.Once
 	// spooling sends batches to the spool only: it holds records, or the
@@ -663,6 +665,9 @@ func (b *batcher) nextGroup(alone bool) (*group, error) {
 		return nil, err
 	}
 	g := &group{tenant: rec.Tenant, token: rec.Token, events: rec.Events, records: 1, next: next}
+	if b.groupBuf == nil && b.ackSpooled {
+		b.groupBuf = make([]otelschema.Event, 0, b.insertMax)
+	}
 	if in, ok := b.sp.Inflight(); ok {
 		// Exactly the records of the group cut short, under its token.
 		for g.next != in.End {
@@ -676,7 +681,7 @@ func (b *batcher) nextGroup(alone bool) (*group, error) {
 				_ = b.sp.ClearInflight()
 				return &group{tenant: rec.Tenant, token: rec.Token, events: rec.Events, records: 1, next: next}, nil
 			}
-			g.add(r, n)
+			g.add(r, n, &b.groupBuf)
 		}
 		g.token = in.Token
 		return g, nil
@@ -697,7 +702,7 @@ func (b *batcher) nextGroup(alone bool) (*group, error) {
 			if r.Tenant != g.tenant || !strings.HasPrefix(r.Token, groupablePrefix) || len(g.events)+len(r.Events) > b.insertMax {
 				break
 			}
-			g.add(r, n)
+			g.add(r, n, &b.groupBuf)
 			continue
 		}
 		if b.flushing.Load() {
@@ -717,11 +722,15 @@ func (b *batcher) nextGroup(alone bool) (*group, error) {
 	return g, nil
 }
 
-func (g *group) add(r spool.Record, next spool.Position) {
+// add appends the record r, ending at next, to g. The first addition moves
+// the events to buf, the replayer's buffer of insertMax events reused from
+// group to group, so that a group is not regrown record by record.
+func (g *group) add(r spool.Record, next spool.Position, buf *[]otelschema.Event) {
 	if g.records == 1 {
-		g.events = slices.Clip(g.events)
+		g.events = append((*buf)[:0], g.events...)
 	}
 	g.events = append(g.events, r.Events...)
+	*buf = g.events
 	g.records++
 	g.next = next
 }
