@@ -165,6 +165,8 @@ func TestIngestMetrics(t *testing.T) {
 		`mcpdrift_ingest_batch_size_events_bucket{le="10"} 2`,
 		`mcpdrift_ingest_batch_size_events_sum 5`,
 		`mcpdrift_ingest_batch_size_events_count 2`,
+		`mcpdrift_store_insert_size_events_sum 5`,
+		`mcpdrift_store_insert_size_events_count 2`,
 		`mcpdrift_store_insert_seconds_count 2`,
 		`mcpdrift_ingest_events_stored_total 5`,
 		`mcpdrift_store_write_errors_total 0`,
