@@ -534,6 +534,35 @@ GROUP BY tenant, minute, tool, revision_client, change_class, repair_action,
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=7aea8e349e287b38a027a7a3c34ce7ef7a8b65868f45467bc1e3f232a99b434b, name=rollups, version=2;
 
+ALTER TABLE mcpdrift.events_in
+    MODIFY COLUMN tenant String,
+    MODIFY COLUMN service String,
+    MODIFY COLUMN service_version String,
+    MODIFY COLUMN service_instance String,
+    MODIFY COLUMN service_namespace String,
+    MODIFY COLUMN environment String,
+    MODIFY COLUMN tool String,
+    MODIFY COLUMN method String,
+    MODIFY COLUMN protocol_version String,
+    MODIFY COLUMN client_name String,
+    MODIFY COLUMN client_version String,
+    MODIFY COLUMN revision_client String,
+    MODIFY COLUMN revision_server String,
+    MODIFY COLUMN revision_validated String,
+    MODIFY COLUMN revision_before String,
+    MODIFY COLUMN revision_after String,
+    MODIFY COLUMN adapter_id String,
+    MODIFY COLUMN external_target String,
+    MODIFY COLUMN error_code String,
+    MODIFY COLUMN required_action String,
+    MODIFY COLUMN adapter_revision_from String,
+    MODIFY COLUMN adapter_revision_to String,
+    MODIFY COLUMN contract_field String,
+    MODIFY COLUMN attributes Map(String, String);
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=781c1f9a7b3a69dd0b741a40dff309c9e4174ac12932cf632402584a2171637b, name=plain_input, version=5;
+
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.calls_1m MODIFY TTL minute + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
