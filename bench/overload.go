@@ -118,6 +118,9 @@ func runOverloadSuite(ctx context.Context, cfg Config, tmp string, rep *Report, 
 	icfg.Spool = spool.DefaultConfig(filepath.Join(dir, "spool"))
 	icfg.Spool.MaxBytes = cfg.OverloadSpoolBytes
 	icfg.Spool.SegmentBytes = max(cfg.OverloadSpoolBytes/4, 64<<10)
+	if ingest.AckMode(cfg.Ack) == ingest.AckSpooled {
+		icfg.Ack = ingest.AckSpooled
+	}
 	res := &OverloadResult{
 		Duration: cfg.OverloadDuration.Seconds(), Streams: cfg.OverloadStreams,
 		MaxPendingEvents: icfg.MaxPendingEvents, BatchMaxEvents: icfg.BatchMaxEvents, SpoolMaxBytes: icfg.Spool.MaxBytes,

@@ -55,10 +55,11 @@ type Config struct {
 	// temporary directory with this latency budget (ingest.Config.SpoolAfter),
 	// as `mcpdrift serve` runs by default; zero runs without a spool.
 	SpoolAfter time.Duration
-	// Ack is the ingester's acknowledgement mode (ingest.Config.Ack);
-	// "spooled" gives it a write-ahead spool in a temporary directory, as
-	// `mcpdrift serve` runs by default, and counts the replayer's inserts
-	// until the spool is empty. Empty means "stored".
+	// Ack is the ingester's acknowledgement mode (ingest.Config.Ack) in
+	// the store run (c) and the overload suite; "spooled", the default,
+	// gives it a write-ahead spool in a temporary directory, as `mcpdrift
+	// serve` runs by default, and counts the replayer's inserts until the
+	// spool is empty. "stored" (or empty) acknowledges once stored.
 	Ack string
 	// Seed is the simulator's seed.
 	Seed uint64
@@ -167,9 +168,10 @@ func (c Config) loadsReports() bool { return c.has(SuiteReports) || c.has(SuiteS
 // DefaultConfig returns the configuration of `make bench`.
 func DefaultConfig() Config {
 	return Config{
-		Events:  1_000_000,
+		Events:  5_000_000,
 		Batch:   500,
 		Streams: 4,
+		Ack:     string(ingest.AckSpooled),
 		Seed:    1,
 		Out:     filepath.Join("bench", "results", "latest.json"),
 
