@@ -105,6 +105,20 @@ func BenchmarkDecodeLogs(b *testing.B) {
 		}
 		reportEvents(b)
 	})
+	b.Run("proto", func(b *testing.B) {
+		var events []Event
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var res Result
+			var err error
+			events, res, err = d.DecodeLogsProto(data, events[:0])
+			if err != nil || res.Accepted != benchRecords {
+				b.Fatalf("result %+v, %v", res, err)
+			}
+		}
+		reportEvents(b)
+	})
 }
 
 // BenchmarkUnmarshalProto is the baseline: pdata's decode of the bytes of

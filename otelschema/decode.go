@@ -218,88 +218,132 @@ func (d *Decoder) newState() decodeState {
 // the scope or the record, the record winning. Record attributes outside the
 // conventions are kept in Event.Attributes; resource and scope attributes
 // outside them are dropped unchecked.
+//
+// DecodeLogsProto does the same from the request's protobuf bytes.
 func (d *Decoder) DecodeLogs(ld plog.Logs, dst []Event) ([]Event, Result) {
-	var res Result
-	st := d.newState()
-	var resBase, scopeBase Event
+	w := walk{st: d.newState(), dst: dst}
 	rls := ld.ResourceLogs()
 	for ri := 0; ri < rls.Len(); ri++ {
 		rl := rls.At(ri)
 		resAttrs := rl.Resource().Attributes()
-		resDone := false
-		var resErr error
+		w.resource(resAttrs.Len())
 		sls := rl.ScopeLogs()
 		for si := 0; si < sls.Len(); si++ {
 			sl := sls.At(si)
 			scopeAttrs := sl.Scope().Attributes()
-			scopeDone := false
-			var scopeErr error
+			w.scope(scopeAttrs.Len())
 			lrs := sl.LogRecords()
 			for li := 0; li < lrs.Len(); li++ {
 				lr := lrs.At(li)
-				name, err := recordEvent(lr)
+				attrs := lr.Attributes()
+				name, err := recordEvent(lr.EventName(), func(k string) (value, bool) {
+					if v, ok := attrs.Get(k); ok {
+						return pdataValue(v), true
+					}
+					return value{}, false
+				})
 				if name == EventUnspecified && err == nil {
-					res.Ignored++
+					w.res.Ignored++
 					continue
+				}
+				var e *Event
+				if err == nil {
+					e, err = w.event(
+						func(e *Event) error { return w.st.decodeShared(e, resAttrs, true) },
+						func(e *Event) error { return w.st.decodeShared(e, scopeAttrs, false) })
 				}
 				if err == nil {
-					// Resource and scope are decoded once, at their first
-					// drift record.
-					if !resDone {
-						resBase = Event{}
-						resErr = st.decodeShared(&resBase, resAttrs, true)
-						if resErr != nil {
-							resErr = fmt.Errorf("resource attributes: %w", resErr)
-						}
-						resDone = true
-					}
-					if !scopeDone {
-						scopeBase = resBase
-						scopeErr = st.decodeShared(&scopeBase, scopeAttrs, false)
-						if scopeErr != nil {
-							scopeErr = fmt.Errorf("scope attributes: %w", scopeErr)
-						}
-						scopeDone = true
-					}
-					switch {
-					case resErr != nil:
-						err = resErr
-					case scopeErr != nil:
-						err = scopeErr
-					default:
-						dst = append(dst, scopeBase)
-						e := &dst[len(dst)-1]
-						st.shared = resAttrs.Len() + scopeAttrs.Len()
-						if err = st.decodeRecord(e, name, lr); err != nil {
-							*e = Event{}
-							dst = dst[:len(dst)-1]
-						}
-					}
+					err = w.st.decodeRecord(e, name, lr)
 				}
-				if err != nil {
-					res.reject(&RecordError{Resource: ri, Scope: si, Record: li, Err: err})
-					continue
-				}
-				res.Accepted++
+				w.done(ri, si, li, err)
 			}
 		}
 	}
-	return dst, res
+	return w.dst, w.res
 }
 
-// recordEvent returns the drift event a record carries: EventUnspecified and
-// nil for a record that is not a drift event, an error for an unknown name
-// under EventNamePrefix.
-func recordEvent(lr plog.LogRecord) (EventName, error) {
-	name := lr.EventName()
+// walk is the bookkeeping that every decoder of a request shares: the
+// events appended so far, the Result, and the resource and scope
+// attributes, decoded once, at their first drift record, into the base of
+// its events. For each resource, resource; for each scope, scope; for each
+// record, Ignored++ or event, then done.
+type walk struct {
+	st  decodeState
+	dst []Event
+	res Result
+
+	resN, scopeN       int // attributes of the resource and of the scope
+	resDone, scopeDone bool
+	resBase, scopeBase Event
+	resErr, scopeErr   error
+	appended           bool // event appended the current record's event
+}
+
+// resource starts a resource of n attributes.
+func (w *walk) resource(n int) { w.resN, w.resDone = n, false }
+
+// scope starts a scope of n attributes.
+func (w *walk) scope(n int) { w.scopeN, w.scopeDone = n, false }
+
+// event appends the event of a drift record to w.dst and returns it,
+// holding the resource and scope attributes, which decodeRes and
+// decodeScope decode the first time; or the error of either.
+func (w *walk) event(decodeRes, decodeScope func(*Event) error) (*Event, error) {
+	if !w.resDone {
+		w.resBase = Event{}
+		if w.resErr = decodeRes(&w.resBase); w.resErr != nil {
+			w.resErr = fmt.Errorf("resource attributes: %w", w.resErr)
+		}
+		w.resDone = true
+	}
+	if !w.scopeDone {
+		w.scopeBase = w.resBase
+		if w.scopeErr = decodeScope(&w.scopeBase); w.scopeErr != nil {
+			w.scopeErr = fmt.Errorf("scope attributes: %w", w.scopeErr)
+		}
+		w.scopeDone = true
+	}
+	switch {
+	case w.resErr != nil:
+		return nil, w.resErr
+	case w.scopeErr != nil:
+		return nil, w.scopeErr
+	}
+	w.dst = append(w.dst, w.scopeBase)
+	w.appended = true
+	w.st.shared = w.resN + w.scopeN
+	return &w.dst[len(w.dst)-1], nil
+}
+
+// done ends a drift record located by its indexes: accepted when err is
+// nil, otherwise rejected, its event dropped.
+func (w *walk) done(ri, si, li int, err error) {
+	appended := w.appended
+	w.appended = false
+	if err == nil {
+		w.res.Accepted++
+		return
+	}
+	if appended {
+		w.dst[len(w.dst)-1] = Event{}
+		w.dst = w.dst[:len(w.dst)-1]
+	}
+	w.res.reject(&RecordError{Resource: ri, Scope: si, Record: li, Signal: w.res.Signal, Err: err})
+}
+
+// recordEvent returns the drift event a record named name carries:
+// EventUnspecified and nil for a record that is not a drift event, an error
+// for an unknown name under EventNamePrefix. An empty name is taken from the
+// record's event.name attribute, then otel.event.name, when it is a string;
+// attr returns the first attribute of a key.
+func recordEvent(name string, attr func(k string) (value, bool)) (EventName, error) {
 	if name == "" {
-		attrs := lr.Attributes()
-		if v, ok := attrs.Get(AttrEventName); ok && v.Type() == pcommon.ValueTypeStr {
-			name = v.Str()
+		if v, ok := attr(AttrEventName); ok && v.typ == pcommon.ValueTypeStr {
+			name = v.str
 		}
 		if name == "" {
-			if v, ok := attrs.Get(AttrOtelEventName); ok && v.Type() == pcommon.ValueTypeStr {
-				name = v.Str()
+			if v, ok := attr(AttrOtelEventName); ok && v.typ == pcommon.ValueTypeStr {
+				name = v.str
 			}
 		}
 	}
@@ -315,87 +359,167 @@ func recordEvent(lr plog.LogRecord) (EventName, error) {
 	return EventUnspecified, fail(ErrUnknownEvent, "unknown event name %q", name)
 }
 
-// decodeState is what one DecodeLogs call shares between records.
+// value is one OTLP AnyValue as the decoding rules read it, whichever front
+// end decoded the request: pdata (DecodeLogs, DecodeTraces) or the wire
+// (DecodeLogsProto). Strings are Go strings by the time the rules see them.
+type value struct {
+	typ pcommon.ValueType
+	str string // ValueTypeStr
+	num uint64 // ValueTypeInt (two's complement), ValueTypeDouble (IEEE 754 bits), ValueTypeBool (0 or 1)
+	// pv is the value itself for ValueTypeBytes, ValueTypeMap and
+	// ValueTypeSlice: pdata flattens it and counts its elements.
+	pv pcommon.Value
+}
+
+// pdataValue returns the value of v.
+func pdataValue(v pcommon.Value) value {
+	switch t := v.Type(); t {
+	case pcommon.ValueTypeStr:
+		return value{typ: t, str: v.Str()}
+	case pcommon.ValueTypeInt:
+		return value{typ: t, num: uint64(v.Int())}
+	case pcommon.ValueTypeDouble:
+		return value{typ: t, num: math.Float64bits(v.Double())}
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return value{typ: t, num: 1}
+		}
+		return value{typ: t}
+	case pcommon.ValueTypeEmpty:
+		return value{}
+	default:
+		return value{typ: t, pv: v}
+	}
+}
+
+func (v *value) int() int64      { return int64(v.num) }
+func (v *value) double() float64 { return math.Float64frombits(v.num) }
+func (v *value) bool() bool      { return v.num != 0 }
+
+// asString flattens v to a string as pcommon.Value.AsString does: maps and
+// slices as JSON, bytes in base64.
+func (v *value) asString() string {
+	switch v.typ {
+	case pcommon.ValueTypeEmpty:
+		return ""
+	case pcommon.ValueTypeStr:
+		return v.str
+	case pcommon.ValueTypeInt:
+		return strconv.FormatInt(v.int(), 10)
+	case pcommon.ValueTypeBool:
+		return strconv.FormatBool(v.bool())
+	case pcommon.ValueTypeDouble:
+		return pcommon.NewValueDouble(v.double()).AsString()
+	}
+	return v.pv.AsString()
+}
+
+// decodeState is what one decoding call shares between records.
 type decodeState struct {
 	lim    Limits
 	now    int64 // Unix nanoseconds
 	shared int   // resource + scope attributes of the current record
 }
 
+// sharedAttr reports whether a resource or scope attribute of the
+// conventions a, nil for any other key, is decoded into the event: only
+// those with an Event field, and scopes skip resource attributes. The
+// others are dropped unchecked.
+func sharedAttr(a *Attribute, resource bool) bool {
+	return a != nil && a.set != nil && (!a.Resource || resource)
+}
+
 // decodeShared decodes the convention attributes of a resource or a scope
-// into e. Scopes skip resource attributes.
+// into e.
 func (st *decodeState) decodeShared(e *Event, attrs pcommon.Map, resource bool) error {
 	var err error
 	attrs.Range(func(k string, v pcommon.Value) bool {
-		a := attrByName[k]
-		if a == nil || a.set == nil || (a.Resource && !resource) {
-			return true
+		if a := attrByName[k]; sharedAttr(a, resource) {
+			pv := pdataValue(v)
+			err = st.setAttr(e, a, &pv)
 		}
-		var dv decoded
-		if dv, err = st.value(a, v); err != nil {
-			return false
-		}
-		a.set(e, dv)
-		return true
+		return err == nil
 	})
 	return err
+}
+
+// setAttr converts v to the type of a and sets its Event field, if it has
+// one.
+func (st *decodeState) setAttr(e *Event, a *Attribute, v *value) error {
+	dv, err := st.value(a, v)
+	if err != nil {
+		return err
+	}
+	if a.set != nil {
+		a.set(e, dv)
+	}
+	return nil
+}
+
+// recordAttr decodes the record attribute k = v into e: an attribute of the
+// conventions a into its field, any other (a nil, or a resource attribute)
+// into Event.Attributes.
+func (st *decodeState) recordAttr(e *Event, k string, a *Attribute, v *value) error {
+	if a == nil || a.Resource {
+		return st.extra(e, k, v)
+	}
+	return st.setAttr(e, a, v)
+}
+
+// startRecord starts the decoding of a drift record of n attributes into
+// e, which holds the resource and scope attributes already: its name, its
+// time (ts, else observed, else now) and its ids.
+func (st *decodeState) startRecord(e *Event, name EventName, n int, ts, observed uint64, traceID [16]byte, spanID [8]byte) error {
+	e.Name = name
+	if total := st.shared + n; st.lim.MaxAttributes > 0 && total > st.lim.MaxAttributes {
+		return fail(ErrTooManyAttributes, "too many attributes: %d (resource and scope %d, record %d) exceed MaxAttributes %d",
+			total, st.shared, n, st.lim.MaxAttributes)
+	}
+	if ts == 0 {
+		ts = observed
+	}
+	if err := st.setTimeAt(e, ts); err != nil {
+		return err
+	}
+	e.TraceID = traceID
+	e.SpanID = spanID
+	return nil
+}
+
+// endRecord ends the decoding of a drift record once its attributes are
+// in e: it checks the required attributes and sets the ID, bodyHash being
+// the xxhash64 of the record's string body ("" for any other body).
+func endRecord(e *Event, bodyHash uint64) error {
+	for _, a := range requiredBy[e.Name] {
+		if !a.present(e) {
+			return fail(ErrMissingAttribute, "%s: missing required attribute %s", e.Name, a.Name)
+		}
+	}
+	e.ID = eventIDHash(e, bodyHash)
+	return nil
 }
 
 // decodeRecord decodes a drift record into e, which holds the resource and
 // scope attributes already.
 func (st *decodeState) decodeRecord(e *Event, name EventName, lr plog.LogRecord) error {
-	e.Name = name
 	attrs := lr.Attributes()
-	if n := st.shared + attrs.Len(); st.lim.MaxAttributes > 0 && n > st.lim.MaxAttributes {
-		return fail(ErrTooManyAttributes, "too many attributes: %d (resource and scope %d, record %d) exceed MaxAttributes %d",
-			n, st.shared, attrs.Len(), st.lim.MaxAttributes)
-	}
-	if err := st.setTime(e, lr); err != nil {
+	if err := st.startRecord(e, name, attrs.Len(), uint64(lr.Timestamp()), uint64(lr.ObservedTimestamp()), lr.TraceID(), lr.SpanID()); err != nil {
 		return err
 	}
-	e.TraceID = lr.TraceID()
-	e.SpanID = lr.SpanID()
-
 	var err error
 	attrs.Range(func(k string, v pcommon.Value) bool {
-		a := attrByName[k]
-		if a == nil || a.Resource {
-			err = st.extra(e, k, v)
-			return err == nil
-		}
-		var dv decoded
-		if dv, err = st.value(a, v); err != nil {
-			return false
-		}
-		if a.set != nil {
-			a.set(e, dv)
-		}
-		return true
+		pv := pdataValue(v)
+		err = st.recordAttr(e, k, attrByName[k], &pv)
+		return err == nil
 	})
 	if err != nil {
 		return err
-	}
-	for _, a := range requiredBy[name] {
-		if !a.present(e) {
-			return fail(ErrMissingAttribute, "%s: missing required attribute %s", name, a.Name)
-		}
 	}
 	var body string
 	if b := lr.Body(); b.Type() == pcommon.ValueTypeStr {
 		body = b.Str()
 	}
-	e.ID = eventID(e, body)
-	return nil
-}
-
-// setTime sets e.Time from the record, or now, and checks it against the
-// limits.
-func (st *decodeState) setTime(e *Event, lr plog.LogRecord) error {
-	ts := uint64(lr.Timestamp())
-	if ts == 0 {
-		ts = uint64(lr.ObservedTimestamp())
-	}
-	return st.setTimeAt(e, ts)
+	return endRecord(e, xxhash.Sum64String(body))
 }
 
 // setTimeAt sets e.Time to ts, in Unix nanoseconds, or to now when ts is 0,
@@ -425,8 +549,8 @@ func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC333
 
 // extra keeps a record attribute outside the conventions, flattened to a
 // string, in e.Attributes, which it creates on first use.
-func (st *decodeState) extra(e *Event, k string, v pcommon.Value) error {
-	return st.extraString(e, k, v.AsString())
+func (st *decodeState) extra(e *Event, k string, v *value) error {
+	return st.extraString(e, k, v.asString())
 }
 
 // extraString keeps the attribute k = s as extra does.
@@ -451,39 +575,38 @@ func (st *decodeState) extraString(e *Event, k, s string) error {
 }
 
 // value converts v to the type of a, or says precisely why it cannot.
-func (st *decodeState) value(a *Attribute, v pcommon.Value) (decoded, error) {
-	vt := v.Type()
+func (st *decodeState) value(a *Attribute, v *value) (decoded, error) {
+	vt := v.typ
 	switch a.Type {
 	case TypeString:
 		switch vt {
 		case pcommon.ValueTypeStr:
-			s := v.Str()
-			if err := st.checkString(a, s); err != nil {
+			if err := st.checkString(a, v.str); err != nil {
 				return decoded{}, err
 			}
-			return decoded{s: s}, nil
+			return decoded{s: v.str}, nil
 		case pcommon.ValueTypeInt:
-			return decoded{s: strconv.FormatInt(v.Int(), 10)}, nil
+			return decoded{s: strconv.FormatInt(v.int(), 10)}, nil
 		}
 	case TypeInt:
 		switch vt {
 		case pcommon.ValueTypeInt:
-			return decoded{i: v.Int()}, nil
+			return decoded{i: v.int()}, nil
 		case pcommon.ValueTypeStr:
-			if i, ok := parseDecimal(v.Str()); ok {
+			if i, ok := parseDecimal(v.str); ok {
 				return decoded{i: i}, nil
 			}
 		case pcommon.ValueTypeDouble:
-			if f := v.Double(); f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+			if f := v.double(); f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
 				return decoded{i: int64(f)}, nil
 			}
 		}
 	case TypeBool:
 		switch vt {
 		case pcommon.ValueTypeBool:
-			return decoded{b: v.Bool()}, nil
+			return decoded{b: v.bool()}, nil
 		case pcommon.ValueTypeStr:
-			switch v.Str() {
+			switch v.str {
 			case "true":
 				return decoded{b: true}, nil
 			case "false":
@@ -492,23 +615,22 @@ func (st *decodeState) value(a *Attribute, v pcommon.Value) (decoded, error) {
 		}
 	case TypeEnum:
 		if vt == pcommon.ValueTypeStr {
-			s := v.Str()
 			for i, w := range a.Values {
-				if w == s {
+				if w == v.str {
 					return decoded{i: int64(i + 1)}, nil
 				}
 			}
-			return decoded{}, fail(ErrUnknownValue, "%s: unknown value %s (want one of %s)", a.Name, quote(s), a.valuesList())
+			return decoded{}, fail(ErrUnknownValue, "%s: unknown value %s (want one of %s)", a.Name, quote(v.str), a.valuesList())
 		}
 	case TypeTimestamp:
 		switch vt {
 		case pcommon.ValueTypeInt:
-			return decoded{i: v.Int()}, nil
+			return decoded{i: v.int()}, nil
 		case pcommon.ValueTypeStr:
-			if t, err := time.Parse(time.RFC3339, v.Str()); err == nil {
+			if t, err := time.Parse(time.RFC3339, v.str); err == nil {
 				return decoded{i: t.Unix()}, nil
 			}
-			return decoded{}, fail(ErrWrongType, "%s: want RFC 3339 timestamp, got string %s", a.Name, quote(v.Str()))
+			return decoded{}, fail(ErrWrongType, "%s: want RFC 3339 timestamp, got string %s", a.Name, quote(v.str))
 		}
 	}
 	return decoded{}, fail(ErrWrongType, "%s: want %s, got %s", a.Name, wantOf(a.Type), describe(v))
@@ -550,22 +672,22 @@ func wantOf(t Type) string {
 }
 
 // describe names the type and value of v for messages, keeping them short.
-func describe(v pcommon.Value) string {
-	switch v.Type() {
+func describe(v *value) string {
+	switch v.typ {
 	case pcommon.ValueTypeStr:
-		return "string " + quote(v.Str())
+		return "string " + quote(v.str)
 	case pcommon.ValueTypeInt:
-		return "int " + strconv.FormatInt(v.Int(), 10)
+		return "int " + strconv.FormatInt(v.int(), 10)
 	case pcommon.ValueTypeDouble:
-		return "double " + strconv.FormatFloat(v.Double(), 'g', -1, 64)
+		return "double " + strconv.FormatFloat(v.double(), 'g', -1, 64)
 	case pcommon.ValueTypeBool:
-		return "bool " + strconv.FormatBool(v.Bool())
+		return "bool " + strconv.FormatBool(v.bool())
 	case pcommon.ValueTypeBytes:
-		return fmt.Sprintf("bytes (%d bytes)", v.Bytes().Len())
+		return fmt.Sprintf("bytes (%d bytes)", v.pv.Bytes().Len())
 	case pcommon.ValueTypeMap:
-		return fmt.Sprintf("map (%d entries)", v.Map().Len())
+		return fmt.Sprintf("map (%d entries)", v.pv.Map().Len())
 	case pcommon.ValueTypeSlice:
-		return fmt.Sprintf("slice (%d elements)", v.Slice().Len())
+		return fmt.Sprintf("slice (%d elements)", v.pv.Slice().Len())
 	}
 	return "empty value"
 }
@@ -592,7 +714,10 @@ func quote(s string) string {
 // outcome, repair action, adapter id, then the xxhash64 of the body. The
 // same record therefore gets the same ID whenever it is sent; changing this
 // function changes the ID of every event, so TestEventIDStable pins it.
-func eventID(e *Event, body string) uint64 {
+func eventID(e *Event, body string) uint64 { return eventIDHash(e, xxhash.Sum64String(body)) }
+
+// eventIDHash is eventID given the xxhash64 of the body.
+func eventIDHash(e *Event, bodyHash uint64) uint64 {
 	var buf [256]byte
 	b := buf[:0]
 	b = binary.LittleEndian.AppendUint64(b, uint64(e.Name))
@@ -609,7 +734,7 @@ func eventID(e *Event, body string) uint64 {
 	b = binary.LittleEndian.AppendUint64(b, uint64(e.Outcome))
 	b = binary.LittleEndian.AppendUint64(b, uint64(e.RepairAction))
 	b = appendString(b, e.AdapterID)
-	b = binary.LittleEndian.AppendUint64(b, xxhash.Sum64String(body))
+	b = binary.LittleEndian.AppendUint64(b, bodyHash)
 	return xxhash.Sum64(b)
 }
 

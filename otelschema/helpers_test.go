@@ -69,9 +69,11 @@ func logsWith(t testing.TB, resource []kv, name string, records ...[]kv) plog.Lo
 }
 
 // decodeOne decodes a request expected to hold one record and returns the
-// event, or the rejection, and the result.
+// event, or the rejection, and the result; DecodeLogsProto must decode its
+// protobuf encoding alike.
 func decodeOne(t testing.TB, d *Decoder, ld plog.Logs) (Event, error, Result) {
 	t.Helper()
+	checkWire(t, d, ld)
 	events, res := d.DecodeLogs(ld, nil)
 	if n := res.Accepted + res.Rejected + res.Ignored; n != 1 {
 		t.Fatalf("result counts %d records, want 1: %+v", n, res)

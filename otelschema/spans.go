@@ -132,67 +132,36 @@ const statusOK = "OK"
 // there mcp.drift.run.id is the key that groups a run's calls, and the
 // decoder invents none.
 func (d *Decoder) DecodeTraces(td ptrace.Traces, dst []Event) ([]Event, Result) {
-	res := Result{Signal: SignalTraces}
-	st := d.newState()
-	var resBase, scopeBase Event
+	w := walk{st: d.newState(), dst: dst, res: Result{Signal: SignalTraces}}
 	rss := td.ResourceSpans()
 	for ri := 0; ri < rss.Len(); ri++ {
 		rs := rss.At(ri)
 		resAttrs := rs.Resource().Attributes()
-		resDone := false
-		var resErr error
+		w.resource(resAttrs.Len())
 		sss := rs.ScopeSpans()
 		for si := 0; si < sss.Len(); si++ {
 			ss := sss.At(si)
 			scopeAttrs := ss.Scope().Attributes()
-			scopeDone := false
-			var scopeErr error
+			w.scope(scopeAttrs.Len())
 			spans := ss.Spans()
 			for i := 0; i < spans.Len(); i++ {
 				sp := spans.At(i)
 				name, method := spanEvent(sp)
 				if name == EventUnspecified {
-					res.Ignored++
+					w.res.Ignored++
 					continue
 				}
-				// Resource and scope are decoded once, at their first drift
-				// span.
-				if !resDone {
-					resBase = Event{}
-					if resErr = st.decodeShared(&resBase, resAttrs, true); resErr != nil {
-						resErr = fmt.Errorf("resource attributes: %w", resErr)
-					}
-					resDone = true
-				}
-				if !scopeDone {
-					scopeBase = resBase
-					if scopeErr = st.decodeShared(&scopeBase, scopeAttrs, false); scopeErr != nil {
-						scopeErr = fmt.Errorf("scope attributes: %w", scopeErr)
-					}
-					scopeDone = true
-				}
-				err := resErr
+				e, err := w.event(
+					func(e *Event) error { return w.st.decodeShared(e, resAttrs, true) },
+					func(e *Event) error { return w.st.decodeShared(e, scopeAttrs, false) })
 				if err == nil {
-					err = scopeErr
+					err = w.st.decodeSpan(e, name, method, sp)
 				}
-				if err == nil {
-					dst = append(dst, scopeBase)
-					e := &dst[len(dst)-1]
-					st.shared = resAttrs.Len() + scopeAttrs.Len()
-					if err = st.decodeSpan(e, name, method, sp); err != nil {
-						*e = Event{}
-						dst = dst[:len(dst)-1]
-					}
-				}
-				if err != nil {
-					res.reject(&RecordError{Resource: ri, Scope: si, Record: i, Signal: SignalTraces, Err: err})
-					continue
-				}
-				res.Accepted++
+				w.done(ri, si, i, err)
 			}
 		}
 	}
-	return dst, res
+	return w.dst, w.res
 }
 
 // spanEvent returns the drift event a span becomes and its MCP method;
@@ -278,19 +247,9 @@ func (st *decodeState) decodeSpan(e *Event, name EventName, method string, sp pt
 				in.clientVersion = v.Str()
 			}
 		}
-		a := attrByName[k]
-		if a == nil || a.Resource {
-			err = st.extra(e, k, v)
-			return err == nil
-		}
-		var dv decoded
-		if dv, err = st.value(a, v); err != nil {
-			return false
-		}
-		if a.set != nil {
-			a.set(e, dv)
-		}
-		return true
+		pv := pdataValue(v)
+		err = st.recordAttr(e, k, attrByName[k], &pv)
+		return err == nil
 	})
 	if err != nil {
 		return err
@@ -401,7 +360,8 @@ func codeString(k string, v pcommon.Value) (string, error) {
 			return strconv.FormatInt(int64(f), 10), nil
 		}
 	}
-	return "", fail(ErrWrongType, "%s: want string or int, got %s", k, describe(v))
+	pv := pdataValue(v)
+	return "", fail(ErrWrongType, "%s: want string or int, got %s", k, describe(&pv))
 }
 
 // clientInfo reads the name and version of an

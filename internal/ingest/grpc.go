@@ -2,37 +2,147 @@ package ingest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcencoding "google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
-// grpcLogs serves the OTLP/gRPC LogsService. gRPC itself decodes the
+// grpcLogs serves the OTLP/gRPC LogsService. gRPC itself receives the
 // request, decompresses gzip and refuses messages over MaxRequestBytes with
-// RESOURCE_EXHAUSTED.
+// RESOURCE_EXHAUSTED; the server's codec (grpcCodec) hands the request's
+// bytes over undecoded, and otelschema decodes them straight into events.
 type grpcLogs struct {
-	plogotlp.UnimplementedGRPCServer
 	s *Server
 }
 
-// Export implements plogotlp.GRPCServer.
-func (g *grpcLogs) Export(ctx context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
+// logsExporter is what logsServiceDesc serves.
+type logsExporter interface {
+	export(ctx context.Context, req *rawRequest) (rawResponse, error)
+}
+
+// logsServiceDesc is the OTLP LogsService (opentelemetry-proto
+// collector/logs/v1/logs_service.proto) over raw messages.
+var logsServiceDesc = grpc.ServiceDesc{
+	ServiceName: "opentelemetry.proto.collector.logs.v1.LogsService",
+	HandlerType: (*logsExporter)(nil),
+	Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: exportLogsHandler}},
+	Metadata:    "opentelemetry/proto/collector/logs/v1/logs_service.proto",
+}
+
+// exportLogsHandler is the Export method's handler: it receives the
+// request, runs the interceptors (authentication), and releases gRPC's
+// buffer once the call is answered, if export has not done it sooner.
+func exportLogsHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	req := new(rawRequest)
+	if err := dec(req); err != nil {
+		return nil, err
+	}
+	defer req.free()
+	export := func(ctx context.Context, req any) (any, error) {
+		return srv.(logsExporter).export(ctx, req.(*rawRequest))
+	}
+	if interceptor == nil {
+		return export(ctx, req)
+	}
+	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: "/opentelemetry.proto.collector.logs.v1.LogsService/Export"}
+	return interceptor(ctx, req, info, export)
+}
+
+// export serves one Export call.
+func (g *grpcLogs) export(ctx context.Context, req *rawRequest) (rawResponse, error) {
 	s := g.s
 	s.stats.requests.Add(1)
-	res, err := s.ingestLogs(ctx, req.Logs())
-	if err != nil {
-		return plogotlp.NewExportResponse(), s.grpcStatus(ctx, err)
+	res, err := s.ingestLogsProto(ctx, req.bytes(), req.free)
+	switch {
+	case errors.Is(err, errMalformed):
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	case err != nil:
+		return nil, s.grpcStatus(ctx, err)
 	}
+	out, err := logsResponse(res).MarshalProto()
+	if err != nil {
+		// The events are stored; the client may retry and send duplicates.
+		s.stats.refusedInternal.Add(1)
+		return nil, status.Error(codes.Internal, fmt.Sprintf("cannot encode response: %v", err))
+	}
+	return out, nil
+}
+
+// logsResponse is the answer to a logs export whose events are stored: a
+// partial success when records were rejected.
+func logsResponse(res otelschema.Result) plogotlp.ExportResponse {
 	resp := plogotlp.NewExportResponse()
 	if res.Rejected > 0 {
 		ps := resp.PartialSuccess()
 		ps.SetRejectedLogRecords(int64(res.Rejected))
 		ps.SetErrorMessage(res.Message())
 	}
-	return resp, nil
+	return resp
 }
+
+// rawRequest is an OTLP/gRPC request as its protobuf bytes: a reference to
+// gRPC's receive buffer, held until free.
+type rawRequest struct {
+	buf mem.Buffer
+}
+
+// bytes returns the request's bytes, valid until free.
+func (r *rawRequest) bytes() []byte {
+	if r.buf == nil {
+		return nil
+	}
+	return r.buf.ReadOnlyData()
+}
+
+// free releases gRPC's buffer; calls after the first do nothing.
+func (r *rawRequest) free() {
+	if r.buf != nil {
+		r.buf.Free()
+		r.buf = nil
+	}
+}
+
+// rawResponse is an OTLP/gRPC answer as its protobuf bytes.
+type rawResponse []byte
+
+// grpcCodec is the codec of the ingester's gRPC server: it hands a
+// rawRequest its bytes, a reference to gRPC's buffer rather than a copy
+// when the message is in one piece, and sends a rawResponse as it is. Every
+// other message (the TraceService's, health checks) goes to the codec
+// registered for protobuf.
+type grpcCodec struct {
+	proto grpcencoding.CodecV2
+}
+
+func newGRPCCodec() grpcCodec { return grpcCodec{proto: grpcencoding.GetCodecV2(proto.Name)} }
+
+func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if b, ok := v.(rawResponse); ok {
+		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	}
+	return c.proto.Marshal(v)
+}
+
+func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if r, ok := v.(*rawRequest); ok {
+		r.buf = data.MaterializeToBuffer(mem.DefaultBufferPool())
+		return nil
+	}
+	return c.proto.Unmarshal(data, v)
+}
+
+func (grpcCodec) Name() string { return proto.Name }
 
 // grpcStatus turns an ingest error into a gRPC status error; retryable ones
 // carry a RetryInfo detail, which OTLP clients honour.

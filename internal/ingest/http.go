@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
 // OTLP/HTTP paths and media types (opentelemetry-proto
@@ -80,25 +82,35 @@ type otlpMessage interface {
 	UnmarshalJSON([]byte) error
 }
 
-// serveLogs serves POST /v1/logs.
+// serveLogs serves POST /v1/logs. A protobuf body is decoded straight
+// into events (otelschema.DecodeLogsProto), JSON through pdata.
 func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
-	req := plogotlp.NewExportRequest()
-	enc, ok := s.readRequest(w, r, pathLogs, req)
+	enc, body, ok := s.readExport(w, r, pathLogs)
 	if !ok {
 		return
 	}
-	res, err := s.ingestLogs(r.Context(), req.Logs())
-	if err != nil {
+	var (
+		res otelschema.Result
+		err error
+	)
+	if enc == encodingProto {
+		res, err = s.ingestLogsProto(r.Context(), body.Bytes(), func() { s.putBody(body) })
+	} else {
+		req := plogotlp.NewExportRequest()
+		if !s.unmarshal(w, enc, body, req) {
+			return
+		}
+		res, err = s.ingestLogs(r.Context(), req.Logs())
+	}
+	switch {
+	case errors.Is(err, errMalformed):
+		s.writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, err.Error())
+		return
+	case err != nil:
 		s.writeIngestError(w, r, enc, err)
 		return
 	}
-	resp := plogotlp.NewExportResponse()
-	if res.Rejected > 0 {
-		ps := resp.PartialSuccess()
-		ps.SetRejectedLogRecords(int64(res.Rejected))
-		ps.SetErrorMessage(res.Message())
-	}
-	s.writeResponse(w, enc, resp)
+	s.writeResponse(w, enc, logsResponse(res))
 }
 
 // readRequest counts an export request to path and decodes its body into
@@ -106,18 +118,27 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 // refusal and returns false; otherwise it returns the request's encoding,
 // in which the answer is due.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, path string, req otlpMessage) (encoding, bool) {
+	enc, body, ok := s.readExport(w, r, path)
+	return enc, ok && s.unmarshal(w, enc, body, req)
+}
+
+// readExport counts an export request to path and reads its body into a
+// pooled buffer, which the caller returns with putBody. When the request
+// cannot be read it answers it, counts the refusal and returns false;
+// otherwise it returns the request's encoding, in which the answer is due.
+func (s *Server) readExport(w http.ResponseWriter, r *http.Request, path string) (encoding, *bytes.Buffer, bool) {
 	s.stats.requests.Add(1)
 	if r.Method != http.MethodPost {
 		s.stats.refusedMethod.Add(1)
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, fmt.Sprintf("method %s not allowed on %s: use POST", r.Method, path), http.StatusMethodNotAllowed)
-		return 0, false
+		return 0, nil, false
 	}
 	enc, ok := parseEncoding(r.Header.Get("Content-Type"))
 	if !ok {
 		s.stats.refusedMediaType.Add(1)
 		http.Error(w, fmt.Sprintf("unsupported content type %q: use %s or %s", r.Header.Get("Content-Type"), mediaProto, mediaJSON), http.StatusUnsupportedMediaType)
-		return 0, false
+		return 0, nil, false
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
@@ -132,8 +153,16 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, path string
 			s.stats.refusedMalformed.Add(1)
 			s.writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, err.Error())
 		}
-		return 0, false
+		return 0, nil, false
 	}
+	return enc, body, true
+}
+
+// unmarshal decodes body, in enc, into req and returns the body to the
+// pool. When body cannot be decoded it answers the request, counts the
+// refusal and returns false.
+func (s *Server) unmarshal(w http.ResponseWriter, enc encoding, body *bytes.Buffer, req otlpMessage) bool {
+	var err error
 	if enc == encodingJSON {
 		err = req.UnmarshalJSON(body.Bytes())
 	} else {
@@ -145,9 +174,9 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, path string
 	if err != nil {
 		s.stats.refusedMalformed.Add(1)
 		s.writeStatus(w, enc, http.StatusBadRequest, codes.InvalidArgument, fmt.Sprintf("cannot decode request of %d bytes: %v", n, err))
-		return 0, false
+		return false
 	}
-	return enc, true
+	return true
 }
 
 // writeIngestError answers a request whose events were not stored.

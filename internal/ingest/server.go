@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
@@ -86,8 +85,8 @@ func New(cfg Config, w store.Writer, logger *slog.Logger, opts ...Option) (*Serv
 	}
 	s.initSecurity(w, opts)
 	s.handler = s.authHTTP(s.newMux())
-	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxRequestBytes)}, s.grpcOptions()...)...)
-	plogotlp.RegisterGRPCServer(s.grpcSrv, &grpcLogs{s: s})
+	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxRequestBytes), grpc.ForceServerCodecV2(newGRPCCodec())}, s.grpcOptions()...)...)
+	s.grpcSrv.RegisterService(&logsServiceDesc, &grpcLogs{s: s})
 	ptraceotlp.RegisterGRPCServer(s.grpcSrv, &grpcTraces{s: s})
 	s.batcher = newBatcher(cfg, w, s.spool, &s.stats, logger)
 	s.seedRecent(w)
@@ -294,14 +293,39 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // durable. It returns what became of the records, and an error when the
 // events were not stored.
 func (s *Server) ingestLogs(ctx context.Context, ld plog.Logs) (otelschema.Result, error) {
-	s.stats.records.Add(uint64(ld.LogRecordCount()))
 	dst := s.getEvents()
 	events, res := s.decoder.DecodeLogs(ld, (*dst)[:0])
+	s.countLogs(res)
+	return res, s.store(ctx, dst, events)
+}
+
+// ingestLogsProto is ingestLogs for the protobuf bytes of a request, which
+// it decodes without pdata; release is called once b is decoded, before
+// the wait. When b is not a request, it counts it malformed and returns an
+// error that wraps errMalformed.
+func (s *Server) ingestLogsProto(ctx context.Context, b []byte, release func()) (otelschema.Result, error) {
+	dst := s.getEvents()
+	events, res, err := s.decoder.DecodeLogsProto(b, (*dst)[:0])
+	n := len(b)
+	// The events hold copies: b can serve another request.
+	release()
+	if err != nil {
+		s.putEvents(dst, events)
+		s.stats.refusedMalformed.Add(1)
+		return res, fmt.Errorf("%w: cannot decode request of %d bytes: %w", errMalformed, n, err)
+	}
+	s.countLogs(res)
+	return res, s.store(ctx, dst, events)
+}
+
+// countLogs counts the log records of a decoded request and what became of
+// them.
+func (s *Server) countLogs(res otelschema.Result) {
+	s.stats.records.Add(uint64(res.Accepted + res.Rejected + res.Ignored))
 	s.stats.accepted.Add(uint64(res.Accepted))
 	s.stats.rejected.Add(uint64(res.Rejected))
 	s.stats.ignored.Add(uint64(res.Ignored))
 	s.stats.countRejections(res)
-	return res, s.store(ctx, dst, events)
 }
 
 // ingestTraces decodes the MCP spans of td into events, batches them and
