@@ -478,7 +478,16 @@ func tail(s string, n int) string {
 // spools and acknowledges, then drains the spool once the store is back.
 func TestStoreOutage(t *testing.T) {
 	requireLibrary(t)
-	e := newEnv(t, "-ingest.spool.after", "200ms")
+	// stored: batches are spooled once the store fails or hangs, and
+	// written directly again once it is back; spooled: every batch is
+	// spooled, and the replayer retries its group until the store is back.
+	for _, ack := range []string{"stored", "spooled"} {
+		t.Run(ack, func(t *testing.T) { storeOutage(t, ack) })
+	}
+}
+
+func storeOutage(t *testing.T, ack string) {
+	e := newEnv(t, "-ingest.spool.after", "200ms", "-ingest.ack", ack)
 	p := e.start()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
