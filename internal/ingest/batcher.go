@@ -61,10 +61,10 @@ type batcher struct {
 	// flushing tells the replayer to stop waiting for more records: the
 	// batcher is shutting down. flushed is closed at the same time, to
 	// wake it.
-	flushing  atomic.Bool
+	flushing atomic.Bool
 	// groupBuf holds the events of the replayer's groups; only the
 	// replayer uses it.
-	groupBuf []otelschema.Event
+	groupBuf  []otelschema.Event
 	flushed   chan struct{}
 	flushOnce sync.Once
 	// spooling sends batches to the spool only: it holds records, or the
