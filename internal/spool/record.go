@@ -180,10 +180,14 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// reader decodes a payload; the first error sticks.
+// reader decodes a payload; the first error sticks. Its strings are
+// slices of whole, one copy of the payload: decoding a record allocates
+// once for its strings rather than once per field, and the events of a
+// record are written to the store together and dropped together.
 type reader struct {
-	b   []byte
-	err error
+	b     []byte
+	whole string
+	err   error
 }
 
 func (r *reader) fail(what string) {
@@ -248,11 +252,15 @@ func (r *reader) str(what string) string {
 		r.fail(what)
 		return ""
 	}
-	return string(r.bytes(int(n), what))
+	start := len(r.whole) - len(r.b)
+	if r.bytes(int(n), what) == nil {
+		return ""
+	}
+	return r.whole[start : start+int(n)]
 }
 
 func decodePayload(p []byte) (Record, error) {
-	r := &reader{b: p}
+	r := &reader{b: p, whole: string(p)}
 	if v := r.byte1("version"); r.err == nil && v != payloadVersion {
 		return Record{}, fmt.Errorf("%w: unknown version %d", errPayload, v)
 	}
