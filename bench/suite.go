@@ -534,6 +534,7 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 		res    clientResult
 		send   time.Duration
 		settle time.Duration
+		stored time.Duration
 	)
 	u, err := measure(func() error {
 		if prof != nil {
@@ -546,6 +547,12 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 		var err error
 		res, err = cl.run()
 		send = time.Since(t0)
+		if err == nil && isStore {
+			for srv.Stats().EventsStored < uint64(rs.total) && time.Since(t0) < send+settleMax && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+			stored = time.Since(t0)
+		}
 		if err == nil && isStore {
 			settle = waitIdle(ctx)
 		}
@@ -565,6 +572,7 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	}
 	ph := phaseOf(usage{CPU: u.CPU, Wall: send}, rs.total, &res)
 	ph.Settle = settle.Seconds()
+	ph.Stored = stored.Seconds()
 	switch {
 	case res.Requests != len(rs.reqs):
 		err = fmt.Errorf("%d of %d requests acknowledged", res.Requests, len(rs.reqs))
