@@ -24,9 +24,10 @@
 //
 //	e. reports the load's rate and the store's CPU per event;
 //	f. times every report over the whole week — p50 and p95 over repeated
-//	   runs, with the clock fixed at the simulated end — and, for the
-//	   rollup-served stale-usage and rejections, the same report from the
-//	   raw events in the same run, checking that both answers are equal.
+//	   runs, with the clock fixed at the simulated end — and, for every
+//	   report that has a raw fallback, the same report from the raw events
+//	   in the same run, checking that both answers are equal (the repair
+//	   times of repairs within 5%: t-digests).
 //
 // The storage suite, on the same load, reads system.parts:
 //

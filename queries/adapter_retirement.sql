@@ -5,14 +5,17 @@
 -- services, the highest privilege and the oldest session among its callers,
 -- and each caller's own figures. would_be_rejected is the what-if: the
 -- calls it normalised, which would have been rejected had it been removed.
--- The verdict is computed in Go (retirement.go). Served from the call
--- rollups and the adapters table.
+-- The verdict is computed in Go (retirement.go). The adapted calls come
+-- from adapted_*, which keeps the client; the tool's traffic from usage_*
+-- when the filter names no client, from the call rollups otherwise; the
+-- registry from the adapters table. adapter_retirement_raw.sql is the same
+-- report from events.
 WITH
 per_client AS
 (
     SELECT adapter_id, tool, client_name, client_version,
            sum(t.calls) AS calls,
-           sumIf(t.calls, t.outcome = 'normalized') AS normalized,
+           sum(t.normalized) AS normalized,
            uniqMergeState(t.sessions) AS sessions,
            groupUniqArray(t.service) AS services,
            max(t.privilege) AS max_privilege,
@@ -21,9 +24,8 @@ per_client AS
            max(t.last_seen) AS last_seen
     FROM
     (
-    {{- template "calls" .}}
+    {{- template "adapted" .}}
     ) AS t
-    WHERE t.adapter_id != ''
     GROUP BY adapter_id, tool, client_name, client_version
 ),
 used AS
@@ -49,7 +51,7 @@ traffic AS
     SELECT tool, sum(t.calls) AS tool_calls
     FROM
     (
-    {{- template "calls" .}}
+    {{- template "traffic" .}}
     ) AS t
     GROUP BY tool
 ),

@@ -246,7 +246,9 @@ func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 // TestRollupEqualsRaw checks that the rollup-served reports equal the same
 // reports computed from the raw events, over windows that exercise every
 // tier: whole days, ragged edges within the minutely retention, and edges
-// older than it (widened to the hour).
+// older than it (widened to the hour), and over filters that the coarse
+// rollups answer (none, tool, service and environment) and that only the
+// fine ones can (a client, exclusions).
 func TestRollupEqualsRaw(t *testing.T) {
 	r := runner(t)
 	c := ctx(t)
@@ -300,7 +302,29 @@ func TestRollupEqualsRaw(t *testing.T) {
 					if !reflect.DeepEqual(rj, rawRj) {
 						t.Errorf("rejections from the rollups differ from raw:\nrollup %s\n   raw %s", js(rj), js(rawRj))
 					}
-					if tenant == fixture.TenantA && w.name == "week" && fl.name == "all" && len(raw) == 0 {
+					rp, err := r.Repairs(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rawRp, err := r.RawRepairs(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(rp, rawRp) {
+						t.Errorf("repairs from the rollups differ from raw:\nrollup %s\n   raw %s", js(rp), js(rawRp))
+					}
+					ar, err := r.AdapterRetirement(c, f, retire)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rawAr, err := r.RawAdapterRetirement(c, f, retire)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(ar, rawAr) {
+						t.Errorf("adapter retirement from the rollups differs from raw:\nrollup %s\n   raw %s", js(ar), js(rawAr))
+					}
+					if tenant == fixture.TenantA && w.name == "week" && fl.name == "all" && (len(raw) == 0 || len(rawRj) == 0 || len(rawRp) == 0 || len(rawAr) == 0) {
 						t.Error("the comparison compared nothing")
 					}
 				})
@@ -399,6 +423,8 @@ func allReports(t *testing.T, r *queries.Runner, f queries.Filter) string {
 	add(r.Propagation(c, f))
 	add(r.Violations(c, f, queries.Page{}))
 	add(r.Audit(c, queries.AuditFilter{Filter: f}, queries.Page{Limit: queries.MaxPageLimit}))
+	add(r.RawRepairs(c, f))
+	add(r.RawAdapterRetirement(c, f, retire))
 	return js(out)
 }
 
@@ -481,7 +507,7 @@ func isEmptyReports(s string) bool {
 	}
 	for i, p := range parts {
 		switch i {
-		case 6: // adapters: registry rows may remain, but without calls
+		case 6, 11: // adapters: registry rows may remain, but without calls
 			var rows []queries.AdapterRow
 			if json.Unmarshal(p, &rows) != nil {
 				return false

@@ -1,6 +1,7 @@
 package queries
 
 import (
+	"context"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/store"
@@ -110,6 +111,45 @@ func ceil(t time.Time, d time.Duration) time.Time {
 		return f
 	}
 	return f.Add(d)
+}
+
+// Rollups is a family of rollup tables a report can read.
+type Rollups int
+
+// Rollup families.
+const (
+	// RollupsCoarse are the report-shaped rollups (usage_*, rejected_*,
+	// adapted_*): few rows, but usage_* has no client columns.
+	RollupsCoarse Rollups = iota
+	// RollupsFine are calls_* and repairs_*, with every dimension.
+	RollupsFine
+)
+
+func (r Rollups) String() string { return [...]string{"coarse", "fine"}[r] }
+
+// FineSuffix names the rendering of a query for RollupsFine (see New).
+const FineSuffix = "@fine"
+
+// RollupsFor returns the rollups that answer f exactly: the coarse ones
+// unless f names a client or excludes some, which only tables with the
+// client columns can filter on. Both give the same answer where both can;
+// the coarse ones read fewer rows.
+func RollupsFor(f Filter) Rollups {
+	if f.Client != "" || len(f.ExcludeClients) > 0 {
+		return RollupsFine
+	}
+	return RollupsCoarse
+}
+
+// runPlanned runs the rollup-served report query over f's resolved window,
+// rendered for the rollups that can answer f (RollupsFor).
+func (r *Runner) runPlanned(ctx context.Context, query string, f Filter, dest any) error {
+	if RollupsFor(f) == RollupsFine {
+		if _, ok := r.queries[query+FineSuffix]; ok {
+			query += FineSuffix
+		}
+	}
+	return r.run(ctx, query, r.Plan(f.From, f.To).bind(f), dest)
 }
 
 const bucketLayout = "2006-01-02 15:04:05"

@@ -108,3 +108,23 @@ func TestPlanCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestRollupsFor checks which filters the coarse rollups may answer: none
+// that names a client, since usage_* has no client columns.
+func TestRollupsFor(t *testing.T) {
+	for _, tc := range []struct {
+		f    Filter
+		want Rollups
+	}{
+		{Filter{Tenant: "a"}, RollupsCoarse},
+		{Filter{Tenant: "a", Tool: "t", Service: "s", Environment: "prod"}, RollupsCoarse},
+		{Filter{Tenant: "a", ExcludeClients: []string{}}, RollupsCoarse},
+		{Filter{Tenant: "a", Client: "cursor"}, RollupsFine},
+		{Filter{Tenant: "a", Client: "cursor@0.48.0"}, RollupsFine},
+		{Filter{Tenant: "a", ExcludeClients: []string{"ci-runner"}}, RollupsFine},
+	} {
+		if got := RollupsFor(tc.f); got != tc.want {
+			t.Errorf("RollupsFor(%+v) = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+}

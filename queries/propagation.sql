@@ -1,106 +1,101 @@
--- Notification propagation, from the raw events (a rollup cannot pair a
--- session's notification with its refresh).
+-- Notification propagation, served from propagation_events (migration
+-- 0004): the list_changed notifications, refreshes and stale calls of every
+-- session, one row each. Definitions as in propagation_raw.sql, which
+-- computes the same answer from the raw events:
 --
 -- For each tool and session notified in the window, the notification time
 -- is the earliest list_changed of the session for that tool, each taken at
--- time - notification_lag_ms (so a server's "sent" and a client's
--- "received" event agree), and the session's first refresh is its first
--- tools/list refresh (refresh_result not failed; a refresh re-lists every
--- tool) at or after it, up to the window's end. A list_changed without a
--- tool concerns every tool, and is reported under tool ''.
+-- time - lag_ms, and the session's first refresh is its first refresh that
+-- did not fail at or after it, up to the window's end. A list_changed
+-- without a tool concerns every tool, and is reported under tool ''. Stale
+-- calls (on the notified tool, any tool for tool '') are counted at or
+-- after the notification, and after_refresh at or after the first refresh.
+-- Lags are exact (interpolated) quantiles over refreshed sessions. Service
+-- and environment filter the notifications; the client filter applies to
+-- the session's client, read from any of its rows here in the window (its
+-- notifications, refreshes and stale calls: the raw query also reads its
+-- current calls, which only matters for a session whose client is named on
+-- none of those).
 --
--- Stale calls: calls of the session, on the notified tool (any tool for
--- tool ''), whose client revision is set and differs from the executing
--- revision, sent at or after the notification; after_refresh counts those
--- sent after the session had refreshed (queued calls sent with old
--- arguments). Lags are exact (interpolated) quantiles over refreshed
--- sessions. The client filter applies to the session's client, read from
--- any of its events in the window; service and environment to the
--- notifications.
+-- The pairing reads the table four times (notices, sessions, stale calls
+-- twice), each a small range of it, and joins small relations: per
+-- (session, tool) the earliest notice; per notified session its sorted
+-- refresh times and its client; per (session, tool), and per session for
+-- the notices that name no tool, the times of its stale calls. The first
+-- refresh at or after a notice and the stale calls after it are then found
+-- in those arrays.
 WITH
 notices AS
 (
-    SELECT tool,
-           if(session_id != '', session_id, run_id) AS session,
-           min(time - toIntervalMillisecond(notification_lag_ms)) AS sent
-    FROM {{.Database}}.events
-    WHERE tenant = {tenant:String}
-      AND event_name = 'mcp.drift.list_changed'
-      AND (session_id != '' OR run_id != '')
+    SELECT session, tool, min(time - toIntervalMillisecond(lag_ms)) AS sent
+    FROM {{.Database}}.propagation_events
+    WHERE tenant = {tenant:String} AND kind = 'notice'
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
       AND ({tool:String} = '' OR tool = {tool:String})
       AND ({service:String} = '' OR service = {service:String})
       AND ({environment:String} = '' OR environment = {environment:String})
-    GROUP BY tool, session
+    GROUP BY session, tool
 ),
-clients AS
+sessions AS
 (
-    SELECT if(session_id != '', session_id, run_id) AS session,
+    SELECT session,
+           arraySort(groupArrayIf(time, kind = 'refresh')) AS refreshes,
            argMax(e.client_name, e.client_name != '') AS client_name,
            argMax(e.client_version, e.client_name != '') AS client_version
-    FROM {{.Database}}.events AS e
+    FROM {{.Database}}.propagation_events AS e
     WHERE tenant = {tenant:String}
-      AND event_name IN ('mcp.drift.list_changed', 'mcp.drift.refresh', 'mcp.drift.call')
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-      AND if(session_id != '', session_id, run_id) IN (SELECT session FROM notices)
+    GROUP BY session
+    HAVING countIf(kind = 'notice') > 0
+       AND ({client:String} = '' OR client_name = {client:String}
+            OR concat(client_name, '@', client_version) = {client:String})
+       AND NOT has({exclude_clients:Array(String)}, client_name)
+       AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+),
+stale AS
+(
+    -- all_tools marks the rows of every stale call of a session, for the
+    -- notices that name no tool.
+    SELECT session, tool, false AS all_tools, groupArray(time) AS times
+    FROM {{.Database}}.propagation_events
+    WHERE tenant = {tenant:String} AND kind = 'stale_call'
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+    GROUP BY session, tool
+    UNION ALL
+    SELECT session, '' AS tool, true AS all_tools, groupArray(time) AS times
+    FROM {{.Database}}.propagation_events
+    WHERE tenant = {tenant:String} AND kind = 'stale_call'
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
     GROUP BY session
 ),
 firsts AS
 (
     SELECT n.tool AS tool, n.session AS session, n.sent AS sent,
-           countIf(r.time >= n.sent) > 0 AS refreshed,
-           minIf(r.time, r.time >= n.sent) AS refreshed_at
+           arrayExists(r -> r >= n.sent, s.refreshes) AS refreshed,
+           arrayFirst(r -> r >= n.sent, s.refreshes) AS refreshed_at
     FROM notices AS n
-    LEFT JOIN
-    (
-        SELECT if(session_id != '', session_id, run_id) AS session, time
-        FROM {{.Database}}.events
-        WHERE tenant = {tenant:String}
-          AND event_name = 'mcp.drift.refresh'
-          AND refresh_result != 'failed'
-          AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-          AND if(session_id != '', session_id, run_id) IN (SELECT session FROM notices)
-    ) AS r ON r.session = n.session
-    GROUP BY tool, session, sent
+    INNER JOIN sessions AS s ON s.session = n.session
 ),
-stale AS
+counted AS
 (
-    SELECT f.tool AS tool, f.session AS session,
-           countIf(c.time >= f.sent) AS after_notice,
-           countIf(f.refreshed AND c.time >= f.refreshed_at) AS after_refresh
+    SELECT f.tool AS tool, f.refreshed AS refreshed,
+           toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent) AS lag_ms,
+           arrayCount(t -> t >= f.sent, c.times) AS after_notice,
+           if(f.refreshed, arrayCount(t -> t >= f.refreshed_at, c.times), 0) AS after_refresh
     FROM firsts AS f
-    INNER JOIN
-    (
-        SELECT if(session_id != '', session_id, run_id) AS session, tool, time
-        FROM {{.Database}}.events
-        WHERE tenant = {tenant:String}
-          AND event_name = 'mcp.drift.call'
-          AND revision_client != '' AND revision_client != revision_server
-          AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-          AND if(session_id != '', session_id, run_id) IN (SELECT session FROM notices)
-    ) AS c ON c.session = f.session
-    WHERE f.tool = '' OR c.tool = f.tool
-    GROUP BY tool, session
+    LEFT JOIN stale AS c ON c.session = f.session AND c.tool = f.tool AND c.all_tools = (f.tool = '')
 )
 SELECT
-    f.tool AS tool,
+    tool,
     count() AS notified_sessions,
-    countIf(f.refreshed) AS refreshed_sessions,
-    countIf(NOT f.refreshed) AS never_refreshed,
-    if(countIf(f.refreshed) > 0, round(quantileExactInclusiveIf(0.5)(
-        toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent), f.refreshed), 1), NULL) AS lag_p50_ms,
-    if(countIf(f.refreshed) > 0, round(quantileExactInclusiveIf(0.95)(
-        toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent), f.refreshed), 1), NULL) AS lag_p95_ms,
-    maxIf(toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent), f.refreshed) AS lag_max_ms,
-    sum(s.after_notice) AS stale_calls_after_notice,
-    sum(s.after_refresh) AS stale_calls_after_refresh,
-    countIf(s.after_notice > 0) AS sessions_with_stale_calls
-FROM firsts AS f
-LEFT JOIN stale AS s ON s.tool = f.tool AND s.session = f.session
-LEFT JOIN clients AS cl ON cl.session = f.session
-WHERE ({client:String} = '' OR cl.client_name = {client:String}
-       OR concat(cl.client_name, '@', cl.client_version) = {client:String})
-  AND NOT has({exclude_clients:Array(String)}, cl.client_name)
-  AND NOT has({exclude_clients:Array(String)}, concat(cl.client_name, '@', cl.client_version))
-GROUP BY f.tool
-ORDER BY f.tool
+    countIf(refreshed) AS refreshed_sessions,
+    countIf(NOT refreshed) AS never_refreshed,
+    if(countIf(refreshed) > 0, round(quantileExactInclusiveIf(0.5)(lag_ms, refreshed), 1), NULL) AS lag_p50_ms,
+    if(countIf(refreshed) > 0, round(quantileExactInclusiveIf(0.95)(lag_ms, refreshed), 1), NULL) AS lag_p95_ms,
+    maxIf(lag_ms, refreshed) AS lag_max_ms,
+    sum(after_notice) AS stale_calls_after_notice,
+    sum(after_refresh) AS stale_calls_after_refresh,
+    countIf(after_notice > 0) AS sessions_with_stale_calls
+FROM counted
+GROUP BY tool
+ORDER BY tool

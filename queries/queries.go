@@ -1,16 +1,23 @@
 // Package queries holds mcpdrift's report queries: one embedded .sql file per
 // report, parameters bound by the engine, rows decoded into typed structs.
-// Only the database name is templated into the text; tiers.tmpl holds the
-// fragments that several reports share (the union of the rollup tiers and
-// the common filter), included with {{template}}.
+// Only the database name and the family of rollups (.Coarse, see Rollups)
+// are templated into the text; tiers.tmpl holds the fragments that several
+// reports share (the union of the rollup tiers and the common filter),
+// included with {{template}}.
 //
 // # Which table serves which report
 //
-//	Tools, StaleUsage, Rejections, AdapterRetirement   calls_1m / calls_1h / calls_1d
-//	Repairs                                            calls_* and repairs_1m / repairs_1h / repairs_1d
-//	Propagation, Violations                            events (raw: per-session pairing and per-call rows)
+//	Tools                                              calls_1m / calls_1h / calls_1d
+//	StaleUsage                                         usage_1h / usage_1d (+ calls_1m), or calls_* for a client filter
+//	Rejections                                         rejected_* and usage_* (or calls_*)
+//	Repairs                                            usage_* (or calls_*) and repairs_1m / repairs_1h / repairs_1d
+//	AdapterRetirement                                  adapted_*, usage_* (or calls_*) and adapters
+//	Propagation                                        propagation_events (notices, refreshes, stale calls)
+//	Violations                                         violation_candidates (candidate events, by kind)
 //	Audit                                              audit_calls
-//	RawStaleUsage, RawRejections                       events (the raw fallback of the rollup reports)
+//	RawStaleUsage, RawRejections, RawRepairs,
+//	RawAdapterRetirement                               events (the raw fallback of the rollup reports)
+//	RawPropagation, RawViolations                      events (the raw fallback of the narrow tables)
 //
 // Rollup-served reports resolve their window to whole minutes, and read
 // each part of it from the coarsest tier whose buckets fit (see Plan), so
@@ -153,11 +160,21 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 		if t, err = t.New(e.Name()).Parse(string(raw)); err != nil {
 			return nil, fmt.Errorf("cannot parse query %s: %w", e.Name(), err)
 		}
-		var b bytes.Buffer
-		if err := t.Execute(&b, map[string]string{"Database": database}); err != nil {
-			return nil, fmt.Errorf("cannot render query %s: %w", e.Name(), err)
+		// Each query is rendered for the coarse rollups and for the fine
+		// ones (see Rollups); a query whose text differs between the two
+		// gets a second entry under name + FineSuffix.
+		var sql [2]string
+		for i, coarse := range []bool{true, false} {
+			var b bytes.Buffer
+			if err := t.Execute(&b, map[string]any{"Database": database, "Coarse": coarse}); err != nil {
+				return nil, fmt.Errorf("cannot render query %s: %w", e.Name(), err)
+			}
+			sql[i] = b.String()
 		}
-		r.queries[name] = store.Query{Name: name, SQL: b.String()}
+		r.queries[name] = store.Query{Name: name, SQL: sql[0]}
+		if sql[1] != sql[0] {
+			r.queries[name+FineSuffix] = store.Query{Name: name + FineSuffix, SQL: sql[1]}
+		}
 	}
 	return r, nil
 }

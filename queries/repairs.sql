@@ -1,7 +1,10 @@
 -- Repairs per tool: the stale rejections (calls rejected_stale), the retry
 -- calls (calls with mcp.drift.retry.of) and what clients did about them
 -- (repair events by action), the success of automatic repairs, and the time
--- to repair. Served from the call and repair rollups.
+-- to repair. The call figures are served from usage_* when the filter
+-- names no client, from the call rollups otherwise ("traffic" in
+-- tiers.tmpl), the repair figures from the repair rollups; repairs_raw.sql
+-- is the same report from events.
 --
 -- automatic repairs: repair events with repair_automatic = true and action
 -- refresh_retry or model_repair; the success rate is success / (success +
@@ -12,11 +15,11 @@ WITH
 call_totals AS
 (
     SELECT tool,
-           sumIf(t.calls, t.outcome = 'rejected_stale') AS stale_rejections,
+           sum(t.calls_rejected_stale) AS stale_rejections,
            sum(t.retries) AS retry_calls
     FROM
     (
-    {{- template "calls" .}}
+    {{- template "traffic" .}}
     ) AS t
     GROUP BY tool
 ),

@@ -79,7 +79,7 @@ func (r *Runner) staleUsage(ctx context.Context, f Filter, query string) ([]Stal
 		return nil, err
 	}
 	rows := []StaleUsageRow{}
-	if err := r.run(ctx, query, r.Plan(f.From, f.To).bind(f), &rows); err != nil {
+	if err := r.runPlanned(ctx, query, f, &rows); err != nil {
 		return nil, err
 	}
 	for i := range rows {
@@ -130,7 +130,7 @@ func (r *Runner) rejections(ctx context.Context, f Filter, query string) ([]Reje
 		return nil, err
 	}
 	rows := []RejectionRow{}
-	if err := r.run(ctx, query, r.Plan(f.From, f.To).bind(f), &rows); err != nil {
+	if err := r.runPlanned(ctx, query, f, &rows); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -166,13 +166,24 @@ type RepairRow struct {
 }
 
 // Repairs reports, per tool, the stale rejections, the repairs clients made
-// and how well they worked. Served from the call and repair rollups.
+// and how well they worked. Served from the rollups (see RollupsFor).
 func (r *Runner) Repairs(ctx context.Context, f Filter) ([]RepairRow, error) {
+	return r.repairs(ctx, f, "repairs")
+}
+
+// RawRepairs is Repairs computed from the raw events over the same resolved
+// window. Its counts equal Repairs'; its repair times are t-digests of the
+// events where Repairs merges t-digest states, so they agree approximately.
+func (r *Runner) RawRepairs(ctx context.Context, f Filter) ([]RepairRow, error) {
+	return r.repairs(ctx, f, "repairs_raw")
+}
+
+func (r *Runner) repairs(ctx context.Context, f Filter, query string) ([]RepairRow, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
 	rows := []RepairRow{}
-	if err := r.run(ctx, "repairs", r.Plan(f.From, f.To).bind(f), &rows); err != nil {
+	if err := r.runPlanned(ctx, query, f, &rows); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -202,17 +213,10 @@ type PropagationRow struct {
 }
 
 // Propagation reports, per tool, how list_changed notifications propagated
-// to the notified sessions. Computed from the raw events over the window as
-// given.
+// to the notified sessions, over the window as given. Served from
+// propagation_events (see RawPropagation for the raw fallback).
 func (r *Runner) Propagation(ctx context.Context, f Filter) ([]PropagationRow, error) {
-	if err := f.validate(); err != nil {
-		return nil, err
-	}
-	rows := []PropagationRow{}
-	if err := r.run(ctx, "propagation", f.params(), &rows); err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return r.propagation(ctx, f, "propagation")
 }
 
 // Violation kinds.
@@ -251,27 +255,11 @@ type ViolationPage struct {
 	Next string         `json:"next,omitempty"`
 }
 
-// Violations lists the safety violations in the window, oldest first, one
-// page at a time. Computed from the raw events over the window as given.
+// Violations lists the safety violations in the window as given, oldest
+// first, one page at a time. Served from violation_candidates (see
+// RawViolations for the raw fallback).
 func (r *Runner) Violations(ctx context.Context, f Filter, page Page) (ViolationPage, error) {
-	if err := f.validate(); err != nil {
-		return ViolationPage{}, err
-	}
-	c, limit, err := page.resolve()
-	if err != nil {
-		return ViolationPage{}, err
-	}
-	rows := []ViolationRow{}
-	if err := r.run(ctx, "violations", c.bind(f.params(), limit+1), &rows); err != nil {
-		return ViolationPage{}, err
-	}
-	out := ViolationPage{Rows: rows}
-	if len(rows) > limit {
-		out.Rows = rows[:limit]
-		last := rows[limit-1]
-		out.Next = cursor{Time: last.Time, EventID: last.EventID, Kind: last.Kind}.encode()
-	}
-	return out, nil
+	return r.violations(ctx, f, page, "violations")
 }
 
 // AuditFilter selects audited calls: the common filter, and optionally one

@@ -133,8 +133,19 @@ type rawCaller struct {
 // AdapterRetirement reports every adapter (declared in the registry or seen
 // on calls) with its remaining use and a verdict: ready, blocked or at_risk.
 // Clients in f.ExcludeClients are left out of every figure. Served from the
-// call rollups and the adapters table.
+// rollups (see RollupsFor) and the adapters table.
 func (r *Runner) AdapterRetirement(ctx context.Context, f Filter, o RetirementOptions) ([]AdapterRow, error) {
+	return r.adapterRetirement(ctx, f, o, "adapter_retirement")
+}
+
+// RawAdapterRetirement is AdapterRetirement computed from the raw events
+// over the same resolved window: the fallback, and the reference the
+// rollups must equal.
+func (r *Runner) RawAdapterRetirement(ctx context.Context, f Filter, o RetirementOptions) ([]AdapterRow, error) {
+	return r.adapterRetirement(ctx, f, o, "adapter_retirement_raw")
+}
+
+func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOptions, query string) ([]AdapterRow, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -143,7 +154,7 @@ func (r *Runner) AdapterRetirement(ctx context.Context, f Filter, o RetirementOp
 		return nil, err
 	}
 	res := []adapterResult{}
-	if err := r.run(ctx, "adapter_retirement", r.Plan(f.From, f.To).bind(f), &res); err != nil {
+	if err := r.runPlanned(ctx, query, f, &res); err != nil {
 		return nil, err
 	}
 	now := r.now()

@@ -318,7 +318,14 @@ var retention = []struct {
 	{table: "repairs_1m", expr: "minute", maxDays: MinuteTierDays},
 	{table: "repairs_1h", expr: "hour", maxDays: HourTierDays},
 	{table: "repairs_1d", expr: "day"},
+	{table: "usage_1h", expr: "hour", maxDays: HourTierDays},
+	{table: "usage_1d", expr: "day"},
+	// Rare rows, and no daily tier: kept for the retention.
+	{table: "rejected_1h", expr: "hour"},
+	{table: "adapted_1h", expr: "hour"},
 	{table: "audit_calls", expr: "toDateTime(time)", audit: true},
+	{table: "violation_candidates", expr: "toDateTime(time)"},
+	{table: "propagation_events", expr: "toDateTime(time)"},
 }
 
 // applyRetention sets each table's TTL to the configured retention. It only
@@ -346,6 +353,8 @@ var MergeTreeTables = []string{
 	"events", "audit_calls", "adapters",
 	"calls_1m", "calls_1h", "calls_1d",
 	"repairs_1m", "repairs_1h", "repairs_1d",
+	"usage_1h", "usage_1d", "rejected_1h", "adapted_1h",
+	"violation_candidates", "propagation_events",
 }
 
 // applyDeduplicationWindow sets non_replicated_deduplication_window on every

@@ -44,6 +44,7 @@ func (s *Suite) RunAll(t *testing.T) {
 	t.Run("QueryErrorNamesQuery", s.testQueryError)
 	t.Run("EmptyBatch", s.testEmptyBatch)
 	t.Run("SessionTimeZoneIsUTC", s.testTimeZone)
+	t.Run("RetriedBatchNarrowTables", s.testRetriedBatchNarrow)
 }
 
 // testTimeZone checks that bound times are read as UTC whatever the time

@@ -568,6 +568,473 @@ GROUP BY tenant, minute, tool, revision_client, change_class, repair_action,
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=7aea8e349e287b38a027a7a3c34ce7ef7a8b65868f45467bc1e3f232a99b434b, name=rollups, version=2;
 
+DROP VIEW IF EXISTS mcpdrift.calls_1h_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1h_mv ON CLUSTER 'mcpdrift' TO mcpdrift.calls_1h_local AS
+SELECT tenant, toStartOfHour(minute) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       sum(calls) AS calls,
+       sum(side_effects) AS side_effects,
+       sum(retries) AS retries,
+       uniqMergeState(sessions) AS sessions,
+       uniqMergeState(runs) AS runs,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen,
+       max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1m_local
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+DROP VIEW IF EXISTS mcpdrift.repairs_1h_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.repairs_1h_mv ON CLUSTER 'mcpdrift' TO mcpdrift.repairs_1h_local AS
+SELECT tenant, toStartOfHour(minute) AS hour, tool, revision_client, change_class,
+       repair_action, repair_automatic, repair_result, service, environment,
+       client_name, client_version,
+       sum(repairs) AS repairs,
+       quantilesTDigestMergeState(0.5, 0.95)(duration_ms) AS duration_ms,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.repairs_1m_local
+GROUP BY tenant, hour, tool, revision_client, change_class, repair_action,
+         repair_automatic, repair_result, service, environment, client_name, client_version;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.usage_1h_local ON CLUSTER 'mcpdrift'
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    calls_current       SimpleAggregateFunction(sum, UInt64),
+    calls_normalized    SimpleAggregateFunction(sum, UInt64),
+    calls_rejected      SimpleAggregateFunction(sum, UInt64),
+    calls_rejected_stale SimpleAggregateFunction(sum, UInt64),
+    calls_removed       SimpleAggregateFunction(sum, UInt64),
+    calls_failed        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniq, String),
+    runs                AggregateFunction(uniq, String),
+    clients             AggregateFunction(uniqExact, String, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, tool, revision_client, revision_server, service, environment)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.usage_1h ON CLUSTER 'mcpdrift' AS mcpdrift.usage_1h_local
+ENGINE = Distributed('mcpdrift', mcpdrift, usage_1h_local, cityHash64(tenant, tool));
+
+CREATE TABLE IF NOT EXISTS mcpdrift.usage_1d_local ON CLUSTER 'mcpdrift'
+(
+    tenant              LowCardinality(String),
+    day                 DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    calls_current       SimpleAggregateFunction(sum, UInt64),
+    calls_normalized    SimpleAggregateFunction(sum, UInt64),
+    calls_rejected      SimpleAggregateFunction(sum, UInt64),
+    calls_rejected_stale SimpleAggregateFunction(sum, UInt64),
+    calls_removed       SimpleAggregateFunction(sum, UInt64),
+    calls_failed        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniq, String),
+    runs                AggregateFunction(uniq, String),
+    clients             AggregateFunction(uniqExact, String, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYear(day)
+ORDER BY (tenant, day, tool, revision_client, revision_server, service, environment)
+TTL day + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.usage_1d ON CLUSTER 'mcpdrift' AS mcpdrift.usage_1d_local
+ENGINE = Distributed('mcpdrift', mcpdrift, usage_1d_local, cityHash64(tenant, tool));
+
+CREATE TABLE IF NOT EXISTS mcpdrift.rejected_1h_local ON CLUSTER 'mcpdrift'
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    error_code          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    side_effects        SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniq, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, tool, revision_client, revision_server, outcome, error_code,
+          service, environment, client_name, client_version)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.rejected_1h ON CLUSTER 'mcpdrift' AS mcpdrift.rejected_1h_local
+ENGINE = Distributed('mcpdrift', mcpdrift, rejected_1h_local, cityHash64(tenant, tool));
+
+CREATE TABLE IF NOT EXISTS mcpdrift.adapted_1h_local ON CLUSTER 'mcpdrift'
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    adapter_id          LowCardinality(String),
+    tool                LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    normalized          SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniq, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.adapted_1h ON CLUSTER 'mcpdrift' AS mcpdrift.adapted_1h_local
+ENGINE = Distributed('mcpdrift', mcpdrift, adapted_1h_local, cityHash64(tenant, tool));
+
+INSERT INTO mcpdrift.usage_1h
+SELECT tenant, hour, tool, revision_client, revision_server, service, environment,
+       sum(calls), sumIf(calls, outcome = 'current'), sumIf(calls, outcome = 'normalized'),
+       sumIf(calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')),
+       sumIf(calls, outcome = 'rejected_stale'), sumIf(calls, outcome = 'removed'),
+       sumIf(calls, outcome = 'failed'), sum(retries),
+       uniqMergeState(sessions), uniqMergeState(runs),
+       uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != ''),
+       min(first_seen), max(last_seen)
+FROM mcpdrift.calls_1h
+WHERE (SELECT count() FROM mcpdrift.usage_1h) = 0
+GROUP BY tenant, hour, tool, revision_client, revision_server, service, environment;
+
+INSERT INTO mcpdrift.usage_1d
+SELECT tenant, day, tool, revision_client, revision_server, service, environment,
+       sum(calls), sumIf(calls, outcome = 'current'), sumIf(calls, outcome = 'normalized'),
+       sumIf(calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')),
+       sumIf(calls, outcome = 'rejected_stale'), sumIf(calls, outcome = 'removed'),
+       sumIf(calls, outcome = 'failed'), sum(retries),
+       uniqMergeState(sessions), uniqMergeState(runs),
+       uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != ''),
+       min(first_seen), max(last_seen)
+FROM mcpdrift.calls_1d
+WHERE (SELECT count() FROM mcpdrift.usage_1d) = 0
+GROUP BY tenant, day, tool, revision_client, revision_server, service, environment;
+
+INSERT INTO mcpdrift.rejected_1h
+SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+       environment, client_name, client_version,
+       sum(calls), sum(side_effects), uniqMergeState(sessions), min(first_seen), max(last_seen)
+FROM
+(
+    SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+           environment, client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
+    FROM mcpdrift.calls_1h
+    WHERE hour >= toStartOfDay(now('UTC') - INTERVAL 90 DAY + INTERVAL 1 HOUR) + INTERVAL 1 DAY
+    UNION ALL
+    SELECT tenant, day AS hour, tool, revision_client, revision_server, outcome, error_code, service,
+           environment, client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
+    FROM mcpdrift.calls_1d
+    WHERE day < toStartOfDay(now('UTC') - INTERVAL 90 DAY + INTERVAL 1 HOUR) + INTERVAL 1 DAY
+)
+WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+  AND (SELECT count() FROM mcpdrift.rejected_1h) = 0
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+         environment, client_name, client_version;
+
+INSERT INTO mcpdrift.adapted_1h
+SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       sum(calls), sumIf(calls, outcome = 'normalized'), uniqMergeState(sessions),
+       min(first_seen), max(last_seen), max(max_session_age_s)
+FROM
+(
+    SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version,
+           privilege, outcome, calls, sessions, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1h
+    WHERE hour >= toStartOfDay(now('UTC') - INTERVAL 90 DAY + INTERVAL 1 HOUR) + INTERVAL 1 DAY
+    UNION ALL
+    SELECT tenant, day AS hour, adapter_id, tool, service, environment, client_name, client_version,
+           privilege, outcome, calls, sessions, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1d
+    WHERE day < toStartOfDay(now('UTC') - INTERVAL 90 DAY + INTERVAL 1 HOUR) + INTERVAL 1 DAY
+)
+WHERE adapter_id != ''
+  AND (SELECT count() FROM mcpdrift.adapted_1h) = 0
+GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.usage_1h_mv ON CLUSTER 'mcpdrift' TO mcpdrift.usage_1h_local AS
+SELECT tenant, hour, tool, revision_client, revision_server, service, environment,
+       sum(c.calls) AS calls,
+       sumIf(c.calls, outcome = 'current') AS calls_current,
+       sumIf(c.calls, outcome = 'normalized') AS calls_normalized,
+       sumIf(c.calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
+       sumIf(c.calls, outcome = 'rejected_stale') AS calls_rejected_stale,
+       sumIf(c.calls, outcome = 'removed') AS calls_removed,
+       sumIf(c.calls, outcome = 'failed') AS calls_failed,
+       sum(retries) AS retries,
+       uniqMergeState(sessions) AS sessions,
+       uniqMergeState(runs) AS runs,
+       uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.calls_1h_local AS c
+GROUP BY tenant, hour, tool, revision_client, revision_server, service, environment;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.usage_1d_mv ON CLUSTER 'mcpdrift' TO mcpdrift.usage_1d_local AS
+SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server,
+       service, environment,
+       sum(calls) AS calls,
+       sum(calls_current) AS calls_current,
+       sum(calls_normalized) AS calls_normalized,
+       sum(calls_rejected) AS calls_rejected,
+       sum(calls_rejected_stale) AS calls_rejected_stale,
+       sum(calls_removed) AS calls_removed,
+       sum(calls_failed) AS calls_failed,
+       sum(retries) AS retries,
+       uniqMergeState(sessions) AS sessions,
+       uniqMergeState(runs) AS runs,
+       uniqExactMergeState(clients) AS clients,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.usage_1h_local
+GROUP BY tenant, day, tool, revision_client, revision_server, service, environment;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.rejected_1h_mv ON CLUSTER 'mcpdrift' TO mcpdrift.rejected_1h_local AS
+SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+       environment, client_name, client_version,
+       sum(calls) AS calls,
+       sum(side_effects) AS side_effects,
+       uniqMergeState(sessions) AS sessions,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.calls_1h_local
+WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+         environment, client_name, client_version;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapted_1h_mv ON CLUSTER 'mcpdrift' TO mcpdrift.adapted_1h_local AS
+SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       sum(c.calls) AS calls,
+       sumIf(c.calls, outcome = 'normalized') AS normalized,
+       uniqMergeState(sessions) AS sessions,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen,
+       max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1h_local AS c
+WHERE adapter_id != ''
+GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=f3582cbeaaad3e12204d9b4901dbe4ac8723ed84b4c9eda3220064d328d313aa, name=report_rollups, version=3;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.violation_candidates_local ON CLUSTER 'mcpdrift'
+(
+    tenant             LowCardinality(String),
+    time               DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
+    event_id           UInt64 CODEC(ZSTD(1)),
+    kind               LowCardinality(String),
+    tool               LowCardinality(String),
+    session_id         String CODEC(ZSTD(1)),
+    run_id             String CODEC(ZSTD(1)),
+    request_id         String CODEC(ZSTD(1)),
+    client_name        LowCardinality(String),
+    client_version     LowCardinality(String),
+    revision_client    LowCardinality(String),
+    revision_server    LowCardinality(String),
+    revision_validated LowCardinality(String),
+    change_class       Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    outcome            Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id         LowCardinality(String),
+    service            LowCardinality(String),
+    service_version    LowCardinality(String),
+    environment        LowCardinality(String),
+    detail             String CODEC(ZSTD(1))
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYYYYMM(time)
+ORDER BY (tenant, time, event_id, kind)
+TTL toDateTime(time) + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.violation_candidates ON CLUSTER 'mcpdrift' AS mcpdrift.violation_candidates_local
+ENGINE = Distributed('mcpdrift', mcpdrift, violation_candidates_local, cityHash64(tenant, tool));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.violations_side_effect_mv ON CLUSTER 'mcpdrift' TO mcpdrift.violation_candidates_local AS
+SELECT tenant, time, event_id, 'side_effect_rejected' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat(toString(outcome),
+              if(error_code != '', concat(' with ', error_code), ''),
+              ' after its side effect had started',
+              if(external_target != '', concat(' on ', external_target), ''),
+              if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), '')) AS detail
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+  AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+  AND side_effect_started;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.violations_mixed_revision_mv ON CLUSTER 'mcpdrift' TO mcpdrift.violation_candidates_local AS
+SELECT tenant, time, event_id, 'mixed_revision' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat('validated under revision ', revision_validated,
+              ', executed under revision ', revision_server) AS detail
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+  AND revision_validated != '' AND revision_validated != revision_server;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.violations_removed_tool_mv ON CLUSTER 'mcpdrift' TO mcpdrift.violation_candidates_local AS
+SELECT tenant, time, event_id, 'removed_tool_success' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat(toString(outcome), ' call to a removed ',
+              if(change_class = 'removal', 'revision (change class removal)',
+                 concat('tool through removal adapter ', adapter_id))) AS detail
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+  AND outcome IN ('current', 'normalized')
+  AND (change_class = 'removal' OR adapter_id != '');
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.violations_retry_mv ON CLUSTER 'mcpdrift' TO mcpdrift.violation_candidates_local AS
+SELECT tenant, time, event_id, 'retry_across_change' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       if(event_name = 'mcp.drift.call',
+          concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ',
+                 toString(change_class)),
+          concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ',
+                 toString(change_class))) AS detail
+FROM mcpdrift.events_local
+WHERE ((event_name = 'mcp.drift.call' AND retry_of != '')
+       OR (event_name = 'mcp.drift.repair' AND repair_action = 'refresh_retry'))
+  AND repair_automatic
+  AND change_class IN ('semantic', 'authority');
+
+CREATE TABLE IF NOT EXISTS mcpdrift.propagation_events_local ON CLUSTER 'mcpdrift'
+(
+    tenant         LowCardinality(String),
+    kind           Enum8('notice' = 1, 'refresh' = 2, 'refresh_failed' = 3, 'stale_call' = 4),
+    session        String CODEC(ZSTD(1)),
+    tool           LowCardinality(String),
+    time           DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
+    lag_ms         Int64 CODEC(T64, ZSTD(1)),
+    service        LowCardinality(String),
+    environment    LowCardinality(String),
+    client_name    LowCardinality(String),
+    client_version LowCardinality(String)
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYYYYMM(time)
+ORDER BY (tenant, kind, time)
+TTL toDateTime(time) + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.propagation_events ON CLUSTER 'mcpdrift' AS mcpdrift.propagation_events_local
+ENGINE = Distributed('mcpdrift', mcpdrift, propagation_events_local, cityHash64(tenant, tool));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.propagation_events_mv ON CLUSTER 'mcpdrift' TO mcpdrift.propagation_events_local AS
+SELECT tenant,
+       multiIf(event_name = 'mcp.drift.list_changed', 'notice',
+               event_name = 'mcp.drift.call', 'stale_call',
+               refresh_result != 'failed', 'refresh', 'refresh_failed') AS kind,
+       if(session_id != '', session_id, run_id) AS session,
+       tool, time,
+       if(event_name = 'mcp.drift.list_changed', notification_lag_ms, 0) AS lag_ms,
+       service, environment, client_name, client_version
+FROM mcpdrift.events_local
+WHERE (session_id != '' OR run_id != '')
+  AND (event_name IN ('mcp.drift.list_changed', 'mcp.drift.refresh')
+       OR (event_name = 'mcp.drift.call' AND revision_client != '' AND revision_client != revision_server));
+
+INSERT INTO mcpdrift.violation_candidates
+SELECT tenant, time, event_id, 'side_effect_rejected' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat(toString(outcome),
+              if(error_code != '', concat(' with ', error_code), ''),
+              ' after its side effect had started',
+              if(external_target != '', concat(' on ', external_target), ''),
+              if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), '')) AS detail
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+  AND side_effect_started
+  AND (SELECT count() FROM mcpdrift.violation_candidates) = 0
+UNION ALL
+SELECT tenant, time, event_id, 'mixed_revision' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat('validated under revision ', revision_validated,
+              ', executed under revision ', revision_server) AS detail
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND revision_validated != '' AND revision_validated != revision_server
+  AND (SELECT count() FROM mcpdrift.violation_candidates) = 0
+UNION ALL
+SELECT tenant, time, event_id, 'removed_tool_success' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat(toString(outcome), ' call to a removed ',
+              if(change_class = 'removal', 'revision (change class removal)',
+                 concat('tool through removal adapter ', adapter_id))) AS detail
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND outcome IN ('current', 'normalized')
+  AND (change_class = 'removal' OR adapter_id != '')
+  AND (SELECT count() FROM mcpdrift.violation_candidates) = 0
+UNION ALL
+SELECT tenant, time, event_id, 'retry_across_change' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       if(event_name = 'mcp.drift.call',
+          concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ',
+                 toString(change_class)),
+          concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ',
+                 toString(change_class))) AS detail
+FROM mcpdrift.events
+WHERE ((event_name = 'mcp.drift.call' AND retry_of != '')
+       OR (event_name = 'mcp.drift.repair' AND repair_action = 'refresh_retry'))
+  AND repair_automatic
+  AND change_class IN ('semantic', 'authority')
+  AND (SELECT count() FROM mcpdrift.violation_candidates) = 0;
+
+INSERT INTO mcpdrift.propagation_events
+SELECT tenant,
+       multiIf(event_name = 'mcp.drift.list_changed', 'notice',
+               event_name = 'mcp.drift.call', 'stale_call',
+               refresh_result != 'failed', 'refresh', 'refresh_failed') AS kind,
+       if(session_id != '', session_id, run_id) AS session,
+       tool, time,
+       if(event_name = 'mcp.drift.list_changed', notification_lag_ms, 0) AS lag_ms,
+       service, environment, client_name, client_version
+FROM mcpdrift.events
+WHERE (session_id != '' OR run_id != '')
+  AND (event_name IN ('mcp.drift.list_changed', 'mcp.drift.refresh')
+       OR (event_name = 'mcp.drift.call' AND revision_client != '' AND revision_client != revision_server))
+  AND (SELECT count() FROM mcpdrift.propagation_events) = 0;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=40748c02dbaf23f47e9c17e5de13cce53391c521ccee59296b55ab39207044b0, name=report_tables, version=4;
+
 ALTER TABLE mcpdrift.events_in_local ON CLUSTER 'mcpdrift'
     MODIFY COLUMN tenant String,
     MODIFY COLUMN service String,
@@ -637,4 +1104,16 @@ ALTER TABLE mcpdrift.repairs_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + IN
 
 ALTER TABLE mcpdrift.repairs_1d_local ON CLUSTER 'mcpdrift' MODIFY TTL day + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
+ALTER TABLE mcpdrift.usage_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.usage_1d_local ON CLUSTER 'mcpdrift' MODIFY TTL day + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.rejected_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.adapted_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
 ALTER TABLE mcpdrift.audit_calls_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.violation_candidates_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.propagation_events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;

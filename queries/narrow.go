@@ -1,0 +1,55 @@
+package queries
+
+import "context"
+
+// The propagation and violations reports pair or list single events, which
+// no bucketed rollup can serve: they read narrow tables that views fill
+// with the few events each report can use (propagation_events,
+// violation_candidates; migration 0004), and apply the window and filters at
+// query time, so that they answer exactly what their raw twins
+// (propagation_raw.sql, violations_raw.sql) compute from the events table.
+
+// RawPropagation is Propagation computed from the raw events: the fallback,
+// and the reference the narrow table must equal.
+func (r *Runner) RawPropagation(ctx context.Context, f Filter) ([]PropagationRow, error) {
+	return r.propagation(ctx, f, "propagation_raw")
+}
+
+func (r *Runner) propagation(ctx context.Context, f Filter, query string) ([]PropagationRow, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	rows := []PropagationRow{}
+	if err := r.run(ctx, query, f.params(), &rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// RawViolations is Violations computed from the raw events, with the same
+// pages and cursors: the fallback, and the reference the narrow table must
+// equal.
+func (r *Runner) RawViolations(ctx context.Context, f Filter, page Page) (ViolationPage, error) {
+	return r.violations(ctx, f, page, "violations_raw")
+}
+
+func (r *Runner) violations(ctx context.Context, f Filter, page Page, query string) (ViolationPage, error) {
+	if err := f.validate(); err != nil {
+		return ViolationPage{}, err
+	}
+	c, limit, err := page.resolve()
+	if err != nil {
+		return ViolationPage{}, err
+	}
+	rows := []ViolationRow{}
+	if err := r.run(ctx, query, c.bind(f.params(), limit+1), &rows); err != nil {
+		return ViolationPage{}, err
+	}
+	out := ViolationPage{Rows: rows}
+	if len(rows) > limit {
+		out.Rows = rows[:limit]
+		last := rows[limit-1]
+		out.Next = cursor{Time: last.Time, EventID: last.EventID, Kind: last.Kind}.encode()
+	}
+	return out, nil
+}

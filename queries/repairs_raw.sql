@@ -1,0 +1,55 @@
+-- Repairs computed from the raw events: the reference for repairs.sql.
+-- Same columns, same definitions; the time to repair is a t-digest over
+-- the events here and a merge of t-digest states there, so the two agree
+-- on every count and approximately on the quantiles.
+WITH
+call_totals AS
+(
+    SELECT tool,
+           countIf(outcome = 'rejected_stale') AS stale_rejections,
+           countIf(retry_of != '') AS retry_calls
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String}
+      AND event_name = 'mcp.drift.call'
+      {{- template "raw_filter"}}
+    GROUP BY tool
+),
+repair_totals AS
+(
+    SELECT tool,
+           countIf(repair_action = 'refresh_retry') AS refresh_retries,
+           countIf(repair_action = 'model_repair') AS model_repairs,
+           countIf(repair_action = 'human_approval') AS human_approvals,
+           countIf(repair_action = 'human_approval' AND repair_result = 'failure') AS human_approvals_denied,
+           countIf(repair_action = 'abandon') AS abandons,
+           countIf(repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
+           countIf(repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
+           countIf(repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
+           quantilesTDigestIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0 AND repair_result = 'success') AS repair_ms
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String}
+      AND event_name = 'mcp.drift.repair'
+      {{- template "raw_filter"}}
+    GROUP BY tool
+)
+SELECT
+    tool,
+    stale_rejections,
+    retry_calls,
+    if(stale_rejections > 0, retry_calls / stale_rejections, 0) AS amplification,
+    refresh_retries,
+    model_repairs,
+    human_approvals,
+    human_approvals_denied,
+    abandons,
+    automatic_repairs,
+    automatic_succeeded,
+    automatic_failed,
+    if(automatic_succeeded + automatic_failed > 0,
+       automatic_succeeded / (automatic_succeeded + automatic_failed), 0) AS automatic_success_rate,
+    if(empty(repair_ms) OR isNaN(repair_ms[1]), NULL, round(repair_ms[1], 1)) AS repair_p50_ms,
+    if(empty(repair_ms) OR isNaN(repair_ms[2]), NULL, round(repair_ms[2], 1)) AS repair_p95_ms
+FROM call_totals
+FULL OUTER JOIN repair_totals USING (tool)
+WHERE stale_rejections > 0 OR retry_calls > 0 OR refresh_retries + model_repairs + human_approvals + abandons > 0
+ORDER BY tool

@@ -1,0 +1,199 @@
+-- Adapter retirement: every adapter of the registry (its latest declaration
+-- before the window's end) and every adapter id seen on calls in the window,
+-- with its use by the clients the filter keeps: calls, the share of its
+-- tool's traffic, first and last seen, distinct sessions, clients and
+-- services, the highest privilege and the oldest session among its callers,
+-- and each caller's own figures. would_be_rejected is the what-if: the
+-- calls it normalised, which would have been rejected had it been removed.
+-- The verdict is computed in Go (retirement.go). The adapted calls come
+-- from adapted_*, which keeps the client; the tool's traffic from usage_*
+-- when the filter names no client, from the call rollups otherwise; the
+-- registry from the adapters table. adapter_retirement_raw.sql is the same
+-- report from events.
+WITH
+per_client AS
+(
+    SELECT adapter_id, tool, client_name, client_version,
+           sum(t.calls) AS calls,
+           sum(t.normalized) AS normalized,
+           uniqMergeState(t.sessions) AS sessions,
+           groupUniqArray(t.service) AS services,
+           max(t.privilege) AS max_privilege,
+           max(t.max_session_age_s) AS max_session_age_s,
+           min(t.first_seen) AS first_seen,
+           max(t.last_seen) AS last_seen
+    FROM
+    (
+    SELECT minute AS bucket, adapter_id, tool, service, environment, client_name, client_version, privilege,
+           sum(calls) AS calls, sumIf(m.calls, outcome = 'normalized') AS normalized,
+           uniqMergeState(sessions) AS sessions, min(first_seen) AS first_seen, max(last_seen) AS last_seen,
+           max(max_session_age_s) AS max_session_age_s
+    FROM mcpdrift.calls_1m AS m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND adapter_id != ''
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY bucket, adapter_id, tool, service, environment, client_name, client_version, privilege
+    UNION ALL
+    SELECT hour AS bucket, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       calls, normalized, sessions, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.adapted_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       calls, normalized, sessions, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.adapted_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {d_lo:DateTime('UTC')} AND hour < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS t
+    GROUP BY adapter_id, tool, client_name, client_version
+),
+used AS
+(
+    SELECT adapter_id,
+           argMax(p.tool, p.calls) AS tool,
+           sum(p.calls) AS calls,
+           sum(p.normalized) AS normalized,
+           uniqMerge(p.sessions) AS sessions,
+           countIf(p.client_name != '' OR p.client_version != '') AS clients,
+           arraySort(arrayFilter(s -> s != '', groupUniqArrayArray(p.services))) AS service_names,
+           max(p.max_privilege) AS max_privilege,
+           max(p.max_session_age_s) AS max_session_age_s,
+           min(p.first_seen) AS first_seen,
+           max(p.last_seen) AS last_seen,
+           groupArray(CAST((p.client_name, p.client_version, p.calls, p.max_session_age_s, toString(p.max_privilege)),
+                           'Tuple(name String, version String, calls UInt64, max_session_age_s Int64, max_privilege String)')) AS callers
+    FROM per_client AS p
+    GROUP BY adapter_id
+),
+traffic AS
+(
+    SELECT tool, sum(t.calls) AS tool_calls
+    FROM
+    (
+    SELECT m.bucket AS bucket, tool, revision_client, revision_server, service, environment,
+           client_name, client_version, m.calls AS calls,
+           if(outcome = 'current', m.calls, 0) AS calls_current,
+           if(outcome = 'normalized', m.calls, 0) AS calls_normalized,
+           if(outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid'), m.calls, 0) AS calls_rejected,
+           if(outcome = 'rejected_stale', m.calls, 0) AS calls_rejected_stale,
+           if(outcome = 'removed', m.calls, 0) AS calls_removed,
+           if(outcome = 'failed', m.calls, 0) AS calls_failed,
+           retries, sessions, runs, first_seen, last_seen
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1d
+    WHERE tenant = {tenant:String}
+      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS m
+    ) AS t
+    GROUP BY tool
+),
+registry AS
+(
+    SELECT adapter_id,
+           argMax(a.tool, a.declared_at) AS tool,
+           argMax(a.revision_from, a.declared_at) AS revision_from,
+           argMax(a.revision_to, a.declared_at) AS revision_to,
+           argMax(toString(a.change_class), a.declared_at) AS change_class,
+           argMax(a.window_end, a.declared_at) AS window_end,
+           argMax(a.service, a.declared_at) AS declared_service,
+           argMax(a.environment, a.declared_at) AS declared_environment
+    FROM mcpdrift.adapters AS a
+    WHERE tenant = {tenant:String}
+      AND declared_at < {to:DateTime64(9, 'UTC')}
+    GROUP BY adapter_id
+    HAVING ({tool:String} = '' OR tool = {tool:String})
+       AND ({service:String} = '' OR declared_service = {service:String})
+       AND ({environment:String} = '' OR declared_environment = {environment:String})
+)
+SELECT
+    if(r.adapter_id != '', r.adapter_id, u.adapter_id) AS adapter_id,
+    if(r.adapter_id != '', r.tool, u.tool) AS tool,
+    toBool(r.adapter_id != '') AS registered,
+    r.revision_from AS revision_from,
+    r.revision_to AS revision_to,
+    r.change_class AS change_class,
+    nullIf(r.window_end, toDateTime(0, 'UTC')) AS window_end,
+    u.calls AS calls,
+    u.normalized AS would_be_rejected,
+    t.tool_calls AS tool_calls,
+    if(t.tool_calls > 0, u.calls / t.tool_calls, 0) AS share,
+    if(u.calls > 0, u.first_seen, NULL) AS first_seen,
+    if(u.calls > 0, u.last_seen, NULL) AS last_seen,
+    u.sessions AS sessions,
+    u.clients AS clients,
+    length(u.service_names) AS services,
+    u.service_names AS service_names,
+    if(u.calls > 0, toString(u.max_privilege), '') AS max_privilege,
+    u.max_session_age_s AS max_session_age_s,
+    u.callers AS callers_raw
+FROM registry AS r
+FULL OUTER JOIN used AS u ON u.adapter_id = r.adapter_id
+LEFT JOIN traffic AS t ON t.tool = if(r.adapter_id != '', r.tool, u.tool)
+ORDER BY adapter_id

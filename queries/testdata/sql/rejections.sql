@@ -1,0 +1,132 @@
+-- Rejections by tool, revisions, outcome, error code and client: how many,
+-- the rejection rate (rejected calls of the group / all calls of the tool in
+-- the window, under the same filter), and the rejected calls whose side
+-- effect had already started (safety violations: Violations lists them one
+-- by one). The rejected calls come from rejected_*, which keeps the client;
+-- the tool's calls from usage_* when the filter names no client, from the
+-- call rollups otherwise. rejections_raw.sql is the same report from
+-- events.
+WITH
+traffic_by_tool AS
+(
+    SELECT tool, sum(t.calls) AS tool_calls
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, service, environment,
+           sum(m.calls) AS calls,
+           sumIf(m.calls, outcome = 'current') AS calls_current,
+           sumIf(m.calls, outcome = 'normalized') AS calls_normalized,
+           sumIf(m.calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
+           sumIf(m.calls, outcome = 'rejected_stale') AS calls_rejected_stale,
+           sumIf(m.calls, outcome = 'removed') AS calls_removed,
+           sumIf(m.calls, outcome = 'failed') AS calls_failed,
+           sum(retries) AS retries,
+           uniqMergeState(sessions) AS sessions, uniqMergeState(runs) AS runs,
+           uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
+           min(first_seen) AS first_seen, max(last_seen) AS last_seen
+    FROM mcpdrift.calls_1m AS m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    GROUP BY bucket, tool, revision_client, revision_server, service, environment
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
+       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
+       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    FROM mcpdrift.usage_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
+       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
+       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    FROM mcpdrift.usage_1d
+    WHERE tenant = {tenant:String}
+      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    ) AS t
+    GROUP BY tool
+)
+SELECT
+    r.tool AS tool,
+    r.revision_client AS revision_client,
+    r.revision_server AS revision_server,
+    toString(r.outcome) AS outcome,
+    r.error_code AS error_code,
+    r.client_name AS client_name,
+    r.client_version AS client_version,
+    r.rejected AS rejected,
+    c.tool_calls AS tool_calls,
+    r.rejected / c.tool_calls AS rejection_rate,
+    r.side_effect_violations AS side_effect_violations,
+    r.sessions AS sessions,
+    r.first_seen AS first_seen,
+    r.last_seen AS last_seen
+FROM
+(
+    SELECT
+        tool, revision_client, revision_server, outcome, error_code, client_name, client_version,
+        sum(t.calls) AS rejected,
+        sum(t.side_effects) AS side_effect_violations,
+        uniqMerge(t.sessions) AS sessions,
+        min(t.first_seen) AS first_seen,
+        max(t.last_seen) AS last_seen
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, error_code,
+       client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
+    FROM mcpdrift.calls_1m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, error_code,
+       client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
+    FROM mcpdrift.rejected_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, error_code,
+       client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
+    FROM mcpdrift.rejected_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {d_lo:DateTime('UTC')} AND hour < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS t
+    GROUP BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version
+) AS r
+INNER JOIN traffic_by_tool AS c ON c.tool = r.tool
+ORDER BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version

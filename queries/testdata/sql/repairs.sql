@@ -1,0 +1,148 @@
+-- Repairs per tool: the stale rejections (calls rejected_stale), the retry
+-- calls (calls with mcp.drift.retry.of) and what clients did about them
+-- (repair events by action), the success of automatic repairs, and the time
+-- to repair. The call figures are served from usage_* when the filter
+-- names no client, from the call rollups otherwise ("traffic" in
+-- tiers.tmpl), the repair figures from the repair rollups; repairs_raw.sql
+-- is the same report from events.
+--
+-- automatic repairs: repair events with repair_automatic = true and action
+-- refresh_retry or model_repair; the success rate is success / (success +
+-- failure) among them. amplification: retry calls per stale rejection. Time
+-- to repair: a t-digest median and p95 of mcp.drift.repair.duration_ms over
+-- the successful repairs that report one (approximate; null when none).
+WITH
+call_totals AS
+(
+    SELECT tool,
+           sum(t.calls_rejected_stale) AS stale_rejections,
+           sum(t.retries) AS retry_calls
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, service, environment,
+           sum(m.calls) AS calls,
+           sumIf(m.calls, outcome = 'current') AS calls_current,
+           sumIf(m.calls, outcome = 'normalized') AS calls_normalized,
+           sumIf(m.calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
+           sumIf(m.calls, outcome = 'rejected_stale') AS calls_rejected_stale,
+           sumIf(m.calls, outcome = 'removed') AS calls_removed,
+           sumIf(m.calls, outcome = 'failed') AS calls_failed,
+           sum(retries) AS retries,
+           uniqMergeState(sessions) AS sessions, uniqMergeState(runs) AS runs,
+           uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
+           min(first_seen) AS first_seen, max(last_seen) AS last_seen
+    FROM mcpdrift.calls_1m AS m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    GROUP BY bucket, tool, revision_client, revision_server, service, environment
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
+       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
+       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    FROM mcpdrift.usage_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
+       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
+       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    FROM mcpdrift.usage_1d
+    WHERE tenant = {tenant:String}
+      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    ) AS t
+    GROUP BY tool
+),
+repair_totals AS
+(
+    SELECT tool,
+           sumIf(t.repairs, repair_action = 'refresh_retry') AS refresh_retries,
+           sumIf(t.repairs, repair_action = 'model_repair') AS model_repairs,
+           sumIf(t.repairs, repair_action = 'human_approval') AS human_approvals,
+           sumIf(t.repairs, repair_action = 'human_approval' AND repair_result = 'failure') AS human_approvals_denied,
+           sumIf(t.repairs, repair_action = 'abandon') AS abandons,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success') AS repair_ms
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+       repair_result, service, environment, client_name, client_version, repairs, duration_ms,
+       first_seen, last_seen
+    FROM mcpdrift.repairs_1m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+       repair_result, service, environment, client_name, client_version, repairs, duration_ms,
+       first_seen, last_seen
+    FROM mcpdrift.repairs_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+       repair_result, service, environment, client_name, client_version, repairs, duration_ms,
+       first_seen, last_seen
+    FROM mcpdrift.repairs_1d
+    WHERE tenant = {tenant:String}
+      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS t
+    GROUP BY tool
+)
+SELECT
+    tool,
+    stale_rejections,
+    retry_calls,
+    if(stale_rejections > 0, retry_calls / stale_rejections, 0) AS amplification,
+    refresh_retries,
+    model_repairs,
+    human_approvals,
+    human_approvals_denied,
+    abandons,
+    automatic_repairs,
+    automatic_succeeded,
+    automatic_failed,
+    if(automatic_succeeded + automatic_failed > 0,
+       automatic_succeeded / (automatic_succeeded + automatic_failed), 0) AS automatic_success_rate,
+    if(empty(repair_ms) OR isNaN(repair_ms[1]), NULL, round(repair_ms[1], 1)) AS repair_p50_ms,
+    if(empty(repair_ms) OR isNaN(repair_ms[2]), NULL, round(repair_ms[2], 1)) AS repair_p95_ms
+FROM call_totals
+FULL OUTER JOIN repair_totals USING (tool)
+WHERE stale_rejections > 0 OR retry_calls > 0 OR refresh_retries + model_repairs + human_approvals + abandons > 0
+ORDER BY tool

@@ -1,0 +1,76 @@
+-- Stale-revision usage: per tool × client revision × server revision, the
+-- calls and what became of them, who made them, when, and the trend
+-- (calls in the second half of the window against the first). Served from
+-- usage_* when the filter names no client, from the call rollups otherwise
+-- ("traffic" in tiers.tmpl); stale_usage_raw.sql is the same report from
+-- events.
+--
+-- rejected counts the three rejected_* outcomes; removed and failed are
+-- counted apart. clients counts distinct name@version pairs (exact: a
+-- uniqExact state in usage_*, the client columns in calls_*); sessions and
+-- runs merge uniq states.
+SELECT
+    tool,
+    revision_client,
+    revision_server,
+    toBool(revision_client != '' AND revision_client != revision_server) AS stale,
+    sum(t.calls) AS calls,
+    sum(t.calls_current) AS current,
+    sum(t.calls_normalized) AS normalized,
+    sum(t.calls_rejected) AS rejected,
+    sum(t.calls_removed) AS removed,
+    sum(t.calls_failed) AS failed,
+    uniqMerge(t.sessions) AS sessions,
+    uniqMerge(t.runs) AS runs,
+    uniqExactMerge(t.clients) AS clients,
+    min(t.first_seen) AS first_seen,
+    max(t.last_seen) AS last_seen,
+    sumIf(t.calls, t.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
+    sumIf(t.calls, t.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
+FROM
+(
+    SELECT minute AS bucket, tool, revision_client, revision_server, service, environment,
+           sum(m.calls) AS calls,
+           sumIf(m.calls, outcome = 'current') AS calls_current,
+           sumIf(m.calls, outcome = 'normalized') AS calls_normalized,
+           sumIf(m.calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
+           sumIf(m.calls, outcome = 'rejected_stale') AS calls_rejected_stale,
+           sumIf(m.calls, outcome = 'removed') AS calls_removed,
+           sumIf(m.calls, outcome = 'failed') AS calls_failed,
+           sum(retries) AS retries,
+           uniqMergeState(sessions) AS sessions, uniqMergeState(runs) AS runs,
+           uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
+           min(first_seen) AS first_seen, max(last_seen) AS last_seen
+    FROM mcpdrift.calls_1m AS m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    GROUP BY bucket, tool, revision_client, revision_server, service, environment
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
+       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
+       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    FROM mcpdrift.usage_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
+       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
+       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    FROM mcpdrift.usage_1d
+    WHERE tenant = {tenant:String}
+      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+) AS t
+GROUP BY tool, revision_client, revision_server
+ORDER BY tool, revision_client, revision_server

@@ -1,0 +1,90 @@
+-- Stale-revision usage: per tool × client revision × server revision, the
+-- calls and what became of them, who made them, when, and the trend
+-- (calls in the second half of the window against the first). Served from
+-- usage_* when the filter names no client, from the call rollups otherwise
+-- ("traffic" in tiers.tmpl); stale_usage_raw.sql is the same report from
+-- events.
+--
+-- rejected counts the three rejected_* outcomes; removed and failed are
+-- counted apart. clients counts distinct name@version pairs (exact: a
+-- uniqExact state in usage_*, the client columns in calls_*); sessions and
+-- runs merge uniq states.
+SELECT
+    tool,
+    revision_client,
+    revision_server,
+    toBool(revision_client != '' AND revision_client != revision_server) AS stale,
+    sum(t.calls) AS calls,
+    sum(t.calls_current) AS current,
+    sum(t.calls_normalized) AS normalized,
+    sum(t.calls_rejected) AS rejected,
+    sum(t.calls_removed) AS removed,
+    sum(t.calls_failed) AS failed,
+    uniqMerge(t.sessions) AS sessions,
+    uniqMerge(t.runs) AS runs,
+    uniqExactIf((t.client_name, t.client_version), t.client_name != '' OR t.client_version != '') AS clients,
+    min(t.first_seen) AS first_seen,
+    max(t.last_seen) AS last_seen,
+    sumIf(t.calls, t.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
+    sumIf(t.calls, t.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
+FROM
+(
+    SELECT m.bucket AS bucket, tool, revision_client, revision_server, service, environment,
+           client_name, client_version, m.calls AS calls,
+           if(outcome = 'current', m.calls, 0) AS calls_current,
+           if(outcome = 'normalized', m.calls, 0) AS calls_normalized,
+           if(outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid'), m.calls, 0) AS calls_rejected,
+           if(outcome = 'rejected_stale', m.calls, 0) AS calls_rejected_stale,
+           if(outcome = 'removed', m.calls, 0) AS calls_removed,
+           if(outcome = 'failed', m.calls, 0) AS calls_failed,
+           retries, sessions, runs, first_seen, last_seen
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1m
+    WHERE tenant = {tenant:String}
+      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1d
+    WHERE tenant = {tenant:String}
+      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS m
+) AS t
+GROUP BY tool, revision_client, revision_server
+ORDER BY tool, revision_client, revision_server

@@ -1,0 +1,82 @@
+-- Safety violations, one row per event and kind, from the raw events: the
+-- reference that violations.sql (served from violation_candidates) must
+-- equal, and its fallback.
+--
+--   side_effect_rejected  a call rejected (rejected_stale, _incompatible or
+--                         _invalid) after its side effect had started;
+--   mixed_revision        a call validated under one revision and executed
+--                         under another (revision_validated set and not the
+--                         executing revision);
+--   removed_tool_success  a call that succeeded (outcome current or
+--                         normalized) although its change class is removal,
+--                         or through an adapter whose registry change class
+--                         is removal: the server should have answered
+--                         removed or rejected it;
+--   retry_across_change   an automatic retry across a semantic or authority
+--                         change: a call with retry_of set and
+--                         repair_automatic = true, or a repair event
+--                         refresh_retry with repair_automatic = true, whose
+--                         change class is semantic or authority. A client
+--                         that reports both shows two rows.
+--
+-- Ordered by (time, event_id, kind) and paginated by a cursor on it.
+SELECT kind, time, event_id, tool, session_id, run_id, request_id,
+       if(client_version != '', concat(client_name, '@', client_version), client_name) AS client,
+       revision_client, revision_server, revision_validated,
+       toString(change_class) AS change_class, toString(outcome) AS outcome,
+       service, service_version, detail
+FROM
+(
+    SELECT 'side_effect_rejected' AS kind, *,
+           concat(toString(outcome),
+                  if(error_code != '', concat(' with ', error_code), ''),
+                  ' after its side effect had started',
+                  if(external_target != '', concat(' on ', external_target), ''),
+                  if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), '')) AS detail
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
+      AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+      AND side_effect_started
+      {{- template "raw_filter"}}
+    UNION ALL
+    SELECT 'mixed_revision' AS kind, *,
+           concat('validated under revision ', revision_validated,
+                  ', executed under revision ', revision_server) AS detail
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
+      AND revision_validated != '' AND revision_validated != revision_server
+      {{- template "raw_filter"}}
+    UNION ALL
+    SELECT 'removed_tool_success' AS kind, *,
+           concat(toString(outcome), ' call to a removed ',
+                  if(change_class = 'removal', 'revision (change class removal)',
+                     concat('tool through removal adapter ', adapter_id))) AS detail
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
+      AND outcome IN ('current', 'normalized')
+      AND (change_class = 'removal'
+           OR (adapter_id != '' AND adapter_id IN
+               (SELECT adapter_id FROM {{.Database}}.adapters
+                WHERE tenant = {tenant:String}
+                GROUP BY adapter_id
+                HAVING argMax(change_class, declared_at) = 'removal')))
+      {{- template "raw_filter"}}
+    UNION ALL
+    SELECT 'retry_across_change' AS kind, *,
+           if(event_name = 'mcp.drift.call',
+              concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ',
+                     toString(change_class)),
+              concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ',
+                     toString(change_class))) AS detail
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String}
+      AND ((event_name = 'mcp.drift.call' AND retry_of != '')
+           OR (event_name = 'mcp.drift.repair' AND repair_action = 'refresh_retry'))
+      AND repair_automatic
+      AND change_class IN ('semantic', 'authority')
+      {{- template "raw_filter"}}
+)
+WHERE {after_set:Bool} = false
+   OR (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String})
+ORDER BY time, event_id, kind
+LIMIT {limit:UInt32}

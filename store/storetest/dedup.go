@@ -1,0 +1,73 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// narrowBatch returns events that feed both narrow report tables of
+// migration 0004: per i, a notification, a refresh, a stale call that is
+// also a side-effect violation, a mixed-revision call, an automatic retry
+// across a semantic change and a current call that feeds neither.
+func narrowBatch(base time.Time, n int) []otelschema.Event {
+	var out []otelschema.Event
+	add := func(e otelschema.Event) {
+		e.ID = uint64(len(out) + 1)
+		e.Time = base.Add(time.Duration(len(out)) * time.Second).UnixNano()
+		e.SessionID, e.ClientName, e.ClientVersion, e.Service = "sess", "agent-x", "1.0.0", "tracker"
+		out = append(out, e)
+	}
+	for range n {
+		add(otelschema.Event{Name: otelschema.EventListChanged, Tool: "create_issue", NotificationLagMs: 20})
+		add(otelschema.Event{Name: otelschema.EventRefresh, RefreshResult: otelschema.RefreshResultOK})
+		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "2", RevisionServer: "3",
+			Outcome: otelschema.OutcomeRejectedStale, SideEffectStarted: true})
+		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "3", RevisionServer: "3",
+			RevisionValidated: "2", Outcome: otelschema.OutcomeCurrent})
+		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "3", RevisionServer: "3",
+			Outcome: otelschema.OutcomeCurrent, RetryOf: "r1", RepairAutomatic: true, ChangeClass: otelschema.ChangeClassSemantic})
+		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "3", RevisionServer: "3",
+			Outcome: otelschema.OutcomeCurrent})
+	}
+	return out
+}
+
+// testRetriedBatchNarrow writes a batch, then the same batch again under
+// the same insert deduplication token, as the ingester does when it
+// cannot tell whether the first insert landed: the narrow report tables,
+// fed by views from events, must hold it once, like the events table. The
+// same content under another token is another batch, stored again.
+func (s *Suite) testRetriedBatchNarrow(t *testing.T) {
+	ctx := s.ctx(t)
+	tenant := "dedup-narrow"
+	events := narrowBatch(time.Now().UTC().Add(-time.Hour).Truncate(time.Second), 10)
+	p := store.Params{}
+	p.String("tenant", tenant)
+	counts := func() [3]int {
+		return [3]int{
+			s.count(t, "events", "tenant = {tenant:String}", p),
+			s.count(t, "violation_candidates", "tenant = {tenant:String}", p),
+			s.count(t, "propagation_events", "tenant = {tenant:String}", p),
+		}
+	}
+	// Per i: 6 events, 3 violations (side effect, mixed revision, retry),
+	// 3 propagation rows (notice, refresh, stale call).
+	once := [3]int{60, 30, 30}
+	for range 2 {
+		if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Token: "narrow-1", Events: events}); err != nil {
+			t.Fatal(err)
+		}
+		if got := counts(); got != once {
+			t.Fatalf("events, violation_candidates, propagation_events hold %v rows, want %v", got, once)
+		}
+	}
+	if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Token: "narrow-2", Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := counts(), [3]int{120, 60, 60}; got != want {
+		t.Fatalf("after the same events under another token: %v rows, want %v", got, want)
+	}
+}
