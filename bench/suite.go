@@ -493,6 +493,10 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 		}
 		defer os.RemoveAll(dir)
 		icfg.Spool = spool.DefaultConfig(dir)
+		// Acknowledged once spooled, the senders run ahead of the store
+		// and the spool holds the backlog (≈ 370 B per event); its default
+		// 1 GiB would refuse them past ~2.9M events, and they do not retry.
+		icfg.Spool.MaxBytes = max(icfg.Spool.MaxBytes, int64(rs.total)*1024)
 		if cfg.SpoolAfter > 0 {
 			icfg.SpoolAfter = cfg.SpoolAfter
 		}
