@@ -705,7 +705,9 @@ func (b *batcher) nextGroup(alone bool) (*group, error) {
 			g.add(r, n, &b.groupBuf)
 			continue
 		}
-		if b.flushing.Load() {
+		if b.flushing.Load() || b.sp.Full() {
+			// Shutting down, or the spool refuses appends for lack of
+			// room: no more records will come; write what there is.
 			break
 		}
 		wait := time.Until(deadline)
