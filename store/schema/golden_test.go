@@ -106,6 +106,9 @@ func TestChecksumsPredateCluster(t *testing.T) {
 	want := map[int]string{
 		1: "72e84571746bce555beadff6369e74d3084a1322d70b22890571616f55636b4c",
 		2: "7aea8e349e287b38a027a7a3c34ce7ef7a8b65868f45467bc1e3f232a99b434b",
+		3: "f3582cbeaaad3e12204d9b4901dbe4ac8723ed84b4c9eda3220064d328d313aa",
+		4: "40748c02dbaf23f47e9c17e5de13cce53391c521ccee59296b55ab39207044b0",
+		5: "781c1f9a7b3a69dd0b741a40dff309c9e4174ac12932cf632402584a2171637b",
 	}
 	for _, cluster := range []string{"", "c"} {
 		opts := DefaultOptions()
