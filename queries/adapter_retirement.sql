@@ -55,46 +55,5 @@ traffic AS
     ) AS t
     GROUP BY tool
 ),
-registry AS
-(
-    SELECT adapter_id,
-           argMax(a.tool, a.declared_at) AS tool,
-           argMax(a.revision_from, a.declared_at) AS revision_from,
-           argMax(a.revision_to, a.declared_at) AS revision_to,
-           argMax(toString(a.change_class), a.declared_at) AS change_class,
-           argMax(a.window_end, a.declared_at) AS window_end,
-           argMax(a.service, a.declared_at) AS declared_service,
-           argMax(a.environment, a.declared_at) AS declared_environment
-    FROM {{.Database}}.adapters AS a
-    WHERE tenant = {tenant:String}
-      AND declared_at < {to:DateTime64(9, 'UTC')}
-    GROUP BY adapter_id
-    HAVING ({tool:String} = '' OR tool = {tool:String})
-       AND ({service:String} = '' OR declared_service = {service:String})
-       AND ({environment:String} = '' OR declared_environment = {environment:String})
-)
-SELECT
-    if(r.adapter_id != '', r.adapter_id, u.adapter_id) AS adapter_id,
-    if(r.adapter_id != '', r.tool, u.tool) AS tool,
-    toBool(r.adapter_id != '') AS registered,
-    r.revision_from AS revision_from,
-    r.revision_to AS revision_to,
-    r.change_class AS change_class,
-    nullIf(r.window_end, toDateTime(0, 'UTC')) AS window_end,
-    u.calls AS calls,
-    u.normalized AS would_be_rejected,
-    t.tool_calls AS tool_calls,
-    if(t.tool_calls > 0, u.calls / t.tool_calls, 0) AS share,
-    if(u.calls > 0, u.first_seen, NULL) AS first_seen,
-    if(u.calls > 0, u.last_seen, NULL) AS last_seen,
-    u.sessions AS sessions,
-    u.clients AS clients,
-    length(u.service_names) AS services,
-    u.service_names AS service_names,
-    if(u.calls > 0, toString(u.max_privilege), '') AS max_privilege,
-    u.max_session_age_s AS max_session_age_s,
-    u.callers AS callers_raw
-FROM registry AS r
-FULL OUTER JOIN used AS u ON u.adapter_id = r.adapter_id
-LEFT JOIN traffic AS t ON t.tool = if(r.adapter_id != '', r.tool, u.tool)
-ORDER BY adapter_id
+{{template "adapter_registry" .}}
+{{template "retirement_answer" .}}

@@ -41,24 +41,4 @@ repair_totals AS
     ) AS t
     GROUP BY tool
 )
-SELECT
-    tool,
-    stale_rejections,
-    retry_calls,
-    if(stale_rejections > 0, retry_calls / stale_rejections, 0) AS amplification,
-    refresh_retries,
-    model_repairs,
-    human_approvals,
-    human_approvals_denied,
-    abandons,
-    automatic_repairs,
-    automatic_succeeded,
-    automatic_failed,
-    if(automatic_succeeded + automatic_failed > 0,
-       automatic_succeeded / (automatic_succeeded + automatic_failed), 0) AS automatic_success_rate,
-    if(empty(repair_ms) OR isNaN(repair_ms[1]), NULL, round(repair_ms[1], 1)) AS repair_p50_ms,
-    if(empty(repair_ms) OR isNaN(repair_ms[2]), NULL, round(repair_ms[2], 1)) AS repair_p95_ms
-FROM call_totals
-FULL OUTER JOIN repair_totals USING (tool)
-WHERE stale_rejections > 0 OR retry_calls > 0 OR refresh_retries + model_repairs + human_approvals + abandons > 0
-ORDER BY tool
+{{template "repairs_answer" .}}
