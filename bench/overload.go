@@ -15,7 +15,6 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/store"
-	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
 // drainMax bounds the wait, after the flood, for the ingester's spool and
@@ -98,18 +97,11 @@ func runOverloadSuite(ctx context.Context, cfg Config, tmp string, rep *Report, 
 		return fmt.Errorf("overload: cannot create store directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	scfg := embedded.DefaultConfig(filepath.Join(dir, "data"))
-	st, err := embedded.Open(ctx, scfg)
+	st, db, err := openStore(ctx, filepath.Join(dir, "data"), rep)
 	if err != nil {
 		return fmt.Errorf("overload: %w", err)
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("overload: cannot migrate the store: %w", err)
-	}
-	if rep.Machine.ClickHouse == "" {
-		rep.Machine.ClickHouse = st.Version()
-	}
 
 	icfg := ingest.DefaultConfig()
 	icfg.GRPCListen, icfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
@@ -191,7 +183,7 @@ func runOverloadSuite(ctx context.Context, cfg Config, tmp string, rep *Report, 
 	var rows []struct {
 		N uint64 `json:"n"`
 	}
-	q := store.Query{Name: "bench_overload_count", SQL: "SELECT count() AS n FROM " + scfg.Schema.Database + ".events WHERE tenant = {tenant:String}"}
+	q := store.Query{Name: "bench_overload_count", SQL: "SELECT count() AS n FROM " + db + ".events WHERE tenant = {tenant:String}"}
 	if err := st.Query(ctx, q, store.Params{}.String("tenant", store.DefaultTenant), &rows); err != nil {
 		return fmt.Errorf("overload: cannot count stored events: %w", err)
 	}

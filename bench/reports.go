@@ -170,17 +170,11 @@ func runReportSuites(ctx context.Context, cfg Config, rep *Report, w io.Writer) 
 	} else if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("report-dir %s is not empty: the reports load needs a fresh store", dir)
 	}
-	scfg := embedded.DefaultConfig(dir)
-	st, err := embedded.Open(ctx, scfg)
+	st, db, err := openStore(ctx, dir, rep)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("cannot migrate the store: %w", err)
-	}
-	rep.Machine.ClickHouse = st.Version()
-	db := scfg.Schema.Database
 
 	fmt.Fprintf(w, "loading %d simulated events (%d tools, %d sessions, %d clients over %s) in batches of %d…\n",
 		cfg.ReportEvents, cfg.ReportTools, cfg.ReportSessions, cfg.ReportClients, cfg.ReportSpan, cfg.ReportBatch)

@@ -388,16 +388,11 @@ func runStore(ctx context.Context, cfg Config, rs *requestSet, rep *Report) erro
 		return fmt.Errorf("cannot create store directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	scfg := embedded.DefaultConfig(dir)
-	st, err := embedded.Open(ctx, scfg)
+	st, db, err := openStore(ctx, dir, rep)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("cannot migrate the store: %w", err)
-	}
-	rep.Machine.ClickHouse = st.Version()
 
 	ph, err := runIngest(ctx, cfg, rs, st, cfg.CPUProfile)
 	if ph != nil {
@@ -409,7 +404,7 @@ func runStore(ctx context.Context, cfg Config, rs *requestSet, rep *Report) erro
 	var rows []struct {
 		N uint64 `json:"n"`
 	}
-	q := store.Query{Name: "bench_count", SQL: "SELECT count() AS n FROM " + scfg.Schema.Database + ".events WHERE tenant = {tenant:String}"}
+	q := store.Query{Name: "bench_count", SQL: "SELECT count() AS n FROM " + db + ".events WHERE tenant = {tenant:String}"}
 	if err := st.Query(ctx, q, store.Params{}.String("tenant", store.DefaultTenant), &rows); err != nil {
 		return fmt.Errorf("cannot count stored events: %w", err)
 	}
@@ -589,6 +584,21 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	}
 	ph.Requests = stats.Requests
 	return ph, err
+}
+
+// openStore opens the embedded store in dir and migrates it; the caller
+// closes it. It records the engine's version in rep.
+func openStore(ctx context.Context, dir string, rep *Report) (st *embedded.Store, db string, err error) {
+	scfg := embedded.DefaultConfig(dir)
+	if st, err = embedded.Open(ctx, scfg); err != nil {
+		return nil, "", err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, "", fmt.Errorf("cannot migrate the store: %w", err)
+	}
+	rep.Machine.ClickHouse = st.Version()
+	return st, scfg.Schema.Database, nil
 }
 
 // waitIdle waits until the process uses less than settleIdle of a core over

@@ -20,24 +20,7 @@ per_client AS
       {{- template "raw_filter"}}
     GROUP BY adapter_id, tool, client_name, client_version
 ),
-used AS
-(
-    SELECT adapter_id,
-           argMax(p.tool, p.calls) AS tool,
-           sum(p.calls) AS calls,
-           sum(p.normalized) AS normalized,
-           uniqMerge(p.sessions) AS sessions,
-           countIf(p.client_name != '' OR p.client_version != '') AS clients,
-           arraySort(arrayFilter(s -> s != '', groupUniqArrayArray(p.services))) AS service_names,
-           max(p.max_privilege) AS max_privilege,
-           max(p.max_session_age_s) AS max_session_age_s,
-           min(p.first_seen) AS first_seen,
-           max(p.last_seen) AS last_seen,
-           groupArray(CAST((p.client_name, p.client_version, p.calls, p.max_session_age_s, toString(p.max_privilege)),
-                           'Tuple(name String, version String, calls UInt64, max_session_age_s Int64, max_privilege String)')) AS callers
-    FROM per_client AS p
-    GROUP BY adapter_id
-),
+{{template "adapter_used" .}},
 traffic AS
 (
     SELECT tool, count() AS tool_calls

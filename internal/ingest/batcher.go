@@ -58,15 +58,13 @@ type batcher struct {
 	ackSpooled  bool
 	insertMax   int
 	insertDelay time.Duration
-	// flushing tells the replayer to stop waiting for more records: the
-	// batcher is shutting down. flushed is closed at the same time, to
-	// wake it.
-	flushing atomic.Bool
-	// groupBuf holds the events of the replayer's groups; only the
-	// replayer uses it.
-	groupBuf  []otelschema.Event
+	// flushed is closed when Shutdown tells the replayer to stop waiting
+	// for more records (see flushing).
 	flushed   chan struct{}
 	flushOnce sync.Once
+	// groupBuf holds the events of the replayer's groups; only the
+	// replayer uses it.
+	groupBuf []otelschema.Event
 	// spooling sends batches to the spool only: it holds records, or the
 	// store failed or was too slow. Set by the writer goroutine, cleared by
 	// the replayer once the spool is empty and no abandoned write is
@@ -551,6 +549,12 @@ func (b *batcher) replay() {
 	// are quarantined.
 	alone := 0
 	var g *group // the group being written, kept across retries
+	// The group an earlier process was writing when it stopped, read
+	// once: this replayer forgets its own groups as it commits them.
+	var resume *spool.Inflight
+	if in, ok := b.sp.Inflight(); ok {
+		resume = &in
+	}
 	for b.ctx.Err() == nil {
 		if !b.spooling.Load() {
 			// The writer owns the spool: it commits what it writes.
@@ -559,7 +563,10 @@ func (b *batcher) replay() {
 		}
 		if g == nil {
 			var err error
-			g, err = b.nextGroup(alone > 0)
+			g, err = b.nextGroup(alone > 0, resume)
+			if g != nil {
+				resume = nil
+			}
 			if err != nil {
 				b.stats.spoolErrors.Add(1)
 				b.logger.Error("cannot read the spool", "error", err)
@@ -653,13 +660,13 @@ type group struct {
 }
 
 // nextGroup returns the records to write next, nil when the spool is
-// empty. A group the last process was writing (spool.Inflight) is rebuilt
-// as it was. Otherwise the record at the cursor is taken, and, when it is
+// empty. resume, the group the last process was writing (spool.Inflight),
+// is rebuilt as it was. Otherwise the record at the cursor is taken, and, when it is
 // groupable and alone is false, the groupable records after it, until the
 // group holds insertMax events or insertDelay has passed since the
 // record at the cursor was seen; a group of several records is made
 // durable as the inflight one before it is written.
-func (b *batcher) nextGroup(alone bool) (*group, error) {
+func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) {
 	rec, next, ok, err := b.sp.Peek()
 	if err != nil || !ok {
 		return nil, err
@@ -668,7 +675,7 @@ func (b *batcher) nextGroup(alone bool) (*group, error) {
 	if b.groupBuf == nil && b.ackSpooled {
 		b.groupBuf = make([]otelschema.Event, 0, b.insertMax)
 	}
-	if in, ok := b.sp.Inflight(); ok {
+	if in := resume; in != nil {
 		// Exactly the records of the group cut short, under its token.
 		for g.next != in.End {
 			r, n, ok, err := b.sp.PeekAt(g.next)
@@ -705,7 +712,7 @@ func (b *batcher) nextGroup(alone bool) (*group, error) {
 			g.add(r, n, &b.groupBuf)
 			continue
 		}
-		if b.flushing.Load() || b.sp.Full() {
+		if b.flushing() || b.sp.Full() {
 			// Shutting down, or the spool refuses appends for lack of
 			// room: no more records will come; write what there is.
 			break
@@ -744,12 +751,23 @@ func (b *batcher) waitAppend(d time.Duration) bool {
 	defer t.Stop()
 	select {
 	case <-b.sp.Notify():
-		return !b.flushing.Load()
+		return !b.flushing()
 	case <-t.C:
 	case <-b.flushed:
 	case <-b.ctx.Done():
 	}
 	return false
+}
+
+// flushing reports whether the batcher is shutting down and the replayer
+// should write what the spool holds without waiting for more.
+func (b *batcher) flushing() bool {
+	select {
+	case <-b.flushed:
+		return true
+	default:
+		return false
+	}
 }
 
 // groupToken identifies a group by its events, like batchToken.
@@ -855,10 +873,7 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 // the reports show every acknowledged event. What is left stays durable in
 // the spool and is replayed at the next start.
 func (b *batcher) flushSpool(ctx context.Context) {
-	b.flushOnce.Do(func() {
-		b.flushing.Store(true)
-		close(b.flushed)
-	})
+	b.flushOnce.Do(func() { close(b.flushed) })
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for b.sp.Stats().Records > 0 {

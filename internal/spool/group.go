@@ -94,21 +94,7 @@ func (s *Spool) SetInflight(g Inflight) error {
 	b = binary.AppendUvarint(b, uint64(len(g.Token)))
 	b = append(b, g.Token...)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	tmp := filepath.Join(s.cfg.Dir, inflightFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
-		return fmt.Errorf("cannot write the spool's inflight group: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil && s.cfg.Fsync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(s.cfg.Dir, inflightFile))
-	}
+	err := s.replaceFile(inflightFile, b)
 	if err == nil {
 		err = s.syncDir()
 	}

@@ -691,25 +691,32 @@ func (s *Spool) writeCursor(pos Position) error {
 	binary.LittleEndian.PutUint64(b[:], pos.Seg)
 	binary.LittleEndian.PutUint64(b[8:], uint64(pos.Off))
 	binary.LittleEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
-	tmp := filepath.Join(s.cfg.Dir, cursorFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
+	if err := s.replaceFile(cursorFile, b[:]); err != nil {
 		return fmt.Errorf("cannot write spool cursor: %w", err)
 	}
-	_, err = f.Write(b[:])
+	return nil
+}
+
+// replaceFile replaces the spool's file name with data through a temporary
+// file and a rename, fsyncing the data first with Fsync, so that a reader
+// finds the old content or the new, never a torn one.
+func (s *Spool) replaceFile(name string, data []byte) error {
+	tmp := filepath.Join(s.cfg.Dir, name+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
 	if err == nil && s.cfg.Fsync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(s.cfg.Dir, cursorFile))
-	}
 	if err != nil {
-		return fmt.Errorf("cannot write spool cursor: %w", err)
+		return err
 	}
-	return nil
+	return os.Rename(tmp, filepath.Join(s.cfg.Dir, name))
 }
 
 // Close closes the spool's files; what it holds stays for the next Open.
