@@ -39,12 +39,18 @@ type Span struct{ From, To time.Time }
 // day. So every bucket read is whole and present, and the answer
 // equals the raw table's over [From, To).
 //
-// Mid splits the window in two halves for trends, aligned the same way; no
-// bucket straddles it.
+// Mid splits the window in two halves for trends, aligned the same way.
+// Halves covers the window like Spans, but with no bucket straddling Mid.
+// A report reads its totals from Spans and only its per-half counts from
+// Halves: the coarse buckets Spans allows are the cheapest to read (a day of
+// uniq states instead of twenty-four hours of them), and a sum is cheap to
+// read at any tier.
 type Plan struct {
 	From, To, Mid time.Time
 	// Spans lists the bucket ranges of each tier, indexed by Tier.
 	Spans [3][]Span
+	// Halves lists them for [From, Mid) and [Mid, To) apart.
+	Halves [3][]Span
 }
 
 // Plan resolves the window [from, to) against the rollup tiers.
@@ -82,23 +88,25 @@ func planWindow(from, to, now time.Time, retentionDays int) Plan {
 	if p.Mid.Before(p.From) {
 		p.Mid = p.From
 	}
-	p.decompose(p.From, p.Mid, TierDay)
-	p.decompose(p.Mid, p.To, TierDay)
+	decompose(&p.Spans, p.From, p.To, TierDay)
+	decompose(&p.Halves, p.From, p.Mid, TierDay)
+	decompose(&p.Halves, p.Mid, p.To, TierDay)
 	return p
 }
 
-// decompose covers [a, b) with whole buckets, coarsest first.
-func (p *Plan) decompose(a, b time.Time, t Tier) {
+// decompose covers [a, b) with whole buckets, coarsest first, appended to
+// spans.
+func decompose(spans *[3][]Span, a, b time.Time, t Tier) {
 	if !a.Before(b) {
 		return
 	}
 	for ; t >= TierMinute; t-- {
 		lo, hi := ceil(a, t.step()), b.Truncate(t.step())
 		if lo.Before(hi) {
-			p.Spans[t] = append(p.Spans[t], Span{lo, hi})
+			spans[t] = append(spans[t], Span{lo, hi})
 			if t > TierMinute {
-				p.decompose(a, lo, t-1)
-				p.decompose(hi, b, t-1)
+				decompose(spans, a, lo, t-1)
+				decompose(spans, hi, b, t-1)
 			}
 			return
 		}
@@ -155,13 +163,21 @@ func (r *Runner) runPlanned(ctx context.Context, query string, f Filter, dest an
 const bucketLayout = "2006-01-02 15:04:05"
 
 // bind binds f with the plan's resolved window and tier spans: from, to and
-// mid, and for each tier p (m, h, d) the arrays {p_from} and {p_to} of span
-// bounds and {p_lo}, {p_hi} around them.
+// mid, for each tier p (m, h, d) the arrays {p_from} and {p_to} of the
+// bounds of Spans and {p_lo}, {p_hi} around them, and the same for Halves
+// under the names t + p (tm_from, th_from, ...).
 func (p Plan) bind(f Filter) store.Params {
 	params := f.paramsWindow(p.From, p.To)
 	params["mid"] = p.Mid.Format(bucketLayout)
-	for t, prefix := range []string{"m", "h", "d"} {
-		spans := p.Spans[t]
+	p.bindSpans(params, "", &p.Spans)
+	p.bindSpans(params, "t", &p.Halves)
+	return params
+}
+
+func (p Plan) bindSpans(params store.Params, prefix string, all *[3][]Span) {
+	for t, tier := range []string{"m", "h", "d"} {
+		prefix := prefix + tier
+		spans := all[t]
 		froms, tos := make([]string, len(spans)), make([]string, len(spans))
 		lo, hi := p.From, p.From
 		for i, s := range spans {
@@ -177,5 +193,4 @@ func (p Plan) bind(f Filter) store.Params {
 		params[prefix+"_lo"] = lo.Format(bucketLayout)
 		params[prefix+"_hi"] = hi.Format(bucketLayout)
 	}
-	return params
 }

@@ -20,28 +20,51 @@ func TestPlanExamples(t *testing.T) {
 		}
 		return v
 	}
-	f := func(from, to string, want [3][]string, wantFrom, wantTo string) {
-		t.Helper()
-		p := planWindow(at(from), at(to), now, 30)
+	format := func(all [3][]Span) [3][]string {
 		var got [3][]string
-		for tier, spans := range p.Spans {
+		for tier, spans := range all {
 			for _, s := range spans {
 				got[tier] = append(got[tier], s.From.Format("01-02 15:04")+"→"+s.To.Format("01-02 15:04"))
 			}
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want) || p.From != at(wantFrom) || p.To != at(wantTo) {
-			t.Errorf("plan(%s, %s) = %v..%v %v, want %s..%s %v", from, to, p.From, p.To, got, wantFrom, wantTo, want)
+		return got
+	}
+	f := func(from, to string, want, wantHalves [3][]string, wantFrom, wantTo string) {
+		t.Helper()
+		p := planWindow(at(from), at(to), now, 30)
+		got, gotHalves := format(p.Spans), format(p.Halves)
+		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotHalves) != fmt.Sprint(wantHalves) || p.From != at(wantFrom) || p.To != at(wantTo) {
+			t.Errorf("plan(%s, %s) = %v..%v %v halves %v, want %s..%s %v halves %v", from, to, p.From, p.To, got, gotHalves, wantFrom, wantTo, want, wantHalves)
 		}
 	}
-	// A week ending now: whole days in the middle, hours at the edges,
-	// split at the midpoint.
+	// A week ending now: whole days in the middle, hours at the edges; the
+	// halves split at the midpoint.
 	f("2099-03-09 12:00:00", "2099-03-16 12:00:00", [3][]string{
+		nil,
+		{"03-09 12:00→03-10 00:00", "03-16 00:00→03-16 12:00"},
+		{"03-10 00:00→03-16 00:00"},
+	}, [3][]string{
 		nil,
 		{"03-09 12:00→03-10 00:00", "03-16 00:00→03-16 12:00"},
 		{"03-10 00:00→03-13 00:00", "03-13 00:00→03-16 00:00"},
 	}, "2099-03-09 12:00:00", "2099-03-16 12:00:00")
+	// A week whose midpoint falls inside a day: the halves read that day's
+	// hours, the totals the whole day.
+	f("2099-03-09 06:00:00", "2099-03-16 06:00:00", [3][]string{
+		nil,
+		{"03-09 06:00→03-10 00:00", "03-16 00:00→03-16 06:00"},
+		{"03-10 00:00→03-16 00:00"},
+	}, [3][]string{
+		nil,
+		{"03-09 06:00→03-10 00:00", "03-12 00:00→03-12 18:00", "03-12 18:00→03-13 00:00", "03-16 00:00→03-16 06:00"},
+		{"03-10 00:00→03-12 00:00", "03-13 00:00→03-16 00:00"},
+	}, "2099-03-09 06:00:00", "2099-03-16 06:00:00")
 	// A ragged recent window: minutes, widened outwards to the minute.
 	f("2099-03-16 10:17:30", "2099-03-16 11:42:10", [3][]string{
+		{"03-16 10:17→03-16 11:43"},
+		nil,
+		nil,
+	}, [3][]string{
 		{"03-16 10:17→03-16 11:00", "03-16 11:00→03-16 11:43"},
 		nil,
 		nil,
@@ -49,16 +72,21 @@ func TestPlanExamples(t *testing.T) {
 	// A ragged window older than the minutely tier: widened to the hour.
 	f("2099-03-10 10:17:00", "2099-03-10 15:42:00", [3][]string{
 		nil,
+		{"03-10 10:00→03-10 16:00"},
+		nil,
+	}, [3][]string{
+		nil,
 		{"03-10 10:00→03-10 13:00", "03-10 13:00→03-10 16:00"},
 		nil,
 	}, "2099-03-10 10:00:00", "2099-03-10 16:00:00")
 	// An empty window.
-	f("2099-03-16 10:00:00", "2099-03-16 10:00:00", [3][]string{}, "2099-03-16 10:00:00", "2099-03-16 10:00:00")
+	f("2099-03-16 10:00:00", "2099-03-16 10:00:00", [3][]string{}, [3][]string{}, "2099-03-16 10:00:00", "2099-03-16 10:00:00")
 }
 
-// TestPlanCovers checks, over random windows, that the spans cover the
-// resolved window exactly once, that every span is aligned to its tier,
-// lies where its tier is still kept, and that none straddles the midpoint.
+// TestPlanCovers checks, over random windows, that Spans and Halves each
+// cover the resolved window exactly once, that every span is aligned to its
+// tier, lies where its tier is still kept, and that no span of Halves
+// straddles the midpoint.
 func TestPlanCovers(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	now := time.Date(2099, 3, 16, 12, 34, 56, 0, time.UTC)
@@ -72,40 +100,49 @@ func TestPlanCovers(t *testing.T) {
 			if p.From.After(from) || p.To.Before(to) && p.From.Before(p.To) {
 				t.Fatalf("plan %v..%v does not contain %v..%v", p.From, p.To, from, to)
 			}
-			type piece struct {
-				Span
-				tier Tier
-			}
-			var all []piece
-			for tier, spans := range p.Spans {
-				for _, s := range spans {
-					all = append(all, piece{s, Tier(tier)})
-				}
-			}
-			sort.Slice(all, func(i, j int) bool { return all[i].From.Before(all[j].From) })
-			cur := p.From
-			for _, s := range all {
-				step := s.tier.step()
-				switch {
-				case !s.From.Equal(cur):
-					t.Fatalf("window %v..%v: gap or overlap at %v (%v)", from, to, cur, all)
-				case !s.From.Before(s.To):
-					t.Fatalf("empty span %v", s)
-				case !s.From.Truncate(step).Equal(s.From) || !s.To.Truncate(step).Equal(s.To):
-					t.Fatalf("span %v not aligned to %v", s, s.tier)
-				case s.tier == TierMinute && s.From.Before(minuteFloor):
-					t.Fatalf("span %v reads trimmed minutes (retention %d)", s, retention)
-				case s.tier == TierHour && s.From.Before(hourFloor):
-					t.Fatalf("span %v reads trimmed hours (retention %d)", s, retention)
-				case s.From.Before(p.Mid) && s.To.After(p.Mid):
-					t.Fatalf("span %v straddles the midpoint %v", s, p.Mid)
-				}
-				cur = s.To
-			}
-			if !cur.Equal(p.To) {
-				t.Fatalf("window %v..%v: spans end at %v, not %v", from, to, cur, p.To)
-			}
+			checkCover(t, p, p.Spans, false, from, to, minuteFloor, hourFloor, retention)
+			checkCover(t, p, p.Halves, true, from, to, minuteFloor, hourFloor, retention)
 		}
+	}
+}
+
+// checkCover checks that spans cover p's window exactly once, each span
+// aligned to its tier and where its tier is still kept, and, if split, none
+// straddling the midpoint.
+func checkCover(t *testing.T, p Plan, spans [3][]Span, split bool, from, to, minuteFloor, hourFloor time.Time, retention int) {
+	t.Helper()
+	type piece struct {
+		Span
+		tier Tier
+	}
+	var all []piece
+	for tier, spans := range spans {
+		for _, s := range spans {
+			all = append(all, piece{s, Tier(tier)})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].From.Before(all[j].From) })
+	cur := p.From
+	for _, s := range all {
+		step := s.tier.step()
+		switch {
+		case !s.From.Equal(cur):
+			t.Fatalf("window %v..%v: gap or overlap at %v (%v)", from, to, cur, all)
+		case !s.From.Before(s.To):
+			t.Fatalf("empty span %v", s)
+		case !s.From.Truncate(step).Equal(s.From) || !s.To.Truncate(step).Equal(s.To):
+			t.Fatalf("span %v not aligned to %v", s, s.tier)
+		case s.tier == TierMinute && s.From.Before(minuteFloor):
+			t.Fatalf("span %v reads trimmed minutes (retention %d)", s, retention)
+		case s.tier == TierHour && s.From.Before(hourFloor):
+			t.Fatalf("span %v reads trimmed hours (retention %d)", s, retention)
+		case split && s.From.Before(p.Mid) && s.To.After(p.Mid):
+			t.Fatalf("span %v straddles the midpoint %v", s, p.Mid)
+		}
+		cur = s.To
+	}
+	if !cur.Equal(p.To) {
+		t.Fatalf("window %v..%v: spans end at %v, not %v", from, to, cur, p.To)
 	}
 }
 

@@ -9,27 +9,58 @@
 -- counted apart. clients counts distinct name@version pairs (exact: a
 -- uniqExact state in usage_*, the client columns in calls_*); sessions and
 -- runs merge uniq states.
+--
+-- The totals are read from the plan's Spans, the coarsest buckets that fit
+-- the window; only the calls of each half are read from its Halves, whose
+-- buckets do not straddle the midpoint. Merging uniq states is most of the
+-- cost of this report, and the midpoint would otherwise cost it up to a
+-- day of hourly states on either side.
+WITH
+totals AS
+(
+    SELECT
+        tool,
+        revision_client,
+        revision_server,
+        sum(t.calls) AS calls,
+        sum(t.calls_current) AS current,
+        sum(t.calls_normalized) AS normalized,
+        sum(t.calls_rejected) AS rejected,
+        sum(t.calls_removed) AS removed,
+        sum(t.calls_failed) AS failed,
+        uniqMerge(t.sessions) AS sessions,
+        uniqMerge(t.runs) AS runs,
+        {{if .Coarse}}uniqExactMerge(t.clients){{else}}uniqExactIf((t.client_name, t.client_version), t.client_name != '' OR t.client_version != ''){{end}} AS clients,
+        min(t.first_seen) AS first_seen,
+        max(t.last_seen) AS last_seen
+    FROM
+    (
+    {{- template "traffic" .}}
+    ) AS t
+    GROUP BY tool, revision_client, revision_server
+),
+halves AS
+(
+    SELECT
+        tool,
+        revision_client,
+        revision_server,
+        sumIf(h.calls, h.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
+        sumIf(h.calls, h.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
+    FROM
+    (
+    {{- template "halves" .}}
+    ) AS h
+    GROUP BY tool, revision_client, revision_server
+)
 SELECT
     tool,
     revision_client,
     revision_server,
     toBool(revision_client != '' AND revision_client != revision_server) AS stale,
-    sum(t.calls) AS calls,
-    sum(t.calls_current) AS current,
-    sum(t.calls_normalized) AS normalized,
-    sum(t.calls_rejected) AS rejected,
-    sum(t.calls_removed) AS removed,
-    sum(t.calls_failed) AS failed,
-    uniqMerge(t.sessions) AS sessions,
-    uniqMerge(t.runs) AS runs,
-    {{if .Coarse}}uniqExactMerge(t.clients){{else}}uniqExactIf((t.client_name, t.client_version), t.client_name != '' OR t.client_version != ''){{end}} AS clients,
-    min(t.first_seen) AS first_seen,
-    max(t.last_seen) AS last_seen,
-    sumIf(t.calls, t.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
-    sumIf(t.calls, t.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
-FROM
-(
-{{- template "traffic" .}}
-) AS t
-GROUP BY tool, revision_client, revision_server
+    calls, current, normalized, rejected, removed, failed, sessions, runs, clients, first_seen, last_seen,
+    calls_first_half,
+    calls_second_half
+FROM totals
+LEFT JOIN halves USING (tool, revision_client, revision_server)
 ORDER BY tool, revision_client, revision_server

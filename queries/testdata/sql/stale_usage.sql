@@ -9,26 +9,32 @@
 -- counted apart. clients counts distinct name@version pairs (exact: a
 -- uniqExact state in usage_*, the client columns in calls_*); sessions and
 -- runs merge uniq states.
-SELECT
-    tool,
-    revision_client,
-    revision_server,
-    toBool(revision_client != '' AND revision_client != revision_server) AS stale,
-    sum(t.calls) AS calls,
-    sum(t.calls_current) AS current,
-    sum(t.calls_normalized) AS normalized,
-    sum(t.calls_rejected) AS rejected,
-    sum(t.calls_removed) AS removed,
-    sum(t.calls_failed) AS failed,
-    uniqMerge(t.sessions) AS sessions,
-    uniqMerge(t.runs) AS runs,
-    uniqExactMerge(t.clients) AS clients,
-    min(t.first_seen) AS first_seen,
-    max(t.last_seen) AS last_seen,
-    sumIf(t.calls, t.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
-    sumIf(t.calls, t.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
-FROM
+--
+-- The totals are read from the plan's Spans, the coarsest buckets that fit
+-- the window; only the calls of each half are read from its Halves, whose
+-- buckets do not straddle the midpoint. Merging uniq states is most of the
+-- cost of this report, and the midpoint would otherwise cost it up to a
+-- day of hourly states on either side.
+WITH
+totals AS
 (
+    SELECT
+        tool,
+        revision_client,
+        revision_server,
+        sum(t.calls) AS calls,
+        sum(t.calls_current) AS current,
+        sum(t.calls_normalized) AS normalized,
+        sum(t.calls_rejected) AS rejected,
+        sum(t.calls_removed) AS removed,
+        sum(t.calls_failed) AS failed,
+        uniqMerge(t.sessions) AS sessions,
+        uniqMerge(t.runs) AS runs,
+        uniqExactMerge(t.clients) AS clients,
+        min(t.first_seen) AS first_seen,
+        max(t.last_seen) AS last_seen
+    FROM
+    (
     SELECT minute AS bucket, tool, revision_client, revision_server, service, environment,
            sum(m.calls) AS calls,
            sumIf(m.calls, outcome = 'current') AS calls_current,
@@ -71,6 +77,60 @@ FROM
   AND ({tool:String} = '' OR tool = {tool:String})
   AND ({service:String} = '' OR service = {service:String})
   AND ({environment:String} = '' OR environment = {environment:String})
-) AS t
-GROUP BY tool, revision_client, revision_server
+    ) AS t
+    GROUP BY tool, revision_client, revision_server
+),
+halves AS
+(
+    SELECT
+        tool,
+        revision_client,
+        revision_server,
+        sumIf(h.calls, h.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
+        sumIf(h.calls, h.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, calls
+    FROM mcpdrift.calls_1m
+    WHERE tenant = {tenant:String}
+      AND minute >= {tm_lo:DateTime('UTC')} AND minute < {tm_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> minute >= a AND minute < b, {tm_from:Array(DateTime('UTC'))}, {tm_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ({client:String} = '' OR client_name = {client:String}
+       OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, calls
+    FROM mcpdrift.usage_1h
+    WHERE tenant = {tenant:String}
+      AND hour >= {th_lo:DateTime('UTC')} AND hour < {th_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> hour >= a AND hour < b, {th_from:Array(DateTime('UTC'))}, {th_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, calls
+    FROM mcpdrift.usage_1d
+    WHERE tenant = {tenant:String}
+      AND day >= {td_lo:DateTime('UTC')} AND day < {td_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> day >= a AND day < b, {td_from:Array(DateTime('UTC'))}, {td_to:Array(DateTime('UTC'))})
+  AND ({tool:String} = '' OR tool = {tool:String})
+  AND ({service:String} = '' OR service = {service:String})
+  AND ({environment:String} = '' OR environment = {environment:String})
+    ) AS h
+    GROUP BY tool, revision_client, revision_server
+)
+SELECT
+    tool,
+    revision_client,
+    revision_server,
+    toBool(revision_client != '' AND revision_client != revision_server) AS stale,
+    calls, current, normalized, rejected, removed, failed, sessions, runs, clients, first_seen, last_seen,
+    calls_first_half,
+    calls_second_half
+FROM totals
+LEFT JOIN halves USING (tool, revision_client, revision_server)
 ORDER BY tool, revision_client, revision_server
