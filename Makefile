@@ -51,6 +51,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHTTPLogs$$' -fuzztime $(FUZZTIME) ./internal/ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTraces$$' -fuzztime $(FUZZTIME) ./otelschema
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRowBinary$$' -fuzztime $(FUZZTIME) ./store/embedded
 
 bench: libchdb
 	$(GO) run ./bench $(BENCHARGS)

@@ -8,6 +8,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
@@ -54,6 +57,49 @@ type Querier interface {
 	// integers, DateTime and DateTime64 into time.Time (UTC), Map(String,
 	// String) into map[string]string, arrays into slices.
 	Query(ctx context.Context, q Query, params Params, dest any) error
+}
+
+// FieldIndex maps result columns to the fields of elem, the struct type of a
+// Querier's dest elements: by `json` tag, or without one by field name, an
+// exact match first and then case-insensitively, as encoding/json does.
+// Fields of embedded structs are promoted; fields tagged "-" are ignored. A
+// column without a field gets a nil index and is skipped.
+func FieldIndex(elem reflect.Type, columns []string) ([][]int, error) {
+	if elem.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("dest elements must be structs, not %s", elem)
+	}
+	byName := map[string][]int{}
+	byFold := map[string][]int{}
+	for _, f := range reflect.VisibleFields(elem) {
+		if !f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			tagName, _, _ := strings.Cut(tag, ",")
+			if tagName == "-" {
+				continue
+			}
+			if tagName != "" {
+				name = tagName
+			}
+		}
+		if _, dup := byName[name]; !dup {
+			byName[name] = f.Index
+		}
+		if _, dup := byFold[strings.ToLower(name)]; !dup {
+			byFold[strings.ToLower(name)] = f.Index
+		}
+	}
+	out := make([][]int, len(columns))
+	for i, c := range columns {
+		if idx, ok := byName[c]; ok {
+			out[i] = idx
+		} else if idx, ok := byFold[strings.ToLower(c)]; ok {
+			out[i] = idx
+		}
+	}
+	return out, nil
 }
 
 // Migrator brings the schema up to date.

@@ -4,50 +4,14 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
-	"strings"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
-// fieldIndex maps the result columns to the fields of a destination struct
-// by their `json` tag (or, without one, their name, case-insensitively, as
-// encoding/json does). Columns without a field are skipped.
-func fieldIndex(elem reflect.Type, columns []string) ([][]int, error) {
-	if elem.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("dest elements must be structs, not %s", elem)
-	}
-	byName := map[string][]int{}
-	byFold := map[string][]int{}
-	for _, f := range reflect.VisibleFields(elem) {
-		if !f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct {
-			continue
-		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			tagName, _, _ := strings.Cut(tag, ",")
-			if tagName == "-" {
-				continue
-			}
-			if tagName != "" {
-				name = tagName
-			}
-		}
-		if _, dup := byName[name]; !dup {
-			byName[name] = f.Index
-		}
-		if _, dup := byFold[strings.ToLower(name)]; !dup {
-			byFold[strings.ToLower(name)] = f.Index
-		}
-	}
-	out := make([][]int, len(columns))
-	for i, c := range columns {
-		if idx, ok := byName[c]; ok {
-			out[i] = idx
-		} else if idx, ok := byFold[strings.ToLower(c)]; ok {
-			out[i] = idx
-		}
-	}
-	return out, nil
-}
+// fieldIndex maps the result columns to the fields of a destination struct,
+// as every backend does (see store.FieldIndex).
+var fieldIndex = store.FieldIndex
 
 // assign stores the scanned value src into dst, converting as the JSON path
 // of the embedded store would: integers and floats into any numeric kind,

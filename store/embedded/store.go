@@ -7,7 +7,6 @@ package embedded
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -186,29 +185,25 @@ func (s *Store) Exec(ctx context.Context, sql string, params store.Params) error
 	return err
 }
 
-// querySettings make the JSON output decode into Go types: 64-bit integers
-// as numbers and times in RFC 3339.
-const querySettings = " SETTINGS output_format_json_quote_64bit_integers = 0, date_time_output_format = 'iso', output_format_json_quote_denormals = 0"
-
-// Query implements store.Querier.
+// Query implements store.Querier. The engine writes the result as
+// RowBinaryWithNamesAndTypes, which decodeRowBinary reads into dest,
+// converting as encoding/json did when the store read JSONEachRow (see
+// rowbinary_decode.go). As then, NaN and ±Inf floats decode as zero, or as a
+// nil pointer.
 func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, dest any) error {
 	rv := reflect.ValueOf(dest)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Slice {
 		return fmt.Errorf("query %s: dest must be a pointer to a slice, not %T", q.Name, dest)
 	}
-	out, err := s.run(ctx, q.SQL+querySettings, "JSONEachRow", params)
+	out, err := s.run(ctx, q.SQL, "RowBinaryWithNamesAndTypes", params)
 	if err != nil {
 		return fmt.Errorf("query %s: %w", q.Name, err)
 	}
-	slice := rv.Elem()
-	elem := slice.Type().Elem()
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for dec.More() {
-		v := reflect.New(elem)
-		if err := dec.Decode(v.Interface()); err != nil {
-			return fmt.Errorf("query %s: cannot decode row %d into %s: %w", q.Name, slice.Len()+1, elem, err)
-		}
-		slice = reflect.Append(slice, v.Elem())
+	// Rows are appended to a copy, so that dest is left as it was on error.
+	slice := reflect.New(rv.Elem().Type()).Elem()
+	slice.Set(rv.Elem())
+	if err := decodeRowBinary(out, slice); err != nil {
+		return fmt.Errorf("query %s: %w", q.Name, err)
 	}
 	rv.Elem().Set(slice)
 	return nil
