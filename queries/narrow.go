@@ -5,7 +5,8 @@ import "context"
 // The propagation and violations reports pair or list single events, which
 // no bucketed rollup can serve: they read narrow tables that views fill
 // with the few events each report can use (propagation_events,
-// violation_candidates; migration 0004), and apply the window and filters at
+// violation_candidates, migration 0004; adapter_call_candidates, migration
+// 0006), and apply the window, the filters and the adapter registry at
 // query time, so that they answer exactly what their raw twins
 // (propagation_raw.sql, violations_raw.sql) compute from the events table.
 

@@ -106,8 +106,8 @@ func walkViolations(t *testing.T, read func(queries.Page) (queries.ViolationPage
 
 // TestViolationsLaterRemovalDeclaration checks that a successful call
 // through an adapter becomes a removed_tool_success violation when the
-// adapter is declared a removal after the call: the narrow table keeps the
-// call as a candidate, and the registry is read at query time.
+// adapter is declared a removal after the call: adapter_call_candidates
+// keeps the call, and the registry is read at query time.
 func TestViolationsLaterRemovalDeclaration(t *testing.T) {
 	st := openStore(t)
 	r := runner(t)
@@ -151,12 +151,25 @@ func TestViolationsLaterRemovalDeclaration(t *testing.T) {
 	// A later declaration that is no removal wins again.
 	declare(4, base.Add(3*time.Minute), otelschema.ChangeClassBoundedMigration)
 	check(0)
+	// A call whose own change class is removal is a violation whatever the
+	// adapter's latest declaration, and is listed once when that is a
+	// removal too.
+	removed := call
+	removed.ID, removed.Time, removed.ChangeClass = 5, base.Add(4*time.Minute).UnixNano(), otelschema.ChangeClassRemoval
+	if err := st.Write(c, store.Batch{Tenant: tenant, Events: []otelschema.Event{removed}}); err != nil {
+		t.Fatal(err)
+	}
+	check(1)
+	declare(6, base.Add(5*time.Minute), otelschema.ChangeClassRemoval)
+	check(2)
 }
 
-// TestNarrowBackfill checks migration 0004 on a store that already holds
-// events: with its tables and views gone and its record deleted, as in a
-// store of version 3, migrating again fills both tables from the events
-// table, to the rows the views wrote and the same answers as raw.
+// TestNarrowBackfill checks migrations 0004 and 0006 on a store that
+// already holds events: with their tables and views gone and their records
+// deleted, as in a store of version 3, migrating again fills the narrow
+// tables from the events table (0004 writes every adapter call into
+// violation_candidates, as it did, and 0006 moves them out), to the rows
+// the views wrote and the same answers as raw.
 func TestNarrowBackfill(t *testing.T) {
 	st := openStore(t)
 	r := runner(t)
@@ -168,7 +181,8 @@ func TestNarrowBackfill(t *testing.T) {
 			N     int64  `json:"n"`
 		}
 		q := store.Query{Name: "narrow_counts", SQL: "SELECT 'violation_candidates' AS table, count() AS n FROM " + database + ".violation_candidates" +
-			" UNION ALL SELECT 'propagation_events' AS table, count() AS n FROM " + database + ".propagation_events"}
+			" UNION ALL SELECT 'propagation_events' AS table, count() AS n FROM " + database + ".propagation_events" +
+			" UNION ALL SELECT 'adapter_call_candidates' AS table, count() AS n FROM " + database + ".adapter_call_candidates"}
 		if err := st.Query(c, q, nil, &rows); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +193,7 @@ func TestNarrowBackfill(t *testing.T) {
 		return m
 	}
 	before := counts()
-	if before["violation_candidates"] == 0 || before["propagation_events"] == 0 {
+	if before["violation_candidates"] == 0 || before["propagation_events"] == 0 || before["adapter_call_candidates"] == 0 {
 		t.Fatalf("the views wrote nothing: %v", before)
 	}
 	for _, sql := range []string{
@@ -188,9 +202,11 @@ func TestNarrowBackfill(t *testing.T) {
 		"DROP VIEW " + database + ".violations_removed_tool_mv",
 		"DROP VIEW " + database + ".violations_retry_mv",
 		"DROP VIEW " + database + ".propagation_events_mv",
+		"DROP VIEW " + database + ".adapter_call_candidates_mv",
 		"DROP TABLE " + database + ".violation_candidates",
 		"DROP TABLE " + database + ".propagation_events",
-		"ALTER TABLE " + database + ".schema_migrations DELETE WHERE version = 4 SETTINGS mutations_sync = 2",
+		"DROP TABLE " + database + ".adapter_call_candidates",
+		"ALTER TABLE " + database + ".schema_migrations DELETE WHERE version IN (4, 6) SETTINGS mutations_sync = 2",
 	} {
 		if err := st.Exec(c, sql, nil); err != nil {
 			t.Fatal(err)
@@ -200,8 +216,8 @@ func TestNarrowBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(versions, []int{4}) {
-		t.Fatalf("migrate applied versions %v, want [4]", versions)
+	if !reflect.DeepEqual(versions, []int{4, 6}) {
+		t.Fatalf("migrate applied versions %v, want [4 6]", versions)
 	}
 	if after := counts(); !reflect.DeepEqual(after, before) {
 		t.Errorf("backfilled rows %v, the views wrote %v", after, before)

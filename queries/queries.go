@@ -13,7 +13,7 @@
 //	Repairs                                            usage_* (or calls_*) and repairs_1m / repairs_1h / repairs_1d
 //	AdapterRetirement                                  adapted_*, usage_* (or calls_*) and adapters
 //	Propagation                                        propagation_events (notices, refreshes, stale calls)
-//	Violations                                         violation_candidates (candidate events, by kind)
+//	Violations                                         violation_candidates (violations, by kind) and adapter_call_candidates
 //	Audit                                              audit_calls
 //	RawStaleUsage, RawRejections, RawRepairs,
 //	RawAdapterRetirement                               events (the raw fallback of the rollup reports)

@@ -256,8 +256,9 @@ type ViolationPage struct {
 }
 
 // Violations lists the safety violations in the window as given, oldest
-// first, one page at a time. Served from violation_candidates (see
-// RawViolations for the raw fallback).
+// first, one page at a time. Served from violation_candidates and, for the
+// calls through adapters the registry declares removed,
+// adapter_call_candidates (see RawViolations for the raw fallback).
 func (r *Runner) Violations(ctx context.Context, f Filter, page Page) (ViolationPage, error) {
 	return r.violations(ctx, f, page, "violations")
 }

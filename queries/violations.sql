@@ -1,6 +1,5 @@
--- Safety violations, one row per event and kind, served from
--- violation_candidates (migration 0004), whose view keeps the events of
--- each kind below with their detail; the definitions are those of
+-- Safety violations, one row per event and kind, served from two narrow
+-- tables (migrations 0004 and 0006); the definitions are those of
 -- violations_raw.sql, which computes the same rows from the raw events:
 --
 --   side_effect_rejected  a call rejected after its side effect had started;
@@ -8,33 +7,59 @@
 --                         under another;
 --   removed_tool_success  a call that succeeded although its change class
 --                         is removal, or through an adapter whose latest
---                         registry declaration has change class removal:
---                         the table holds every successful adapter call as
---                         a candidate, and the registry is consulted here,
---                         so a declaration made after the call still counts;
+--                         registry declaration has change class removal;
 --   retry_across_change   an automatic retry (a call, or a refresh_retry
 --                         repair) across a semantic or authority change.
 --
--- The table is sorted by (tenant, time, event_id, kind), the page order:
--- a page reads from the cursor on and stops after limit rows.
+-- violation_candidates holds only violations, with their detail, sorted by
+-- (tenant, time, event_id, kind), the page order: the first branch reads
+-- from the cursor on and stops after limit rows. The calls through an
+-- adapter are violations only if the adapter's latest declaration, at query
+-- time, is a removal (a declaration made after the call still counts):
+-- adapter_call_candidates holds every successful call through an adapter,
+-- sorted by (tenant, adapter_id, time, event_id), and the second branch
+-- reads the ranges of the adapters the registry declares removed. Each
+-- branch gives at most limit rows of the page; the union is ordered again.
 SELECT kind, time, event_id, tool, session_id, run_id, request_id,
        if(client_version != '', concat(client_name, '@', client_version), client_name) AS client,
        revision_client, revision_server, revision_validated,
        toString(change_class) AS change_class, toString(outcome) AS outcome,
        service, service_version, detail
-FROM {{.Database}}.violation_candidates
-WHERE tenant = {tenant:String}
-  {{- template "raw_filter"}}
-  AND (kind != 'removed_tool_success'
-       OR change_class = 'removal'
-       OR adapter_id IN
-          (SELECT adapter_id FROM {{.Database}}.adapters
-           WHERE tenant = {tenant:String}
-           GROUP BY adapter_id
-           HAVING argMax(change_class, declared_at) = 'removal'))
-  AND ({after_set:Bool} = false
-       OR (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String}))
-  -- The same bound on time alone, which the primary key can use.
-  AND ({after_set:Bool} = false OR time >= {after_time:DateTime64(9, 'UTC')})
+FROM
+(
+    (
+        SELECT kind, time, event_id, tool, session_id, run_id, request_id, client_name, client_version,
+               revision_client, revision_server, revision_validated, change_class, outcome,
+               service, service_version, detail
+        FROM {{.Database}}.violation_candidates
+        WHERE tenant = {tenant:String}
+          {{- template "raw_filter"}}
+          AND ({after_set:Bool} = false
+               OR (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String}))
+          -- The same bound on time alone, which the primary key can use.
+          AND ({after_set:Bool} = false OR time >= {after_time:DateTime64(9, 'UTC')})
+        ORDER BY time, event_id, kind
+        LIMIT {limit:UInt32}
+    )
+    UNION ALL
+    (
+        SELECT 'removed_tool_success' AS kind, time, event_id, tool, session_id, run_id, request_id, client_name, client_version,
+               revision_client, revision_server, revision_validated, change_class, outcome,
+               service, service_version, detail
+        FROM {{.Database}}.adapter_call_candidates
+        WHERE tenant = {tenant:String}
+          AND adapter_id IN
+              (SELECT adapter_id FROM {{.Database}}.adapters
+               WHERE tenant = {tenant:String}
+               GROUP BY adapter_id
+               HAVING argMax(change_class, declared_at) = 'removal')
+          {{- template "raw_filter"}}
+          AND ({after_set:Bool} = false
+               OR (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String}))
+          AND ({after_set:Bool} = false OR time >= {after_time:DateTime64(9, 'UTC')})
+        ORDER BY time, event_id
+        LIMIT {limit:UInt32}
+    )
+)
 ORDER BY time, event_id, kind
 LIMIT {limit:UInt32}

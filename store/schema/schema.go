@@ -326,6 +326,7 @@ var retention = []struct {
 	{table: "audit_calls", expr: "toDateTime(time)", audit: true},
 	{table: "violation_candidates", expr: "toDateTime(time)"},
 	{table: "propagation_events", expr: "toDateTime(time)"},
+	{table: "adapter_call_candidates", expr: "toDateTime(time)"},
 }
 
 // applyRetention sets each table's TTL to the configured retention. It only
@@ -354,7 +355,7 @@ var MergeTreeTables = []string{
 	"calls_1m", "calls_1h", "calls_1d",
 	"repairs_1m", "repairs_1h", "repairs_1d",
 	"usage_1h", "usage_1d", "rejected_1h", "adapted_1h",
-	"violation_candidates", "propagation_events",
+	"violation_candidates", "propagation_events", "adapter_call_candidates",
 }
 
 // applyDeduplicationWindow sets non_replicated_deduplication_window on every

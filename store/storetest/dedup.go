@@ -8,10 +8,11 @@ import (
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
-// narrowBatch returns events that feed both narrow report tables of
-// migration 0004: per i, a notification, a refresh, a stale call that is
-// also a side-effect violation, a mixed-revision call, an automatic retry
-// across a semantic change and a current call that feeds neither.
+// narrowBatch returns events that feed the narrow report tables of
+// migrations 0004 and 0006: per i, a notification, a refresh, a stale call
+// that is also a side-effect violation, a mixed-revision call, an automatic
+// retry across a semantic change, a successful call whose change class is
+// removal, a call through an adapter and a current call that feeds none.
 func narrowBatch(base time.Time, n int) []otelschema.Event {
 	var out []otelschema.Event
 	add := func(e otelschema.Event) {
@@ -30,6 +31,10 @@ func narrowBatch(base time.Time, n int) []otelschema.Event {
 		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "3", RevisionServer: "3",
 			Outcome: otelschema.OutcomeCurrent, RetryOf: "r1", RepairAutomatic: true, ChangeClass: otelschema.ChangeClassSemantic})
 		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "3", RevisionServer: "3",
+			Outcome: otelschema.OutcomeCurrent, ChangeClass: otelschema.ChangeClassRemoval})
+		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "3", RevisionServer: "3",
+			Outcome: otelschema.OutcomeNormalized, AdapterID: "create_issue/2-3", ChangeClass: otelschema.ChangeClassBoundedMigration})
+		add(otelschema.Event{Name: otelschema.EventCall, Tool: "create_issue", RevisionClient: "3", RevisionServer: "3",
 			Outcome: otelschema.OutcomeCurrent})
 	}
 	return out
@@ -46,28 +51,30 @@ func (s *Suite) testRetriedBatchNarrow(t *testing.T) {
 	events := narrowBatch(time.Now().UTC().Add(-time.Hour).Truncate(time.Second), 10)
 	p := store.Params{}
 	p.String("tenant", tenant)
-	counts := func() [3]int {
-		return [3]int{
+	counts := func() [4]int {
+		return [4]int{
 			s.count(t, "events", "tenant = {tenant:String}", p),
 			s.count(t, "violation_candidates", "tenant = {tenant:String}", p),
 			s.count(t, "propagation_events", "tenant = {tenant:String}", p),
+			s.count(t, "adapter_call_candidates", "tenant = {tenant:String}", p),
 		}
 	}
-	// Per i: 6 events, 3 violations (side effect, mixed revision, retry),
-	// 3 propagation rows (notice, refresh, stale call).
-	once := [3]int{60, 30, 30}
+	// Per i: 8 events, 4 violations (side effect, mixed revision, retry,
+	// removal), 3 propagation rows (notice, refresh, stale call), 1 call
+	// through an adapter.
+	once := [4]int{80, 40, 30, 10}
 	for range 2 {
 		if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Token: "narrow-1", Events: events}); err != nil {
 			t.Fatal(err)
 		}
 		if got := counts(); got != once {
-			t.Fatalf("events, violation_candidates, propagation_events hold %v rows, want %v", got, once)
+			t.Fatalf("events, violation_candidates, propagation_events, adapter_call_candidates hold %v rows, want %v", got, once)
 		}
 	}
 	if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Token: "narrow-2", Events: events}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := counts(), [3]int{120, 60, 60}; got != want {
+	if got, want := counts(), [4]int{160, 80, 60, 20}; got != want {
 		t.Fatalf("after the same events under another token: %v rows, want %v", got, want)
 	}
 }

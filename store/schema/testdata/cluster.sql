@@ -1090,6 +1090,76 @@ ALTER TABLE mcpdrift.events_in ON CLUSTER 'mcpdrift'
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=781c1f9a7b3a69dd0b741a40dff309c9e4174ac12932cf632402584a2171637b, name=plain_input, version=5;
 
+CREATE TABLE IF NOT EXISTS mcpdrift.adapter_call_candidates_local ON CLUSTER 'mcpdrift'
+(
+    tenant             LowCardinality(String),
+    time               DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
+    event_id           UInt64 CODEC(ZSTD(1)),
+    tool               LowCardinality(String),
+    session_id         String CODEC(ZSTD(1)),
+    run_id             String CODEC(ZSTD(1)),
+    request_id         String CODEC(ZSTD(1)),
+    client_name        LowCardinality(String),
+    client_version     LowCardinality(String),
+    revision_client    LowCardinality(String),
+    revision_server    LowCardinality(String),
+    revision_validated LowCardinality(String),
+    change_class       Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    outcome            Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id         LowCardinality(String),
+    service            LowCardinality(String),
+    service_version    LowCardinality(String),
+    environment        LowCardinality(String),
+    detail             String CODEC(ZSTD(1))
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYYYYMM(time)
+ORDER BY (tenant, adapter_id, time, event_id)
+TTL toDateTime(time) + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.adapter_call_candidates ON CLUSTER 'mcpdrift' AS mcpdrift.adapter_call_candidates_local
+ENGINE = Distributed('mcpdrift', mcpdrift, adapter_call_candidates_local, cityHash64(tenant, tool));
+
+DROP VIEW IF EXISTS mcpdrift.violations_removed_tool_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.violations_removed_tool_mv ON CLUSTER 'mcpdrift' TO mcpdrift.violation_candidates_local AS
+SELECT tenant, time, event_id, 'removed_tool_success' AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat(toString(outcome), ' call to a removed revision (change class removal)') AS detail
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+  AND outcome IN ('current', 'normalized')
+  AND change_class = 'removal';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapter_call_candidates_mv ON CLUSTER 'mcpdrift' TO mcpdrift.adapter_call_candidates_local AS
+SELECT tenant, time, event_id, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       concat(toString(outcome), ' call to a removed tool through removal adapter ', adapter_id) AS detail
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+  AND outcome IN ('current', 'normalized')
+  AND change_class != 'removal'
+  AND adapter_id != '';
+
+INSERT INTO mcpdrift.adapter_call_candidates
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant, time, event_id, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment, detail
+FROM mcpdrift.violation_candidates
+WHERE kind = 'removed_tool_success'
+  AND change_class != 'removal'
+  AND (SELECT count() FROM mcpdrift.adapter_call_candidates) = 0;
+
+ALTER TABLE mcpdrift.violation_candidates_local ON CLUSTER 'mcpdrift'
+    DELETE WHERE kind = 'removed_tool_success' AND change_class != 'removal'
+SETTINGS mutations_sync = 2;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=e3d8747ac480919a6e6931a64f493e51615d5f74d38b808e9c654937ad3e4e69, name=adapter_call_candidates, version=6;
+
 ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.calls_1m_local ON CLUSTER 'mcpdrift' MODIFY TTL minute + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
@@ -1117,3 +1187,5 @@ ALTER TABLE mcpdrift.audit_calls_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTi
 ALTER TABLE mcpdrift.violation_candidates_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.propagation_events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.adapter_call_candidates_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
