@@ -464,7 +464,7 @@ func reportCases(r *queries.Runner, f queries.Filter, auditTool string) []report
 	}
 	return []reportCase{
 		{
-			name: "stale-usage", id: "stale_usage", source: "usage_1h/1d + calls_1m",
+			name: "stale-usage", id: "stale_usage", source: "usage_1h/1d + recent_calls",
 			run: func(ctx context.Context) (any, int, error) { return rows(r.StaleUsage(ctx, f)) },
 			raw: func(ctx context.Context) (any, int, error) { return rows(r.RawStaleUsage(ctx, f)) },
 		},

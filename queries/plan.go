@@ -13,7 +13,7 @@ type Tier int
 
 // Rollup tiers, finest first.
 const (
-	TierMinute Tier = iota // calls_1m, repairs_1m
+	TierMinute Tier = iota // recent_calls (aggregated when read), repairs_1m
 	TierHour               // calls_1h, repairs_1h
 	TierDay                // calls_1d, repairs_1d
 )

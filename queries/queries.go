@@ -7,8 +7,8 @@
 //
 // # Which table serves which report
 //
-//	Tools                                              calls_1m / calls_1h / calls_1d
-//	StaleUsage                                         usage_1h / usage_1d (+ calls_1m), or calls_* for a client filter
+//	Tools                                              recent_calls / calls_1h / calls_1d
+//	StaleUsage                                         usage_1h / usage_1d (+ recent_calls), or calls_* for a client filter
 //	Rejections                                         rejected_* and usage_* (or calls_*)
 //	Repairs                                            usage_* (or calls_*) and repairs_1m / repairs_1h / repairs_1d
 //	AdapterRetirement                                  adapted_*, usage_* (or calls_*) and adapters

@@ -312,7 +312,7 @@ var retention = []struct {
 	maxDays     int
 }{
 	{table: "events", expr: "toDateTime(time)"},
-	{table: "calls_1m", expr: "minute", maxDays: MinuteTierDays},
+	{table: "recent_calls", expr: "toDateTime(time)", maxDays: MinuteTierDays},
 	{table: "calls_1h", expr: "hour", maxDays: HourTierDays},
 	{table: "calls_1d", expr: "day"},
 	{table: "repairs_1m", expr: "minute", maxDays: MinuteTierDays},
@@ -352,10 +352,11 @@ func applyRetention(ctx context.Context, db Execer, opts Options) error {
 // and the migrations table), in the order they are created.
 var MergeTreeTables = []string{
 	"events", "audit_calls", "adapters",
-	"calls_1m", "calls_1h", "calls_1d",
+	"calls_1h", "calls_1d",
 	"repairs_1m", "repairs_1h", "repairs_1d",
 	"usage_1h", "usage_1d", "rejected_1h", "adapted_1h",
 	"violation_candidates", "propagation_events", "adapter_call_candidates",
+	"recent_calls",
 }
 
 // applyDeduplicationWindow sets non_replicated_deduplication_window on every

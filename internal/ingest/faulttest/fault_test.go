@@ -209,7 +209,7 @@ type stored struct {
 	Sums   struct {
 		Events  int64 `json:"events"`
 		Audit   int64 `json:"audit"`
-		Calls1m int64 `json:"calls_1m"`
+		Recent  int64 `json:"recent_calls"`
 		Calls1h int64 `json:"calls_1h"`
 		Calls1d int64 `json:"calls_1d"`
 		Usage1h int64 `json:"usage_1h"`
@@ -383,10 +383,10 @@ func check(t *testing.T, l *load, s stored) (dups, missing int) {
 	if missing > 0 || dups > 0 {
 		t.Errorf("of %d acknowledged events, %d are missing and %d stored more than once", len(l.acked), missing, dups)
 	}
-	if s.Sums.Events != total || s.Sums.Audit != total || s.Sums.Calls1m != total || s.Sums.Calls1h != total || s.Sums.Calls1d != total ||
+	if s.Sums.Events != total || s.Sums.Audit != total || s.Sums.Recent != total || s.Sums.Calls1h != total || s.Sums.Calls1d != total ||
 		s.Sums.Usage1h != total || s.Sums.Usage1d != total {
-		t.Errorf("events %d, audit %d, calls_1m %d, calls_1h %d, calls_1d %d, usage_1h %d, usage_1d %d: every table should count the %d events once",
-			s.Sums.Events, s.Sums.Audit, s.Sums.Calls1m, s.Sums.Calls1h, s.Sums.Calls1d, s.Sums.Usage1h, s.Sums.Usage1d, total)
+		t.Errorf("events %d, audit %d, recent_calls %d, calls_1h %d, calls_1d %d, usage_1h %d, usage_1d %d: every table should count the %d events once",
+			s.Sums.Events, s.Sums.Audit, s.Sums.Recent, s.Sums.Calls1h, s.Sums.Calls1d, s.Sums.Usage1h, s.Sums.Usage1d, total)
 	}
 	return dups, missing
 }

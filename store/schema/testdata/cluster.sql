@@ -1160,9 +1160,84 @@ SETTINGS mutations_sync = 2;
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=e3d8747ac480919a6e6931a64f493e51615d5f74d38b808e9c654937ad3e4e69, name=adapter_call_candidates, version=6;
 
+CREATE TABLE IF NOT EXISTS mcpdrift.recent_calls_local ON CLUSTER 'mcpdrift'
+(
+    tenant              LowCardinality(String),
+    time                DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    error_code          LowCardinality(String),
+    side_effect_started Bool,
+    retry               Bool,
+    session             String CODEC(ZSTD(1)),
+    run_id              String CODEC(ZSTD(1)),
+    session_age_s       Int64 CODEC(T64, ZSTD(1))
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toDate(time)
+ORDER BY (tenant, time)
+TTL toDateTime(time) + INTERVAL 2 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.recent_calls ON CLUSTER 'mcpdrift' AS mcpdrift.recent_calls_local
+ENGINE = Distributed('mcpdrift', mcpdrift, recent_calls_local, cityHash64(tenant, tool));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.recent_calls_mv ON CLUSTER 'mcpdrift' TO mcpdrift.recent_calls_local AS
+SELECT tenant, time, tool, revision_client, revision_server, outcome, adapter_id,
+       service, environment, client_name, client_version, privilege, error_code,
+       side_effect_started, retry_of != '' AS retry,
+       if(session_id != '', session_id, run_id) AS session, run_id, session_age_s
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call';
+
+INSERT INTO mcpdrift.recent_calls_local
+SELECT tenant, time, tool, revision_client, revision_server, outcome, adapter_id,
+       service, environment, client_name, client_version, privilege, error_code,
+       side_effect_started, retry_of != '' AS retry,
+       if(session_id != '', session_id, run_id) AS session, run_id, session_age_s
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+  AND time >= now() - INTERVAL 2 DAY
+  AND (SELECT count() FROM mcpdrift.recent_calls_local) = 0;
+
+DROP VIEW IF EXISTS mcpdrift.calls_1h_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1h_mv ON CLUSTER 'mcpdrift' TO mcpdrift.calls_1h_local AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       countIf(retry_of != '') AS retries,
+       uniqStateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqStateIf(run_id, run_id != '') AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+DROP VIEW IF EXISTS mcpdrift.calls_1m_mv ON CLUSTER 'mcpdrift';
+
+DROP TABLE IF EXISTS mcpdrift.calls_1m ON CLUSTER 'mcpdrift';
+
+DROP TABLE IF EXISTS mcpdrift.calls_1m_local ON CLUSTER 'mcpdrift';
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=d8e15f30fa29d471e53cb2f2b0641f248e489aa507edc094c32d894282239869, name=recent_calls, version=7;
+
 ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
-ALTER TABLE mcpdrift.calls_1m_local ON CLUSTER 'mcpdrift' MODIFY TTL minute + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
+ALTER TABLE mcpdrift.recent_calls_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.calls_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 

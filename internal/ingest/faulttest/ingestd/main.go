@@ -160,7 +160,7 @@ func printCounts(ctx context.Context, st *embedded.Store) error {
 	var sums []struct {
 		Events  int64 `json:"events"`
 		Audit   int64 `json:"audit"`
-		Calls1m int64 `json:"calls_1m"`
+		Recent  int64 `json:"recent_calls"`
 		Calls1h int64 `json:"calls_1h"`
 		Calls1d int64 `json:"calls_1d"`
 		Usage1h int64 `json:"usage_1h"`
@@ -169,7 +169,7 @@ func printCounts(ctx context.Context, st *embedded.Store) error {
 	q = store.Query{Name: "fault_sums", SQL: `SELECT
 		(SELECT toInt64(count()) FROM mcpdrift.events WHERE event_name = 'mcp.drift.call') AS events,
 		(SELECT toInt64(count()) FROM mcpdrift.audit_calls) AS audit,
-		(SELECT toInt64(sum(calls)) FROM mcpdrift.calls_1m) AS calls_1m,
+		(SELECT toInt64(count()) FROM mcpdrift.recent_calls) AS recent_calls,
 		(SELECT toInt64(sum(calls)) FROM mcpdrift.calls_1h) AS calls_1h,
 		(SELECT toInt64(sum(calls)) FROM mcpdrift.calls_1d) AS calls_1d,
 		(SELECT toInt64(sum(calls)) FROM mcpdrift.usage_1h) AS usage_1h,
