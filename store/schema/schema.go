@@ -293,8 +293,9 @@ func Apply(ctx context.Context, db Execer, opts Options) ([]int, error) {
 	return versions, nil
 }
 
-// Rollup tiers: the minutely tier is kept at most MinuteTierDays and the
-// hourly tier at most HourTierDays, both capped by the retention setting;
+// Rollup tiers: the minutely tier (recent_calls, aggregated when read, and
+// repairs_1m) is kept at most MinuteTierDays and the hourly tier at most
+// HourTierDays, both capped by the retention setting;
 // the daily tier and the raw events are kept for the retention. Report
 // queries read a window's minutes, hours and days from the tier that still
 // holds them (see queries/plan.go).

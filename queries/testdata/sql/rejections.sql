@@ -12,32 +12,22 @@ traffic_by_tool AS
     SELECT tool, sum(t.calls) AS tool_calls
     FROM
     (
-    SELECT minute AS bucket, tool, revision_client, revision_server, service, environment,
-           sum(m.calls) AS calls,
-           sumIf(m.calls, outcome = 'current') AS calls_current,
-           sumIf(m.calls, outcome = 'normalized') AS calls_normalized,
-           sumIf(m.calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
-           sumIf(m.calls, outcome = 'rejected_stale') AS calls_rejected_stale,
-           sumIf(m.calls, outcome = 'removed') AS calls_removed,
-           sumIf(m.calls, outcome = 'failed') AS calls_failed,
-           sum(retries) AS retries,
-           uniqMergeState(sessions) AS sessions, uniqMergeState(runs) AS runs,
+    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, revision_server, service, environment,
+           count() AS calls,
+           countIf(outcome = 'current') AS calls_current,
+           countIf(outcome = 'normalized') AS calls_normalized,
+           countIf(outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
+           countIf(outcome = 'rejected_stale') AS calls_rejected_stale,
+           countIf(outcome = 'removed') AS calls_removed,
+           countIf(outcome = 'failed') AS calls_failed,
+           countIf(retry) AS retries,
+           uniqStateIf(session, session != '') AS sessions, uniqStateIf(run_id, run_id != '') AS runs,
            uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
-           min(first_seen) AS first_seen, max(last_seen) AS last_seen
-    FROM (
-        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
-               adapter_id, service, environment, client_name, client_version, privilege, error_code,
-               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqStateIf(session, session != '') AS sessions, uniqStateIf(run_id, run_id != '') AS runs,
-               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
-        FROM mcpdrift.recent_calls
-        WHERE tenant = {tenant:String}
-          AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-          AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
-        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
-                 service, environment, client_name, client_version, privilege, error_code
-    ) AS m
+           min(time) AS first_seen, max(time) AS last_seen
+    FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
+      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
   AND ({tool:String} = '' OR tool = {tool:String})
   AND ({service:String} = '' OR service = {service:String})
   AND ({environment:String} = '' OR environment = {environment:String})
@@ -101,10 +91,10 @@ FROM
                count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
                uniqStateIf(session, session != '') AS sessions, uniqStateIf(run_id, run_id != '') AS runs,
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
-        FROM mcpdrift.recent_calls
-        WHERE tenant = {tenant:String}
-          AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-          AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+    FROM mcpdrift.recent_calls
+    WHERE tenant = {tenant:String}
+      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code
     )

@@ -39,10 +39,10 @@ call_totals AS
                count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
                uniqStateIf(session, session != '') AS sessions, uniqStateIf(run_id, run_id != '') AS runs,
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
-        FROM mcpdrift.recent_calls
-        WHERE tenant = {tenant:String}
-          AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-          AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+    FROM mcpdrift.recent_calls
+    WHERE tenant = {tenant:String}
+      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
+      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code
     )
