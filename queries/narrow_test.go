@@ -248,3 +248,50 @@ func TestNarrowBackfill(t *testing.T) {
 		}
 	}
 }
+
+// TestPropagationToolessNotice covers a notification that names no tool:
+// it counts the session's stale calls to every tool after it, and one that
+// names a tool only that tool's, from the narrow table as from the events.
+func TestPropagationToolessNotice(t *testing.T) {
+	st := openStore(t)
+	r := runner(t)
+	c := ctx(t)
+	tenant := fmt.Sprintf("toolless-%d", time.Now().UnixNano())
+	base := fixture.Now.Add(-5 * time.Hour)
+	at := func(m int) int64 { return base.Add(time.Duration(m) * time.Minute).UnixNano() }
+	call := func(id uint64, m int, tool string) otelschema.Event {
+		return otelschema.Event{ID: id, Name: otelschema.EventCall, Time: at(m), SessionID: "s1", Service: "billing",
+			Tool: tool, RevisionClient: "1", RevisionServer: "2", Outcome: otelschema.OutcomeRejectedStale,
+			ClientName: "cursor", ClientVersion: "0.48.0"}
+	}
+	events := []otelschema.Event{
+		call(1, 0, "refund"), // before any notice: counted by neither
+		{ID: 2, Name: otelschema.EventListChanged, Time: at(1), SessionID: "s1", Service: "billing"},
+		{ID: 3, Name: otelschema.EventListChanged, Time: at(2), SessionID: "s1", Service: "billing", Tool: "refund"},
+		call(4, 3, "refund"),
+		call(5, 4, "charge"),
+		call(6, 5, "charge"),
+	}
+	if err := st.Write(c, store.Batch{Tenant: tenant, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	f := queries.Filter{Tenant: tenant, From: base.Add(-time.Hour), To: base.Add(time.Hour)}
+	got, err := r.Propagation(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.RawPropagation(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("propagation %s, raw %s", js(got), js(want))
+	}
+	after := map[string]uint64{}
+	for _, row := range got {
+		after[row.Tool] = row.StaleCallsAfterNotice
+	}
+	if w := map[string]uint64{"": 3, "refund": 1}; !reflect.DeepEqual(after, w) {
+		t.Errorf("stale calls after notice by notified tool %v, want %v", after, w)
+	}
+}
