@@ -5,16 +5,10 @@ import (
 	"math/big"
 	"reflect"
 	"time"
-
-	"github.com/mcpdrift/mcpdrift/store"
 )
 
-// fieldIndex maps the result columns to the fields of a destination struct,
-// as every backend does (see store.FieldIndex).
-var fieldIndex = store.FieldIndex
-
-// assign stores the scanned value src into dst, converting as the JSON path
-// of the embedded store would: integers and floats into any numeric kind,
+// assign stores the scanned value src into dst, converting as the embedded
+// store's result decoder does: integers and floats into any numeric kind,
 // times as UTC, strings into strings, and slices and maps element by
 // element. A nil (NULL) value leaves the zero value.
 func assign(dst reflect.Value, src any) error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 
@@ -41,7 +42,7 @@ func TestAssign(t *testing.T) {
 		ptr(map[string]string{"k": "v"}), ptr([]string{"a", "b"}), ptr([]uint32{1, 2}),
 		ptr((*int64)(nil)), ptr("any"), ptr(ts), ptr(int16(-4)), ptr("no"), ptr(1),
 	}
-	idx, err := fieldIndex(reflect.TypeOf(row{}), cols)
+	idx, err := store.FieldIndex(reflect.TypeOf(row{}), cols)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestAssign(t *testing.T) {
 	if err := assign(reflect.ValueOf(&b).Elem(), ptr("yes")); err == nil || !strings.Contains(err.Error(), "cannot store string in bool") {
 		t.Errorf("string into bool: %v", err)
 	}
-	if _, err := fieldIndex(reflect.TypeOf(0), nil); err == nil {
+	if _, err := store.FieldIndex(reflect.TypeOf(0), nil); err == nil {
 		t.Error("a non-struct destination was accepted")
 	}
 }

@@ -162,7 +162,7 @@ func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, d
 	for i, t := range types {
 		names[i] = t.Name()
 	}
-	index, err := fieldIndex(elem, names)
+	index, err := store.FieldIndex(elem, names)
 	if err != nil {
 		return fmt.Errorf("query %s: %w", q.Name, err)
 	}
