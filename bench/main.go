@@ -81,6 +81,7 @@ func main() {
 	flag.DurationVar(&cfg.SpoolAfter, "ingest.spool-after", cfg.SpoolAfter, "give the ingester a write-ahead spool with this store-latency budget (as serve runs by default); 0: no spool")
 	flag.StringVar(&cfg.Ack, "ingest.ack", cfg.Ack, `the ingester's acknowledgement mode: "stored", or "spooled" (with a write-ahead spool, as serve runs by default: exports acknowledged once fsynced to the spool, the store written in large inserts)`)
 	flag.IntVar(&cfg.IngestBatch, "ingest.batch-events", cfg.IngestBatch, "the ingester's BatchMaxEvents; 0 means streams × batch (at most the ingester's default), so that a store batch is sealed as soon as every sender has a request in it")
+	flag.IntVar(&cfg.InsertEvents, "ingest.insert-events", cfg.InsertEvents, `the ingester's InsertMaxEvents with -ingest.ack spooled: most events per store insert; 0: the ingester's default`)
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "simulator seed")
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")

@@ -69,6 +69,7 @@ type ReportConfig struct {
 	Streams     int      `json:"streams"`
 	IngestBatch int      `json:"ingest_batch_events"`
 	IngestAck   string   `json:"ingest_ack,omitempty"`
+	InsertMax   int      `json:"ingest_insert_events,omitempty"`
 	SpoolAfterS float64  `json:"ingest_spool_after_s,omitempty"`
 	Seed        uint64   `json:"seed"`
 
@@ -170,6 +171,9 @@ func reportConfig(cfg Config) ReportConfig {
 		Suites: cfg.Suites, Events: cfg.Events, Batch: cfg.Batch, Streams: cfg.Streams,
 		IngestBatch: cfg.IngestBatch, Seed: cfg.Seed,
 		IngestAck: cfg.Ack, SpoolAfterS: cfg.SpoolAfter.Seconds(),
+	}
+	if cfg.Ack == "spooled" {
+		rc.InsertMax = cfg.InsertEvents
 	}
 	if cfg.loadsReports() {
 		rc.ReportEvents, rc.ReportBatch = cfg.ReportEvents, cfg.ReportBatch
@@ -359,7 +363,7 @@ func (r *Report) header() string {
 			c.Events, c.Batch, c.Streams, c.IngestBatch)
 		switch {
 		case c.IngestAck == "spooled":
-			b.WriteString("; (c) acknowledged once spooled, the store written in grouped inserts")
+			fmt.Fprintf(&b, "; (c) acknowledged once spooled, the store written in grouped inserts of up to %d events", c.InsertMax)
 		case c.SpoolAfterS > 0:
 			fmt.Fprintf(&b, "; (c) with a spool after %gs of store latency", c.SpoolAfterS)
 		}

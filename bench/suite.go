@@ -51,6 +51,9 @@ type Config struct {
 	// at most the ingester's default: the senders wait for their answers, so
 	// a store batch is sealed as soon as every sender has a request in it.
 	IngestBatch int
+	// InsertEvents is the ingester's InsertMaxEvents with Ack "spooled";
+	// 0 keeps the ingester's default.
+	InsertEvents int
 	// SpoolAfter, when positive, gives the ingester a write-ahead spool in a
 	// temporary directory with this latency budget (ingest.Config.SpoolAfter),
 	// as `mcpdrift serve` runs by default; zero runs without a spool.
@@ -210,6 +213,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("streams must be positive, got %d", c.Streams)
 	case c.IngestBatch < 0:
 		return fmt.Errorf("ingest.batch-events must not be negative, got %d", c.IngestBatch)
+	case c.InsertEvents < 0:
+		return fmt.Errorf("ingest.insert-events must not be negative, got %d", c.InsertEvents)
 	case len(c.Suites) == 0:
 		return errors.New("suite must name at least one suite")
 	}
@@ -291,6 +296,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 	}
 	if cfg.IngestBatch == 0 {
 		cfg.IngestBatch = min(cfg.Streams*cfg.Batch, ingest.DefaultConfig().BatchMaxEvents)
+	}
+	if cfg.InsertEvents == 0 {
+		cfg.InsertEvents = ingest.DefaultConfig().InsertMaxEvents
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -498,6 +506,7 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	}
 	if spooled {
 		icfg.Ack = ingest.AckSpooled
+		icfg.InsertMaxEvents = cfg.InsertEvents
 	}
 	srv, err := ingest.New(icfg, w, cfg.Logger)
 	if err != nil {

@@ -67,7 +67,10 @@ type Config struct {
 	// up to InsertMaxDelay plus one insert.
 	Ack AckMode
 	// InsertMaxEvents bounds one store insert made by the replayer from
-	// several spooled batches (AckSpooled).
+	// several spooled batches (AckSpooled). Larger inserts cost the store
+	// less per event — each feeds every materialised view once and leaves
+	// fewer parts to merge — at the price of the replayer holding that many
+	// events (about 1 KiB each, decoded and encoded) while it writes them.
 	InsertMaxEvents int
 	// InsertMaxDelay is how long the replayer waits for more spooled
 	// batches before it writes a smaller insert (AckSpooled).
@@ -110,7 +113,7 @@ func DefaultConfig() Config {
 		Spool:            spool.DefaultConfig(""),
 		SpoolAfter:       2 * time.Second,
 		Ack:              AckStored,
-		InsertMaxEvents:  50000,
+		InsertMaxEvents:  200000,
 		InsertMaxDelay:   time.Second,
 		DedupIDs:         1 << 20,
 		DedupWindow:      15 * time.Minute,
