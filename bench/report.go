@@ -417,7 +417,7 @@ func (r *Report) table() string {
 		fmt.Fprintf(&out, "\n(e) %d events in %d Writes, stored %d (%d calls); the simulator ran alongside on its own thread (%.1f CPU-s, excluded from the store's CPU).\n",
 			l.Events, l.Batches, l.Stored, l.Calls, l.GeneratorCPU)
 		fmt.Fprintf(&out, "(f) window [%s, %s), clock fixed there (simulated %s to %s, last event %s);\n"+
-			"    p50/p95 by nearest rank over the measured runs, each raw run right after its rollup run.\n",
+			"    p50/p95 by nearest rank over the measured runs, the rollup runs first, then the raw ones.\n",
 			l.From.Format(time.RFC3339), l.To.Format(time.RFC3339), l.Start.Format(time.RFC3339), l.End.Format(time.RFC3339), l.LastEvent.Format(time.RFC3339))
 	}
 	if len(r.Reports) > 0 {
