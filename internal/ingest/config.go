@@ -70,7 +70,8 @@ type Config struct {
 	// several spooled batches (AckSpooled). Larger inserts cost the store
 	// less per event — each feeds every materialised view once and leaves
 	// fewer parts to merge — at the price of the replayer holding that many
-	// events (about 1 KiB each, decoded and encoded) while it writes them.
+	// decoded events (608 bytes each before their strings) and their
+	// encoding while it writes them.
 	InsertMaxEvents int
 	// InsertMaxDelay is how long the replayer waits for more spooled
 	// batches before it writes a smaller insert (AckSpooled).
