@@ -227,3 +227,49 @@ func TestAckSpooledDoesNotWaitForTheBatchDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayBufferFollowsTraffic checks that the replayer's group buffer
+// grows with the groups it gathers rather than being sized for the largest
+// insert allowed: with the default InsertMaxEvents, a few hundred spooled
+// events must not cost the process a buffer of 200,000.
+func TestReplayBufferFollowsTraffic(t *testing.T) {
+	insertMax := DefaultConfig().InsertMaxEvents
+	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 100)}
+	cfg := ackSpooledConfig(t, insertMax)
+	cfg.BatchMaxEvents = 100
+	b, sp := startSpoolBatcher(t, cfg, w)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const requests, per = 40, 10
+	var wg sync.WaitGroup
+	// Pile the requests up behind one append, as in
+	// TestAckSpooledGroupsInserts, so that the replayer finds several
+	// records to group.
+	b.modeMu.Lock()
+	for i := range requests {
+		wg.Go(func() {
+			if err := b.Add(ctx, events(fmt.Sprintf("tool-%02d", i), per)); err != nil {
+				t.Errorf("Add: %v", err)
+			}
+		})
+	}
+	waitFor(t, "the requests", func() bool { return b.Pending() == requests*per })
+	b.modeMu.Unlock()
+	wg.Wait()
+	close(w.gate)
+	waitFor(t, "the replay", func() bool { return w.total() == requests*per && sp.Stats().Records == 0 })
+	largest := 0
+	for _, n := range w.sizes() {
+		largest = max(largest, n)
+	}
+	if largest <= per {
+		t.Fatalf("insert sizes %v: no group of several records was written, the buffer was not used", w.sizes())
+	}
+	// Stopped, the replayer no longer touches its buffer.
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(b.groupBuf); c < largest || c > 4*requests*per {
+		t.Errorf("group buffer of %d events after groups of at most %d (InsertMaxEvents %d): want it grown to the groups, not to the bound", c, largest, insertMax)
+	}
+}
