@@ -581,32 +581,29 @@ func measureReports(ctx context.Context, cfg Config, st *embedded.Store, db stri
 			v, n, err := f(ctx)
 			return run{wall: time.Since(t0), cpu: processCPU() - cpu0}, v, n, err
 		}
+		// series times f's warm-up and measured runs, and returns the
+		// measured runs and the last answer.
+		series := func(f func(context.Context) (any, int, error)) (runs []run, v any, n int, err error) {
+			for i := range cfg.ReportWarmups + cfg.ReportRuns {
+				var d run
+				if d, v, n, err = timed(f); err != nil {
+					return nil, nil, 0, err
+				}
+				if i >= cfg.ReportWarmups {
+					runs = append(runs, d)
+				}
+			}
+			return runs, v, n, nil
+		}
 		// The rollup runs, then the raw ones: each in the steady state of
 		// its own kind. Interleaved, every rollup run followed a scan of
 		// the whole events table, which left the caches and the allocator
 		// to that scan (measured: stale-usage 121 ms alone, 148 ms right
 		// after its raw twin) — a neighbour no deployment has, since the
 		// raw twins exist only to be compared with.
-		for i := range cfg.ReportWarmups + cfg.ReportRuns {
-			var d run
-			if d, ans, n, runErr = timed(c.run); runErr != nil {
-				break
-			}
-			if i >= cfg.ReportWarmups {
-				times = append(times, d)
-			}
-		}
-		for i := range cfg.ReportWarmups + cfg.ReportRuns {
-			if c.raw == nil || runErr != nil {
-				break
-			}
-			var d run
-			if d, rawAns, rawN, runErr = timed(c.raw); runErr != nil {
-				break
-			}
-			if i >= cfg.ReportWarmups {
-				rawTimes = append(rawTimes, d)
-			}
+		times, ans, n, runErr = series(c.run)
+		if runErr == nil && c.raw != nil {
+			rawTimes, rawAns, rawN, runErr = series(c.raw)
 		}
 		if runErr != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.name, runErr))

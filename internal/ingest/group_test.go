@@ -23,22 +23,16 @@ func ackSpooledConfig(t *testing.T, insertMax int) Config {
 	return cfg
 }
 
-// TestAckSpooledGroupsInserts checks group commit and grouped inserts:
-// every export is acknowledged once spooled, while the store is blocked,
-// and the replayer then writes the spooled batches in a few inserts of at
-// most InsertMaxEvents, each under its content's token.
-func TestAckSpooledGroupsInserts(t *testing.T) {
-	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 100)}
-	cfg := ackSpooledConfig(t, 250)
-	cfg.BatchMaxEvents = 100
-	b, sp := startSpoolBatcher(t, cfg, w)
+// addPiledUp adds requests exports of per events each to b at once and
+// waits for their answers. The writer cannot append while modeMu is held:
+// the requests pile up behind the first append, as they do behind a slow
+// fsync.
+func addPiledUp(t *testing.T, b *batcher, requests, per int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	const requests, per = 40, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, requests)
-	// The writer cannot append while modeMu is held: the requests pile up
-	// behind the first append, as they do behind a slow fsync.
 	b.modeMu.Lock()
 	for i := range requests {
 		wg.Go(func() { errs <- b.Add(ctx, events(fmt.Sprintf("tool-%02d", i), per)) })
@@ -52,6 +46,19 @@ func TestAckSpooledGroupsInserts(t *testing.T) {
 			t.Fatalf("Add with the store blocked: %v", err)
 		}
 	}
+}
+
+// TestAckSpooledGroupsInserts checks group commit and grouped inserts:
+// every export is acknowledged once spooled, while the store is blocked,
+// and the replayer then writes the spooled batches in a few inserts of at
+// most InsertMaxEvents, each under its content's token.
+func TestAckSpooledGroupsInserts(t *testing.T) {
+	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 100)}
+	cfg := ackSpooledConfig(t, 250)
+	cfg.BatchMaxEvents = 100
+	b, sp := startSpoolBatcher(t, cfg, w)
+	const requests, per = 40, 10
+	addPiledUp(t, b, requests, per)
 	st := b.stats.snapshot()
 	if st.Spool.SpooledEvents != requests*per {
 		t.Fatalf("spooled %d events, want %d", st.Spool.SpooledEvents, requests*per)
@@ -238,24 +245,9 @@ func TestReplayBufferFollowsTraffic(t *testing.T) {
 	cfg := ackSpooledConfig(t, insertMax)
 	cfg.BatchMaxEvents = 100
 	b, sp := startSpoolBatcher(t, cfg, w)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	const requests, per = 40, 10
-	var wg sync.WaitGroup
-	// Pile the requests up behind one append, as in
-	// TestAckSpooledGroupsInserts, so that the replayer finds several
-	// records to group.
-	b.modeMu.Lock()
-	for i := range requests {
-		wg.Go(func() {
-			if err := b.Add(ctx, events(fmt.Sprintf("tool-%02d", i), per)); err != nil {
-				t.Errorf("Add: %v", err)
-			}
-		})
-	}
-	waitFor(t, "the requests", func() bool { return b.Pending() == requests*per })
-	b.modeMu.Unlock()
-	wg.Wait()
+	// Piled up, the requests leave the replayer several records to group.
+	addPiledUp(t, b, requests, per)
 	close(w.gate)
 	waitFor(t, "the replay", func() bool { return w.total() == requests*per && sp.Stats().Records == 0 })
 	largest := 0
@@ -266,6 +258,8 @@ func TestReplayBufferFollowsTraffic(t *testing.T) {
 		t.Fatalf("insert sizes %v: no group of several records was written, the buffer was not used", w.sizes())
 	}
 	// Stopped, the replayer no longer touches its buffer.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if err := b.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
