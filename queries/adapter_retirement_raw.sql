@@ -17,7 +17,7 @@ per_client AS
     WHERE tenant = {tenant:String}
       AND event_name = 'mcp.drift.call'
       AND adapter_id != ''
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     GROUP BY adapter_id, tool, client_name, client_version
 ),
 {{template "adapter_used" .}},
@@ -27,7 +27,7 @@ traffic AS
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String}
       AND event_name = 'mcp.drift.call'
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     GROUP BY tool
 ),
 {{template "adapter_registry" .}}

@@ -12,11 +12,18 @@ SELECT time, event_id, tool, service, service_version, environment,
        side_effect_started, args_raw, args_normalized
 FROM {{.Database}}.audit_calls
 WHERE tenant = {tenant:String}
-  {{- template "raw_filter"}}
-  AND ({run_id:String} = '' OR run_id = {run_id:String})
-  AND ({session_id:String} = '' OR session_id = {session_id:String})
-  AND ({request_id:String} = '' OR request_id = {request_id:String})
-  AND ({after_set:Bool} = false
-       OR (time, event_id) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}))
+  {{- template "raw_filter" .}}
+  {{- if .F.RunID}}
+  AND run_id = {run_id:String}
+  {{- end}}
+  {{- if .F.SessionID}}
+  AND session_id = {session_id:String}
+  {{- end}}
+  {{- if .F.RequestID}}
+  AND request_id = {request_id:String}
+  {{- end}}
+  {{- if .F.After}}
+  AND (time, event_id) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64})
+  {{- end}}
 ORDER BY time, event_id
 LIMIT {limit:UInt32}

@@ -1,6 +1,7 @@
 package queries_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -606,5 +607,60 @@ func TestInvalidInput(t *testing.T) {
 	}
 	if _, err := r.AdapterRetirement(c, a, queries.RetirementOptions{MaxCalls: -1, MaxShare: -1}); !errors.Is(err, queries.ErrInvalidFilter) {
 		t.Errorf("no threshold: %v", err)
+	}
+}
+
+// TestFiltersNarrow checks that each filter of the common filter removes
+// calls from the stale-usage report and keeps some, for the rollup-served
+// query and its raw twin alike: both render a filter's condition only when
+// it is set (see shape), so their equality alone would not show that a set
+// filter reached the SQL.
+func TestFiltersNarrow(t *testing.T) {
+	r := runner(t)
+	c := ctx(t)
+	a := week(fixture.TenantA)
+	total := func(rows []queries.StaleUsageRow) (n uint64) {
+		for _, row := range rows {
+			n += row.Calls
+		}
+		return n
+	}
+	all, err := r.StaleUsage(c, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filters := []struct {
+		name string
+		edit func(*queries.Filter)
+	}{
+		{"tool", func(f *queries.Filter) { f.Tool = "create_issue" }},
+		{"service", func(f *queries.Filter) { f.Service = "docs" }},
+		{"environment", func(f *queries.Filter) { f.Environment = "staging" }},
+		{"client name", func(f *queries.Filter) { f.Client = "claude-desktop" }},
+		{"client version", func(f *queries.Filter) { f.Client = "claude-desktop@0.9.1" }},
+		{"excluded", func(f *queries.Filter) { f.ExcludeClients = []string{"cursor"} }},
+	}
+	for _, fl := range filters {
+		t.Run(fl.name, func(t *testing.T) {
+			f := a
+			fl.edit(&f)
+			for _, run := range []struct {
+				name string
+				fn   func(context.Context, queries.Filter) ([]queries.StaleUsageRow, error)
+			}{{"rollups", r.StaleUsage}, {"raw", r.RawStaleUsage}} {
+				rows, err := run.fn(c, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := total(rows); n == 0 || n >= total(all) {
+					t.Errorf("%s: %d calls with the filter, %d without", run.name, n, total(all))
+				}
+				for _, row := range rows {
+					if f.Tool != "" && row.Tool != f.Tool {
+						t.Errorf("%s: row of tool %q with the filter tool=%q", run.name, row.Tool, f.Tool)
+					}
+				}
+			}
+		})
 	}
 }

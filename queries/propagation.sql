@@ -31,9 +31,7 @@ notices AS
     FROM {{.Database}}.propagation_events
     WHERE tenant = {tenant:String} AND kind = 'notice'
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-      AND ({tool:String} = '' OR tool = {tool:String})
-      AND ({service:String} = '' OR service = {service:String})
-      AND ({environment:String} = '' OR environment = {environment:String})
+      {{- template "coarse_filter" .}}
     GROUP BY session, tool
 ),
 sessions AS
@@ -47,10 +45,7 @@ sessions AS
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
     GROUP BY session
     HAVING countIf(kind = 'notice') > 0
-       AND ({client:String} = '' OR client_name = {client:String}
-            OR concat(client_name, '@', client_version) = {client:String})
-       AND NOT has({exclude_clients:Array(String)}, client_name)
-       AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    {{- template "client_filter" .}}
 ),
 stale AS
 (

@@ -29,9 +29,7 @@ notices AS
       AND event_name = 'mcp.drift.list_changed'
       AND (session_id != '' OR run_id != '')
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-      AND ({tool:String} = '' OR tool = {tool:String})
-      AND ({service:String} = '' OR service = {service:String})
-      AND ({environment:String} = '' OR environment = {environment:String})
+      {{- template "coarse_filter" .}}
     GROUP BY tool, session
 ),
 clients AS
@@ -99,9 +97,15 @@ SELECT
 FROM firsts AS f
 LEFT JOIN stale AS s ON s.tool = f.tool AND s.session = f.session
 LEFT JOIN clients AS cl ON cl.session = f.session
-WHERE ({client:String} = '' OR cl.client_name = {client:String}
-       OR concat(cl.client_name, '@', cl.client_version) = {client:String})
+{{- if or .F.Client .F.Exclude}}
+WHERE true
+{{- if .F.Client}}
+  AND (cl.client_name = {client:String} OR concat(cl.client_name, '@', cl.client_version) = {client:String})
+{{- end}}
+{{- if .F.Exclude}}
   AND NOT has({exclude_clients:Array(String)}, cl.client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(cl.client_name, '@', cl.client_version))
+{{- end}}
+{{- end}}
 GROUP BY f.tool
 ORDER BY f.tool

@@ -27,7 +27,7 @@ FROM
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String}
       AND event_name = 'mcp.drift.call'
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     GROUP BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version
 )
 WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')

@@ -11,7 +11,7 @@ call_totals AS
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String}
       AND event_name = 'mcp.drift.call'
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     GROUP BY tool
 ),
 repair_totals AS
@@ -29,7 +29,7 @@ repair_totals AS
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String}
       AND event_name = 'mcp.drift.repair'
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     GROUP BY tool
 )
 {{template "repairs_answer" .}}

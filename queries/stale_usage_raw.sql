@@ -22,6 +22,6 @@ SELECT
 FROM {{.Database}}.events
 WHERE tenant = {tenant:String}
   AND event_name = 'mcp.drift.call'
-  {{- template "raw_filter"}}
+  {{- template "raw_filter" .}}
 GROUP BY tool, revision_client, revision_server
 ORDER BY tool, revision_client, revision_server

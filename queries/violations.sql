@@ -18,8 +18,11 @@
 -- time, is a removal (a declaration made after the call still counts):
 -- adapter_call_candidates holds every successful call through an adapter,
 -- sorted by (tenant, adapter_id, time, event_id), and the second branch
--- reads the ranges of the adapters the registry declares removed. Each
--- branch gives at most limit rows of the page; the union is ordered again.
+-- reads the ranges of the adapters the registry declares removed, which
+-- the Runner reads first (removed_adapters.sql) and binds as
+-- {removed_adapters}; without any, the branch is not rendered
+-- (.F.Removed). Each branch gives at most limit rows of the page; the
+-- union is ordered again.
 SELECT kind, time, event_id, tool, session_id, run_id, request_id,
        if(client_version != '', concat(client_name, '@', client_version), client_name) AS client,
        revision_client, revision_server, revision_validated,
@@ -33,14 +36,12 @@ FROM
                service, service_version, detail
         FROM {{.Database}}.violation_candidates
         WHERE tenant = {tenant:String}
-          {{- template "raw_filter"}}
-          AND ({after_set:Bool} = false
-               OR (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String}))
-          -- The same bound on time alone, which the primary key can use.
-          AND ({after_set:Bool} = false OR time >= {after_time:DateTime64(9, 'UTC')})
+          {{- template "raw_filter" .}}
+          {{- template "page_after" .}}
         ORDER BY time, event_id, kind
         LIMIT {limit:UInt32}
     )
+    {{- if .F.Removed}}
     UNION ALL
     (
         SELECT 'removed_tool_success' AS kind, time, event_id, tool, session_id, run_id, request_id, client_name, client_version,
@@ -48,18 +49,21 @@ FROM
                service, service_version, detail
         FROM {{.Database}}.adapter_call_candidates
         WHERE tenant = {tenant:String}
-          AND adapter_id IN
-              (SELECT adapter_id FROM {{.Database}}.adapters
-               WHERE tenant = {tenant:String}
-               GROUP BY adapter_id
-               HAVING argMax(change_class, declared_at) = 'removal')
-          {{- template "raw_filter"}}
-          AND ({after_set:Bool} = false
-               OR (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String}))
-          AND ({after_set:Bool} = false OR time >= {after_time:DateTime64(9, 'UTC')})
+          AND adapter_id IN {removed_adapters:Array(String)}
+          {{- template "raw_filter" .}}
+          {{- template "page_after" .}}
         ORDER BY time, event_id
         LIMIT {limit:UInt32}
     )
+    {{- end}}
 )
 ORDER BY time, event_id, kind
 LIMIT {limit:UInt32}
+
+{{define "page_after"}}
+{{- if .F.After}}
+          AND (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String})
+          -- The same bound on time alone, which the primary key can use.
+          AND time >= {after_time:DateTime64(9, 'UTC')}
+{{- end}}
+{{- end}}

@@ -37,7 +37,7 @@ FROM
     WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
       AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
       AND side_effect_started
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     UNION ALL
     SELECT 'mixed_revision' AS kind, *,
            concat('validated under revision ', revision_validated,
@@ -45,7 +45,7 @@ FROM
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
       AND revision_validated != '' AND revision_validated != revision_server
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     UNION ALL
     SELECT 'removed_tool_success' AS kind, *,
            concat(toString(outcome), ' call to a removed ',
@@ -60,7 +60,7 @@ FROM
                 WHERE tenant = {tenant:String}
                 GROUP BY adapter_id
                 HAVING argMax(change_class, declared_at) = 'removal')))
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
     UNION ALL
     SELECT 'retry_across_change' AS kind, *,
            if(event_name = 'mcp.drift.call',
@@ -74,9 +74,10 @@ FROM
            OR (event_name = 'mcp.drift.repair' AND repair_action = 'refresh_retry'))
       AND repair_automatic
       AND change_class IN ('semantic', 'authority')
-      {{- template "raw_filter"}}
+      {{- template "raw_filter" .}}
 )
-WHERE {after_set:Bool} = false
-   OR (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String})
+{{- if .F.After}}
+WHERE (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String})
+{{- end}}
 ORDER BY time, event_id, kind
 LIMIT {limit:UInt32}

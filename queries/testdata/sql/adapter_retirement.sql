@@ -1,15 +1,3 @@
--- Adapter retirement: every adapter of the registry (its latest declaration
--- before the window's end) and every adapter id seen on calls in the window,
--- with its use by the clients the filter keeps: calls, the share of its
--- tool's traffic, first and last seen, distinct sessions, clients and
--- services, the highest privilege and the oldest session among its callers,
--- and each caller's own figures. would_be_rejected is the what-if: the
--- calls it normalised, which would have been rejected had it been removed.
--- The verdict is computed in Go (retirement.go). The adapted calls come
--- from adapted_*, which keeps the client; the tool's traffic from usage_*
--- when the filter names no client, from the call rollups otherwise; the
--- registry from the adapters table. adapter_retirement_raw.sql is the same
--- report from events.
 WITH
 per_client AS
 (
@@ -33,11 +21,10 @@ per_client AS
       AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
       AND adapter_id != ''
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     GROUP BY bucket, adapter_id, tool, service, environment, client_name, client_version, privilege
@@ -48,11 +35,10 @@ per_client AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -62,11 +48,10 @@ per_client AS
     WHERE tenant = {tenant:String}
       AND hour >= {d_lo:DateTime('UTC')} AND hour < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     ) AS t
@@ -111,9 +96,9 @@ traffic AS
     WHERE tenant = {tenant:String}
       AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     GROUP BY bucket, tool, revision_client, revision_server, service, environment
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
@@ -123,9 +108,9 @@ traffic AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     UNION ALL
     SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
        calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
@@ -134,9 +119,9 @@ traffic AS
     WHERE tenant = {tenant:String}
       AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     ) AS t
     GROUP BY tool
 ),
@@ -154,9 +139,10 @@ registry AS
     WHERE tenant = {tenant:String}
       AND declared_at < {to:DateTime64(9, 'UTC')}
     GROUP BY adapter_id
-    HAVING ({tool:String} = '' OR tool = {tool:String})
-       AND ({service:String} = '' OR declared_service = {service:String})
-       AND ({environment:String} = '' OR declared_environment = {environment:String})
+    HAVING true
+       AND tool = {tool:String}
+       AND declared_service = {service:String}
+       AND declared_environment = {environment:String}
 )
 SELECT
     if(r.adapter_id != '', r.adapter_id, u.adapter_id) AS adapter_id,

@@ -1,11 +1,3 @@
--- Rejections by tool, revisions, outcome, error code and client: how many,
--- the rejection rate (rejected calls of the group / all calls of the tool in
--- the window, under the same filter), and the rejected calls whose side
--- effect had already started (safety violations: Violations lists them one
--- by one). The rejected calls come from rejected_*, which keeps the client;
--- the tool's calls from usage_* when the filter names no client, from the
--- call rollups otherwise. rejections_raw.sql is the same report from
--- events.
 WITH
 traffic_by_tool AS
 (
@@ -28,9 +20,9 @@ traffic_by_tool AS
     WHERE tenant = {tenant:String}
       AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     GROUP BY bucket, tool, revision_client, revision_server, service, environment
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
@@ -40,9 +32,9 @@ traffic_by_tool AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     UNION ALL
     SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
        calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
@@ -51,9 +43,9 @@ traffic_by_tool AS
     WHERE tenant = {tenant:String}
       AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     ) AS t
     GROUP BY tool
 )
@@ -100,11 +92,10 @@ FROM
     )
     WHERE tenant = {tenant:String}
       AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -114,11 +105,10 @@ FROM
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -128,11 +118,10 @@ FROM
     WHERE tenant = {tenant:String}
       AND hour >= {d_lo:DateTime('UTC')} AND hour < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     ) AS t

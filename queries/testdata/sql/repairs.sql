@@ -1,16 +1,3 @@
--- Repairs per tool: the stale rejections (calls rejected_stale), the retry
--- calls (calls with mcp.drift.retry.of) and what clients did about them
--- (repair events by action), the success of automatic repairs, and the time
--- to repair. The call figures are served from usage_* when the filter
--- names no client, from the call rollups otherwise ("traffic" in
--- tiers.tmpl), the repair figures from the repair rollups; repairs_raw.sql
--- is the same report from events.
---
--- automatic repairs: repair events with repair_automatic = true and action
--- refresh_retry or model_repair; the success rate is success / (success +
--- failure) among them. amplification: retry calls per stale rejection. Time
--- to repair: a t-digest median and p95 of mcp.drift.repair.duration_ms over
--- the successful repairs that report one (approximate; null when none).
 WITH
 call_totals AS
 (
@@ -35,9 +22,9 @@ call_totals AS
     WHERE tenant = {tenant:String}
       AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     GROUP BY bucket, tool, revision_client, revision_server, service, environment
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
@@ -47,9 +34,9 @@ call_totals AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     UNION ALL
     SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
        calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
@@ -58,9 +45,9 @@ call_totals AS
     WHERE tenant = {tenant:String}
       AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     ) AS t
     GROUP BY tool
 ),
@@ -85,11 +72,10 @@ repair_totals AS
     WHERE tenant = {tenant:String}
       AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -100,11 +86,10 @@ repair_totals AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -115,11 +100,10 @@ repair_totals AS
     WHERE tenant = {tenant:String}
       AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     ) AS t

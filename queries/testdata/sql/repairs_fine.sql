@@ -1,16 +1,3 @@
--- Repairs per tool: the stale rejections (calls rejected_stale), the retry
--- calls (calls with mcp.drift.retry.of) and what clients did about them
--- (repair events by action), the success of automatic repairs, and the time
--- to repair. The call figures are served from usage_* when the filter
--- names no client, from the call rollups otherwise ("traffic" in
--- tiers.tmpl), the repair figures from the repair rollups; repairs_raw.sql
--- is the same report from events.
---
--- automatic repairs: repair events with repair_automatic = true and action
--- refresh_retry or model_repair; the success rate is success / (success +
--- failure) among them. amplification: retry calls per stale rejection. Time
--- to repair: a t-digest median and p95 of mcp.drift.repair.duration_ms over
--- the successful repairs that report one (approximate; null when none).
 WITH
 call_totals AS
 (
@@ -47,11 +34,10 @@ call_totals AS
                  service, environment, client_name, client_version, privilege, error_code
     )
     WHERE tenant = {tenant:String}
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -62,11 +48,10 @@ call_totals AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -77,11 +62,10 @@ call_totals AS
     WHERE tenant = {tenant:String}
       AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     ) AS m
@@ -109,11 +93,10 @@ repair_totals AS
     WHERE tenant = {tenant:String}
       AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -124,11 +107,10 @@ repair_totals AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -139,11 +121,10 @@ repair_totals AS
     WHERE tenant = {tenant:String}
       AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     ) AS t

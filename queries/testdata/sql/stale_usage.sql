@@ -1,20 +1,3 @@
--- Stale-revision usage: per tool × client revision × server revision, the
--- calls and what became of them, who made them, when, and the trend
--- (calls in the second half of the window against the first). Served from
--- usage_* when the filter names no client, from the call rollups otherwise
--- ("traffic" in tiers.tmpl); stale_usage_raw.sql is the same report from
--- events.
---
--- rejected counts the three rejected_* outcomes; removed and failed are
--- counted apart. clients counts distinct name@version pairs (exact: a
--- uniqExact state in usage_*, the client columns in calls_*); sessions and
--- runs merge uniq states.
---
--- The totals are read from the plan's Spans, the coarsest buckets that fit
--- the window; only the calls of each half are read from its Halves, whose
--- buckets do not straddle the midpoint. Merging uniq states is most of the
--- cost of this report, and the midpoint would otherwise cost it up to a
--- day of hourly states on either side.
 WITH
 totals AS
 (
@@ -51,9 +34,9 @@ totals AS
     WHERE tenant = {tenant:String}
       AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     GROUP BY bucket, tool, revision_client, revision_server, service, environment
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
@@ -63,9 +46,9 @@ totals AS
     WHERE tenant = {tenant:String}
       AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     UNION ALL
     SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
        calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
@@ -74,9 +57,9 @@ totals AS
     WHERE tenant = {tenant:String}
       AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     ) AS t
     GROUP BY tool, revision_client, revision_server
 ),
@@ -95,11 +78,10 @@ halves AS
     WHERE tenant = {tenant:String}
       AND time >= {tm_lo:DateTime('UTC')} AND time < {tm_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> time >= a AND time < b, {tm_from:Array(DateTime('UTC'))}, {tm_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
-  AND ({client:String} = '' OR client_name = {client:String}
-       OR concat(client_name, '@', client_version) = {client:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
@@ -108,18 +90,18 @@ halves AS
     WHERE tenant = {tenant:String}
       AND hour >= {th_lo:DateTime('UTC')} AND hour < {th_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> hour >= a AND hour < b, {th_from:Array(DateTime('UTC'))}, {th_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     UNION ALL
     SELECT day AS bucket, tool, revision_client, revision_server, calls
     FROM mcpdrift.usage_1d
     WHERE tenant = {tenant:String}
       AND day >= {td_lo:DateTime('UTC')} AND day < {td_hi:DateTime('UTC')}
       AND arrayExists((a, b) -> day >= a AND day < b, {td_from:Array(DateTime('UTC'))}, {td_to:Array(DateTime('UTC'))})
-  AND ({tool:String} = '' OR tool = {tool:String})
-  AND ({service:String} = '' OR service = {service:String})
-  AND ({environment:String} = '' OR environment = {environment:String})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
     ) AS h
     GROUP BY tool, revision_client, revision_server
 )

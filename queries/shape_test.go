@@ -1,0 +1,95 @@
+package queries
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// TestShapeConditions renders every query with one optional condition at a
+// time and checks that a parameter the condition binds appears in the SQL
+// if and only if the shape asks for it: a filter left out when its value is
+// set would silently widen a report, one kept when it is empty costs every
+// call its parsing and planning.
+func TestShapeConditions(t *testing.T) {
+	r, err := New(nil, "mcpdrift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The parameter each field of shape binds, as it appears in the SQL.
+	conditions := []struct {
+		field string
+		param string
+	}{
+		{"Tool", "{tool:String}"},
+		{"Service", "{service:String}"},
+		{"Environment", "{environment:String}"},
+		{"Client", "{client:String}"},
+		{"Exclude", "{exclude_clients:Array(String)}"},
+		{"RunID", "{run_id:String}"},
+		{"SessionID", "{session_id:String}"},
+		{"RequestID", "{request_id:String}"},
+		{"After", "{after_id:UInt64}"},
+		{"Removed", "{removed_adapters:Array(String)}"},
+	}
+	if n := reflect.TypeFor[shape]().NumField(); n != len(conditions) {
+		t.Fatalf("shape has %d fields, the test knows %d", n, len(conditions))
+	}
+	used := map[string]int{}
+	for name, tmpl := range r.templates {
+		fine := strings.HasSuffix(name, FineSuffix)
+		for _, c := range conditions {
+			var sh shape
+			reflect.ValueOf(&sh).Elem().FieldByName(c.field).SetBool(true)
+			with, err := render(tmpl, "mcpdrift", !fine, sh)
+			if err != nil {
+				t.Fatalf("%s with %s: %v", name, c.field, err)
+			}
+			without, err := render(tmpl, "mcpdrift", !fine, shape{})
+			if err != nil {
+				t.Fatalf("%s without conditions: %v", name, err)
+			}
+			everything := r.queries[name].SQL
+			if strings.Contains(without, c.param) {
+				t.Errorf("%s binds %s with no condition asked for", name, c.param)
+			}
+			if strings.Contains(everything, c.param) != strings.Contains(with, c.param) {
+				t.Errorf("%s: %s in the full rendering %t, with only %s %t",
+					name, c.param, strings.Contains(everything, c.param), c.field, strings.Contains(with, c.param))
+			}
+			if strings.Contains(with, c.param) {
+				used[c.field]++
+			}
+		}
+	}
+	// Every condition is used by some query, so that the loop above tested it.
+	for _, c := range conditions {
+		if used[c.field] == 0 {
+			t.Errorf("no query renders a condition for %s", c.field)
+		}
+	}
+}
+
+// TestShapeOf checks which bound values make a condition necessary.
+func TestShapeOf(t *testing.T) {
+	f := Filter{Tenant: "acme"}
+	if got := shapeOf(f.params()); got != (shape{}) {
+		t.Errorf("an unfiltered report has shape %+v", got)
+	}
+	f = Filter{Tenant: "acme", Tool: "refund", Service: "billing", Environment: "prod",
+		Client: "cursor", ExcludeClients: []string{"ci"}}
+	p := f.params()
+	p.String("run_id", "r").String("session_id", "s").String("request_id", "q")
+	p.Strings("removed_adapters", []string{"refund/v1-v2"})
+	cursor{Time: f.From, EventID: 7, Kind: "mixed_revision", set: true}.bind(p, 10)
+	want := shape{true, true, true, true, true, true, true, true, true, true}
+	if got := shapeOf(p); got != want {
+		t.Errorf("shape %+v, want %+v", got, want)
+	}
+	p = store.Params{}.Strings("exclude_clients", []string{}).Strings("removed_adapters", nil)
+	if got := shapeOf(p); got != (shape{}) {
+		t.Errorf("empty arrays give shape %+v", got)
+	}
+}
