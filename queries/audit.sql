@@ -27,3 +27,8 @@ WHERE tenant = {tenant:String}
   {{- end}}
 ORDER BY time, event_id
 LIMIT {limit:UInt32}
+-- Sorting a tool's calls beats reading them in key order here: with the
+-- tool fixed the key (tenant, tool, time) allows the latter, which read
+-- the same granules in 41 ms where the top-k sort took 22 (the first page
+-- of the busiest tool, 2M calls, over 10M events).
+SETTINGS optimize_read_in_order = 0
