@@ -247,13 +247,25 @@ func TestDemoScript(t *testing.T) {
 	requireChDB(t)
 	binDir := t.TempDir()
 	build(t, filepath.Join(binDir, "mcpdrift"), ".")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "../../scripts/demo.sh")
-	cmd.Env = append(os.Environ(), "BIN="+binDir, "DEMO_EVENTS=3000", "MCPDRIFT_API=",
-		"DEMO_API="+freeAddr(t), "DEMO_GRPC="+freeAddr(t), "DEMO_HTTP="+freeAddr(t))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
+	// The addresses are free when picked but the script binds them later:
+	// another test process may take one in between. The server then exits
+	// with "address already in use", and the demo is run again on new ones.
+	var out []byte
+	for attempt := 1; ; attempt++ {
+		cmd := exec.CommandContext(ctx, "../../scripts/demo.sh")
+		cmd.Env = append(os.Environ(), "BIN="+binDir, "DEMO_EVENTS=3000", "MCPDRIFT_API=",
+			"DEMO_API="+freeAddr(t), "DEMO_GRPC="+freeAddr(t), "DEMO_HTTP="+freeAddr(t))
+		var err error
+		out, err = cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt < 3 && strings.Contains(string(out), "address already in use") {
+			t.Logf("demo.sh, attempt %d: a picked address was taken before the server bound it; again on new ones", attempt)
+			continue
+		}
 		t.Fatalf("demo.sh: %v: %s", err, out)
 	}
 	for _, want := range []string{"Adapter retirement, ", "Verdict", "blocked", "demo: stopping the server"} {
