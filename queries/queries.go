@@ -130,9 +130,10 @@ type Runner struct {
 // whose bound value can exclude a row. The SQL sent carries only those. A
 // condition written to be vacuous when its parameter is empty (the tool
 // filter as "{tool:String} is empty OR tool = {tool:String}") still costs
-// the engine parsing, analysis and planning in every branch that repeats it, and a
-// small report is mostly that cost: with the filters left out of the
-// unfiltered call, repairs ran in 32 ms instead of 41 (10M events, 2 cores).
+// the engine parsing, analysis and planning in every branch that repeats
+// it, and a small report is mostly that cost: with the filters left out of
+// the unfiltered call, repairs ran in 32 ms instead of 41 (10M events, 2
+// cores).
 type shape struct {
 	Tool, Service, Environment bool
 	// Client names a client; Exclude excludes some.
