@@ -664,3 +664,79 @@ func TestFiltersNarrow(t *testing.T) {
 		})
 	}
 }
+
+// TestTrendAcrossMidpoint writes calls on both sides of a window's midpoint
+// inside the bucket of the plan's Spans that contains it — a day, and an
+// hour — and checks the halves of stale usage against counts made here and
+// against the raw twin: the rollups must count them from the finer buckets
+// of Halves, not from that bucket's row. No other test has calls there.
+func TestTrendAcrossMidpoint(t *testing.T) {
+	st := openStore(t)
+	r := runner(t)
+	c := ctx(t)
+	tenant := fmt.Sprintf("trend-%d", time.Now().UnixNano())
+	now := fixture.Now
+	windows := []struct {
+		name     string
+		from, to time.Time
+		tier     queries.Tier
+	}{
+		// Three days and eighteen hours: the midpoint falls at 21:00 of a
+		// day read whole.
+		{"day", now.Add(-9*24*time.Hour - 6*time.Hour), now.Add(-5*24*time.Hour - 12*time.Hour), queries.TierDay},
+		// Nine hours and twelve minutes within the last day: the midpoint
+		// falls at minute 36 of an hour read whole.
+		{"hour", now.Add(-20*time.Hour - 12*time.Minute), now.Add(-11 * time.Hour), queries.TierHour},
+	}
+	var id uint64
+	for _, w := range windows {
+		p := r.Plan(w.from, w.to)
+		step := []time.Duration{time.Minute, time.Hour, 24 * time.Hour}[w.tier]
+		straddle := queries.Span{From: p.Mid.Truncate(step), To: p.Mid.Truncate(step).Add(step)}
+		read := false
+		for _, s := range p.Spans[w.tier] {
+			read = read || !s.From.After(straddle.From) && !s.To.Before(straddle.To)
+		}
+		if straddle.From.Equal(p.Mid) || !read {
+			t.Fatalf("%s: the plan of %v..%v reads no %v bucket around its midpoint %v: %+v", w.name, w.from, w.to, w.tier, p.Mid, p)
+		}
+		// 3 calls before the midpoint and 5 after it inside the straddled
+		// bucket, 2 more in each half outside it.
+		var events []otelschema.Event
+		call := func(at time.Time) {
+			id++
+			events = append(events, otelschema.Event{ID: id, Name: otelschema.EventCall, Time: at.UnixNano(),
+				Service: "billing", Tool: "refund-" + w.name, SessionID: fmt.Sprint("s", id%3), RunID: fmt.Sprint("r", id%4),
+				ClientName: "cursor", ClientVersion: "0.48.0", RevisionClient: "1", RevisionServer: "2",
+				Outcome: otelschema.OutcomeNormalized, AdapterID: "refund/v1-v2"})
+		}
+		for i := 1; i <= 3; i++ {
+			call(p.Mid.Add(-time.Duration(i) * time.Second))
+		}
+		for i := 0; i < 5; i++ {
+			call(p.Mid.Add(time.Duration(i) * time.Second))
+		}
+		call(straddle.From.Add(-time.Second))
+		call(p.From)
+		call(straddle.To)
+		call(p.To.Add(-time.Second))
+		if err := st.Write(c, store.Batch{Tenant: tenant, Events: events}); err != nil {
+			t.Fatal(err)
+		}
+		f := queries.Filter{Tenant: tenant, From: w.from, To: w.to, Tool: "refund-" + w.name}
+		rows, err := r.StaleUsage(c, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := r.RawStaleUsage(c, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Calls != 12 || rows[0].CallsFirstHalf != 5 || rows[0].CallsSecondHalf != 7 {
+			t.Errorf("%s: stale usage %s, want 12 calls, 5 in the first half and 7 in the second", w.name, js(rows))
+		}
+		if !reflect.DeepEqual(rows, raw) {
+			t.Errorf("%s: rollups %s, raw %s", w.name, js(rows), js(raw))
+		}
+	}
+}
