@@ -40,3 +40,4 @@ traffic AS
 ),
 {{template "adapter_registry" .}}
 {{template "retirement_answer" .}}
+{{template "settings" ""}}

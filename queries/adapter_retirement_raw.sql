@@ -32,3 +32,4 @@ traffic AS
 ),
 {{template "adapter_registry" .}}
 {{template "retirement_answer" .}}
+{{template "settings" ""}}

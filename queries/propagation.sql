@@ -94,3 +94,4 @@ SELECT
 FROM counted
 GROUP BY tool
 ORDER BY tool
+{{template "settings" ""}}

@@ -109,3 +109,4 @@ WHERE true
 {{- end}}
 GROUP BY f.tool
 ORDER BY f.tool
+{{template "settings" ""}}

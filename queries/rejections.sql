@@ -48,3 +48,4 @@ FROM
 ) AS r
 INNER JOIN traffic_by_tool AS c ON c.tool = r.tool
 ORDER BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version
+{{template "settings" ""}}

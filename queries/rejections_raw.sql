@@ -32,3 +32,4 @@ FROM
 )
 WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
 ORDER BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version
+{{template "settings" ""}}

@@ -8,3 +8,4 @@ WHERE tenant = {tenant:String}
 GROUP BY adapter_id
 HAVING argMax(change_class, declared_at) = 'removal'
 ORDER BY adapter_id
+{{template "settings" ""}}

@@ -42,3 +42,4 @@ repair_totals AS
     GROUP BY tool
 )
 {{template "repairs_answer" .}}
+{{template "settings" ""}}

@@ -33,3 +33,4 @@ repair_totals AS
     GROUP BY tool
 )
 {{template "repairs_answer" .}}
+{{template "settings" ""}}

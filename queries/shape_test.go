@@ -93,3 +93,29 @@ func TestShapeOf(t *testing.T) {
 		t.Errorf("empty arrays give shape %+v", got)
 	}
 }
+
+// TestQueriesNotCompiled checks that every query, in every shape, ends with
+// the settings that keep ClickHouse from compiling its expressions (the
+// "settings" template), and that the audit keeps its own setting too.
+func TestQueriesNotCompiled(t *testing.T) {
+	r, err := New(nil, "mcpdrift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0"
+	for name, tmpl := range r.templates {
+		for _, sh := range []shape{{}, every} {
+			sql, err := render(tmpl, "mcpdrift", !strings.HasSuffix(name, FineSuffix), sh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(sql), "\n")
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, want) {
+				t.Errorf("%s (%+v) ends with %q", name, sh, last)
+			}
+		}
+	}
+	if q, _ := r.Query("audit"); !strings.HasSuffix(strings.TrimSpace(q.SQL), want+", optimize_read_in_order = 0") {
+		t.Errorf("the audit lost its own setting:\n%s", q.SQL)
+	}
+}

@@ -64,3 +64,4 @@ SELECT
 FROM totals
 LEFT JOIN halves USING (tool, revision_client, revision_server)
 ORDER BY tool, revision_client, revision_server
+{{template "settings" ""}}

@@ -25,3 +25,4 @@ WHERE tenant = {tenant:String}
   {{- template "raw_filter" .}}
 GROUP BY tool, revision_client, revision_server
 ORDER BY tool, revision_client, revision_server
+{{template "settings" ""}}

@@ -15,3 +15,4 @@ FROM
 ) AS t
 GROUP BY tool
 ORDER BY tool
+{{template "settings" ""}}

@@ -59,6 +59,7 @@ FROM
 )
 ORDER BY time, event_id, kind
 LIMIT {limit:UInt32}
+{{template "settings" ""}}
 
 {{define "page_after"}}
 {{- if .F.After}}

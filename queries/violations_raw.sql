@@ -81,3 +81,4 @@ WHERE (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UIn
 {{- end}}
 ORDER BY time, event_id, kind
 LIMIT {limit:UInt32}
+{{template "settings" ""}}

@@ -169,3 +169,4 @@ FROM registry AS r
 FULL OUTER JOIN used AS u ON u.adapter_id = r.adapter_id
 LEFT JOIN traffic AS t ON t.tool = if(r.adapter_id != '', r.tool, u.tool)
 ORDER BY adapter_id
+SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0

@@ -129,3 +129,4 @@ FROM
 ) AS r
 INNER JOIN traffic_by_tool AS c ON c.tool = r.tool
 ORDER BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version
+SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0

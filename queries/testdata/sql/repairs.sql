@@ -130,3 +130,4 @@ FROM call_totals
 FULL OUTER JOIN repair_totals USING (tool)
 WHERE stale_rejections > 0 OR retry_calls > 0 OR refresh_retries + model_repairs + human_approvals + abandons > 0
 ORDER BY tool
+SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0

@@ -116,3 +116,4 @@ SELECT
 FROM totals
 LEFT JOIN halves USING (tool, revision_client, revision_server)
 ORDER BY tool, revision_client, revision_server
+SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0
