@@ -35,10 +35,12 @@ func (r *Runner) propagation(ctx context.Context, f Filter, query string) ([]Pro
 // pages and cursors: the fallback, and the reference the narrow table must
 // equal.
 func (r *Runner) RawViolations(ctx context.Context, f Filter, page Page) (ViolationPage, error) {
-	return r.violations(ctx, f, page, "violations_raw")
+	return r.violations(ctx, f, page, "violations_raw", false)
 }
 
-func (r *Runner) violations(ctx context.Context, f Filter, page Page, query string) (ViolationPage, error) {
+// violations runs query for a page; withRemoved first reads the adapters
+// declared removed and binds them as {removed_adapters} (violations.sql).
+func (r *Runner) violations(ctx context.Context, f Filter, page Page, query string, withRemoved bool) (ViolationPage, error) {
 	if err := f.validate(); err != nil {
 		return ViolationPage{}, err
 	}
@@ -47,7 +49,7 @@ func (r *Runner) violations(ctx context.Context, f Filter, page Page, query stri
 		return ViolationPage{}, err
 	}
 	params := c.bind(f.params(), limit+1)
-	if query == "violations" {
+	if withRemoved {
 		removed, err := r.removedAdapters(ctx, f.Tenant)
 		if err != nil {
 			return ViolationPage{}, err

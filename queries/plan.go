@@ -153,7 +153,7 @@ func RollupsFor(f Filter) Rollups {
 // rendered for the rollups that can answer f (RollupsFor).
 func (r *Runner) runPlanned(ctx context.Context, query string, f Filter, dest any) error {
 	if RollupsFor(f) == RollupsFine {
-		if _, ok := r.queries[query+FineSuffix]; ok {
+		if _, ok := r.templates[query+FineSuffix]; ok {
 			query += FineSuffix
 		}
 	}

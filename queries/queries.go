@@ -120,7 +120,6 @@ type Runner struct {
 	q             store.Querier
 	database      string
 	templates     map[string]*template.Template // by query name, FineSuffix included
-	queries       map[string]store.Query        // every condition rendered, for Query
 	rendered      sync.Map                      // renderKey → store.Query
 	retentionDays int
 	now           func() time.Time
@@ -189,7 +188,6 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 		q:             q,
 		database:      database,
 		templates:     map[string]*template.Template{},
-		queries:       map[string]store.Query{},
 		retentionDays: schema.DefaultOptions().RetentionDays,
 		now:           time.Now,
 	}
@@ -214,26 +212,27 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 		}
 		// Each query is rendered for the coarse rollups and for the fine
 		// ones (see Rollups); a query whose text differs between the two
-		// gets a second entry under name + FineSuffix. Both renderings
-		// with every condition and with none are checked here, the other
-		// shapes rendered on first use.
-		var sql [2]string
+		// gets a second entry under name + FineSuffix. The renderings with
+		// no optional condition and with every one are made (and so
+		// checked) here, the other shapes on first use.
+		shapes := []shape{{}, every}
+		var sql [2][2]string // [coarse, fine][shapes]
 		for i, coarse := range []bool{true, false} {
-			for _, sh := range []shape{{}, every} {
-				text, err := render(t, database, coarse, sh)
-				if err != nil {
+			for j, sh := range shapes {
+				if sql[i][j], err = render(t, database, coarse, sh); err != nil {
 					return nil, fmt.Errorf("cannot render query %s: %w", e.Name(), err)
-				}
-				if sh == every {
-					sql[i] = text
 				}
 			}
 		}
-		r.templates[name] = t
-		r.queries[name] = store.Query{Name: name, SQL: sql[0]}
+		names := []string{name}
 		if sql[1] != sql[0] {
-			r.templates[name+FineSuffix] = t
-			r.queries[name+FineSuffix] = store.Query{Name: name + FineSuffix, SQL: sql[1]}
+			names = append(names, name+FineSuffix)
+		}
+		for i, n := range names {
+			r.templates[n] = t
+			for j, sh := range shapes {
+				r.rendered.Store(renderKey{n, sh}, store.Query{Name: n, SQL: sql[i][j]})
+			}
 		}
 	}
 	return r, nil
@@ -284,8 +283,11 @@ func (r *Runner) query(name string, p store.Params) (store.Query, error) {
 // condition, for snapshot tests and EXPLAIN. A call sends only the
 // conditions its parameters need (see shape).
 func (r *Runner) Query(name string) (store.Query, bool) {
-	q, ok := r.queries[name]
-	return q, ok
+	q, ok := r.rendered.Load(renderKey{name, every})
+	if !ok {
+		return store.Query{}, false
+	}
+	return q.(store.Query), true
 }
 
 func (r *Runner) run(ctx context.Context, name string, p store.Params, dest any) error {

@@ -260,7 +260,7 @@ type ViolationPage struct {
 // calls through adapters the registry declares removed,
 // adapter_call_candidates (see RawViolations for the raw fallback).
 func (r *Runner) Violations(ctx context.Context, f Filter, page Page) (ViolationPage, error) {
-	return r.violations(ctx, f, page, "violations")
+	return r.violations(ctx, f, page, "violations", true)
 }
 
 // AuditFilter selects audited calls: the common filter, and optionally one

@@ -51,7 +51,8 @@ func TestShapeConditions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s without conditions: %v", name, err)
 			}
-			everything := r.queries[name].SQL
+			full, _ := r.Query(name)
+			everything := full.SQL
 			if strings.Contains(without, c.param) {
 				t.Errorf("%s binds %s with no condition asked for", name, c.param)
 			}
