@@ -164,6 +164,68 @@ func TestViolationsLaterRemovalDeclaration(t *testing.T) {
 	check(2)
 }
 
+// TestViolationsPagesWithoutRemovals walks the pages of a tenant whose
+// registry declares no adapter removed, when the query is the narrow
+// table's branch alone (violations.sql): every cursor must resume after the
+// last row of its page, under a tool filter too, as the raw twin does.
+func TestViolationsPagesWithoutRemovals(t *testing.T) {
+	st := openStore(t)
+	r := runner(t)
+	c := ctx(t)
+	tenant := fmt.Sprintf("pages-%d", time.Now().UnixNano())
+	base := fixture.Now.Add(-24 * time.Hour)
+	var events []otelschema.Event
+	for i := range 7 {
+		tool := "refund"
+		if i%3 == 2 {
+			tool = "charge"
+		}
+		e := otelschema.Event{ID: uint64(100 + i), Name: otelschema.EventCall, Time: base.Add(time.Duration(i) * time.Minute).UnixNano(),
+			Service: "billing", Tool: tool, SessionID: fmt.Sprint("s", i), ClientName: "cursor", ClientVersion: "0.48.0",
+			RevisionClient: "1", RevisionServer: "2"}
+		switch i % 2 {
+		case 0: // rejected after its side effect started
+			e.Outcome, e.SideEffectStarted, e.ErrorCode = otelschema.OutcomeRejectedStale, true, "STALE_TOOL_SCHEMA"
+		default: // validated under one revision, executed under another
+			e.Outcome, e.RevisionValidated = otelschema.OutcomeCurrent, "1"
+		}
+		events = append(events, e)
+	}
+	// Two violations at the same instant: the cursor's event id breaks the tie.
+	events[4].Time = events[3].Time
+	if err := st.Write(c, store.Batch{Tenant: tenant, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"", "refund"} {
+		f := queries.Filter{Tenant: tenant, From: base.Add(-time.Hour), To: base.Add(time.Hour), Tool: tool}
+		all, err := r.Violations(c, f, queries.Page{Limit: queries.MaxPageLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 7
+		if tool != "" {
+			want = 5
+		}
+		if len(all.Rows) != want || all.Next != "" {
+			t.Fatalf("tool %q: one page of %d rows (next %q), want %d rows", tool, len(all.Rows), all.Next, want)
+		}
+		for _, limit := range []int{1, 2, 3} {
+			narrow := walkViolations(t, func(p queries.Page) (queries.ViolationPage, error) { return r.Violations(c, f, p) }, limit)
+			raw := walkViolations(t, func(p queries.Page) (queries.ViolationPage, error) { return r.RawViolations(c, f, p) }, limit)
+			if !reflect.DeepEqual(narrow, raw) {
+				t.Errorf("tool %q: violations by pages of %d differ from raw:\nnarrow %s\n   raw %s", tool, limit, js(narrow), js(raw))
+			}
+			var rows []queries.ViolationRow
+			for _, p := range narrow {
+				rows = append(rows, p.Rows...)
+			}
+			if !reflect.DeepEqual(rows, all.Rows) {
+				t.Errorf("tool %q: pages of %d hold %s, want the rows of one page %s", tool, limit, js(rows), js(all.Rows))
+			}
+		}
+	}
+}
+
 // TestNarrowBackfill checks migrations 0004 and 0006 on a store that
 // already holds events: with their tables and views gone and their records
 // deleted, as in a store of version 3, migrating again fills the narrow
