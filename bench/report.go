@@ -107,6 +107,12 @@ type Phase struct {
 	Stored float64 `json:"stored_s,omitempty"`
 	// Requests is the export requests the ingester received.
 	Requests uint64 `json:"requests,omitempty"`
+	// PeakAnonRSS is the highest RssAnon of the process sampled during the
+	// store run, in bytes: the Go heap and the engine's allocations, not
+	// the mapped request file. PeakGoHeap is the highest Go heap in use
+	// (runtime/metrics) over the same samples.
+	PeakAnonRSS int64 `json:"peak_anon_rss_bytes,omitempty"`
+	PeakGoHeap  int64 `json:"peak_go_heap_bytes,omitempty"`
 	// ClientCPU and ClientWall are the sender child's own measurements.
 	ClientCPU  float64 `json:"client_cpu_s,omitempty"`
 	ClientWall float64 `json:"client_wall_s,omitempty"`
@@ -283,6 +289,10 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 		add(ratio(Figure{ID: "ingest_store.events_per_s", Label: "(c) ingest → embedded store, rate acknowledged", Value: p.EventsPerSecond(), Unit: "events/s"}, baseRate, b.EventsPerSecond()))
 		if p.Stored > 0 {
 			add(ratio(Figure{ID: "ingest_store.stored_events_per_s", Label: "(c) ingest → embedded store, rate stored", Value: float64(p.Events) / p.Stored, Unit: "events/s"}, baseRate, b.EventsPerSecond()))
+		}
+		if p.PeakAnonRSS > 0 {
+			add(Figure{ID: "ingest_store.peak_anon_rss_mib", Label: "(c) peak anonymous RSS (Go heap + engine)", Value: float64(p.PeakAnonRSS) / (1 << 20), Unit: "MiB"})
+			add(Figure{ID: "ingest_store.peak_go_heap_mib", Label: "(c) peak Go heap in use", Value: float64(p.PeakGoHeap) / (1 << 20), Unit: "MiB"})
 		}
 	}
 	if p := r.NoStore; p != nil {

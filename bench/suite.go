@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -538,6 +539,11 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	}
 
 	_, isStore := w.(*embedded.Store)
+	var peak *memPeak
+	if isStore {
+		peak = sampleMemory(100 * time.Millisecond)
+		defer peak.stop()
+	}
 	var (
 		res    clientResult
 		send   time.Duration
@@ -581,6 +587,9 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	ph := phaseOf(usage{CPU: u.CPU, Wall: send}, rs.total, &res)
 	ph.Settle = settle.Seconds()
 	ph.Stored = stored.Seconds()
+	if peak != nil {
+		ph.PeakAnonRSS, ph.PeakGoHeap = peak.stop()
+	}
 	switch {
 	case res.Requests != len(rs.reqs):
 		err = fmt.Errorf("%d of %d requests acknowledged", res.Requests, len(rs.reqs))
@@ -622,4 +631,53 @@ func waitIdle(ctx context.Context) time.Duration {
 		}
 	}
 	return time.Since(t0)
+}
+
+// memPeak samples the process's memory until stopped.
+type memPeak struct {
+	done         chan struct{}
+	once         sync.Once
+	wg           sync.WaitGroup
+	anon, goHeap int64
+}
+
+// sampleMemory samples RssAnon (/proc/self/status) and the Go heap in use
+// (runtime/metrics) every interval until stop, keeping the highest of each.
+func sampleMemory(interval time.Duration) *memPeak {
+	m := &memPeak{done: make(chan struct{})}
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	take := func() {
+		m.anon = max(m.anon, procStatus("RssAnon"))
+		metrics.Read(samples)
+		var heap int64
+		for _, s := range samples {
+			if s.Value.Kind() == metrics.KindUint64 {
+				heap += int64(s.Value.Uint64())
+			}
+		}
+		m.goHeap = max(m.goHeap, heap)
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			take()
+			select {
+			case <-m.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+// stop ends the sampling, if it has not ended yet, and returns the peaks
+// in bytes.
+func (m *memPeak) stop() (anon, goHeap int64) {
+	m.once.Do(func() { close(m.done) })
+	m.wg.Wait()
+	return m.anon, m.goHeap
 }
