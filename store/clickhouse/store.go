@@ -210,6 +210,9 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 func (s *Store) insertSettings(c *chunk) clickhouse.Settings {
 	set := s.querySettings()
 	set["async_insert"] = 0
+	// The rollups' views aggregate each insert by their tables' keys: see
+	// the embedded store's insertSettings.
+	set["optimize_on_insert"] = 0
 	if c.token == "" {
 		set["insert_deduplicate"] = 0
 		return set

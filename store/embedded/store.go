@@ -285,11 +285,19 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 }
 
 // insertSettings is the SETTINGS clause of a batch's INSERT.
+//
+// optimize_on_insert = 0: the rollups' views aggregate each insert by their
+// tables' keys already, so the engine's merge of the new part's equal keys
+// found none and only copied every aggregate state (uniq sets included)
+// into the part. Background merges and the reports' GROUP BYs aggregate
+// across parts either way, so answers do not change. Measured on one
+// 200,000-event insert through the calls_1h view alone: 494 → 440 CPU-ms
+// (p50 of 7, two alternated rounds).
 func insertSettings(token string) string {
 	if token == "" {
-		return " SETTINGS insert_deduplicate = 0"
+		return " SETTINGS optimize_on_insert = 0, insert_deduplicate = 0"
 	}
-	return " SETTINGS insert_deduplicate = 1, deduplicate_blocks_in_dependent_materialized_views = 1, insert_deduplication_token = '" +
+	return " SETTINGS optimize_on_insert = 0, insert_deduplicate = 1, deduplicate_blocks_in_dependent_materialized_views = 1, insert_deduplication_token = '" +
 		tokenEscaper.Replace(token) + "'"
 }
 
