@@ -64,6 +64,7 @@ func TestSuiteSmoke(t *testing.T) {
 		"pdata.cpu_us_per_event", "pdata.events_per_s",
 		"ingest_no_store.cpu_us_per_event", "ingest_no_store.events_per_s",
 		"ingest_store.cpu_us_per_event", "ingest_store.events_per_s",
+		"ingest_store.peak_anon_rss_mib", "ingest_store.peak_go_heap_mib",
 		"client_no_store.cpu_us_per_event", "client_store.cpu_us_per_event",
 		"report_load.events_per_s", "report_load.store_cpu_us_per_event", "report_load.optimize_s",
 		"storage.events.bytes_per_event", "storage.audit_calls.bytes_per_event",
