@@ -3,7 +3,9 @@ package queries
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +123,15 @@ func checkCover(t *testing.T, p Plan, spans [3][]Span, split bool, from, to, min
 			all = append(all, piece{s, Tier(tier)})
 		}
 	}
+	slots := spanSlots
+	if split {
+		slots = halfSlots
+	}
+	for tier, spans := range spans {
+		if len(spans) > slots {
+			t.Fatalf("window %v..%v: %d %v ranges, the queries bind %d: %v", from, to, len(spans), Tier(tier), slots, spans)
+		}
+	}
 	sort.Slice(all, func(i, j int) bool { return all[i].From.Before(all[j].From) })
 	cur := p.From
 	for _, s := range all {
@@ -163,5 +174,57 @@ func TestRollupsFor(t *testing.T) {
 		if got := RollupsFor(tc.f); got != tc.want {
 			t.Errorf("RollupsFor(%+v) = %v, want %v", tc.f, got, tc.want)
 		}
+	}
+}
+
+// TestRangesBoundAndRendered checks, over random windows, that a plan binds
+// the bounds of each of its ranges, that rangesOf counts them, and that the
+// query rendered for that count names every one of them and no other: a
+// range bound but not in the text would leave part of the window out.
+func TestRangesBoundAndRendered(t *testing.T) {
+	r, err := New(nil, "mcpdrift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := r.templates["stale_usage"]
+	rng := rand.New(rand.NewSource(2))
+	now := time.Date(2099, 3, 16, 12, 34, 56, 0, time.UTC)
+	seen := map[ranges]bool{}
+	for range 2000 {
+		from := now.Add(-time.Duration(rng.Int63n(int64(32 * 24 * time.Hour))))
+		to := from.Add(time.Duration(rng.Int63n(int64(20 * 24 * time.Hour))))
+		p := planWindow(from, to, now, 30)
+		params := p.bind(Filter{Tenant: "a", From: from, To: to})
+		got := rangesOf(params)
+		for i, spans := range [6][]Span{p.Spans[0], p.Spans[1], p.Spans[2], p.Halves[0], p.Halves[1], p.Halves[2]} {
+			if int(got[i]) != len(spans) {
+				t.Fatalf("window %v..%v: %d %s ranges counted, the plan has %d", from, to, got[i], rangePrefixes[i], len(spans))
+			}
+		}
+		if seen[got] {
+			continue
+		}
+		seen[got] = true
+		sql, err := render(tmpl, "mcpdrift", true, shape{}, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range params {
+			prefix, _, ok := strings.Cut(name, "_from_")
+			if !ok {
+				prefix, _, ok = strings.Cut(name, "_to_")
+			}
+			if ok && slices.Contains(rangePrefixes[:], prefix) && !strings.Contains(sql, "{"+name+":DateTime('UTC')}") {
+				t.Fatalf("window %v..%v: %s is bound but not in the query", from, to, name)
+			}
+		}
+		for i, prefix := range rangePrefixes {
+			if next := fmt.Sprintf("{%s_from_%d:", prefix, got[i]); strings.Contains(sql, next) {
+				t.Fatalf("window %v..%v: the query names %s, which is not bound", from, to, next)
+			}
+		}
+	}
+	if len(seen) < 10 {
+		t.Errorf("only %d kinds of plan seen: %v", len(seen), seen)
 	}
 }

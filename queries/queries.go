@@ -1,8 +1,9 @@
 // Package queries holds mcpdrift's report queries: one embedded .sql file per
 // report, parameters bound by the engine, rows decoded into typed structs.
-// Only the database name, the family of rollups (.Coarse, see Rollups) and
-// which optional conditions a call needs (.F, see shape) are templated into
-// the text; tiers.tmpl holds the fragments that several reports share (the
+// Only the database name, the family of rollups (.Coarse, see Rollups),
+// which optional conditions a call needs (.F, see shape) and how many
+// ranges of each rollup tier its window reads (.R, see Plan.bind) are
+// templated into the text; tiers.tmpl holds the fragments that several reports share (the
 // union of the rollup tiers and the common filter), included with
 // {{template}}.
 //
@@ -166,8 +167,9 @@ func shapeOf(p store.Params) shape {
 }
 
 type renderKey struct {
-	name  string
-	shape shape
+	name   string
+	shape  shape
+	ranges ranges
 }
 
 // New renders every query for database and returns a Runner over q.
@@ -176,7 +178,7 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read tiers.tmpl: %w", err)
 	}
-	base, err := template.New("tiers.tmpl").Option("missingkey=error").Parse(string(shared))
+	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans}).Parse(string(shared))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse tiers.tmpl: %w", err)
 	}
@@ -213,13 +215,13 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 		// Each query is rendered for the coarse rollups and for the fine
 		// ones (see Rollups); a query whose text differs between the two
 		// gets a second entry under name + FineSuffix. The renderings with
-		// no optional condition and with every one are made (and so
-		// checked) here, the other shapes on first use.
-		shapes := []shape{{}, every}
+		// no optional condition and no tier range, and with every one, are
+		// made (and so checked) here, the others on first use.
+		shapes := []renderKey{{}, {shape: every, ranges: allRanges}}
 		var sql [2][2]string // [coarse, fine][shapes]
 		for i, coarse := range []bool{true, false} {
 			for j, sh := range shapes {
-				if sql[i][j], err = render(t, database, coarse, sh); err != nil {
+				if sql[i][j], err = render(t, database, coarse, sh.shape, sh.ranges); err != nil {
 					return nil, fmt.Errorf("cannot render query %s: %w", e.Name(), err)
 				}
 			}
@@ -231,7 +233,7 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 		for i, n := range names {
 			r.templates[n] = t
 			for j, sh := range shapes {
-				r.rendered.Store(renderKey{n, sh}, store.Query{Name: n, SQL: sql[i][j]})
+				r.rendered.Store(renderKey{n, sh.shape, sh.ranges}, store.Query{Name: n, SQL: sql[i][j]})
 			}
 		}
 	}
@@ -240,13 +242,14 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 
 // render executes a query's template and drops its comment lines and blank
 // lines: the engine would parse them on every call.
-func render(t *template.Template, database string, coarse bool, sh shape) (string, error) {
+func render(t *template.Template, database string, coarse bool, sh shape, rg ranges) (string, error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, struct {
 		Database string
 		Coarse   bool
 		F        shape
-	}{database, coarse, sh}); err != nil {
+		R        ranges
+	}{database, coarse, sh, rg}); err != nil {
 		return "", err
 	}
 	var out strings.Builder
@@ -262,7 +265,7 @@ func render(t *template.Template, database string, coarse bool, sh shape) (strin
 
 // query returns the named query rendered for the shape of p.
 func (r *Runner) query(name string, p store.Params) (store.Query, error) {
-	key := renderKey{name, shapeOf(p)}
+	key := renderKey{name, shapeOf(p), rangesOf(p)}
 	if q, ok := r.rendered.Load(key); ok {
 		return q.(store.Query), nil
 	}
@@ -270,7 +273,7 @@ func (r *Runner) query(name string, p store.Params) (store.Query, error) {
 	if !ok {
 		return store.Query{}, fmt.Errorf("no query named %q", name)
 	}
-	sql, err := render(t, r.database, !strings.HasSuffix(name, FineSuffix), key.shape)
+	sql, err := render(t, r.database, !strings.HasSuffix(name, FineSuffix), key.shape, key.ranges)
 	if err != nil {
 		return store.Query{}, fmt.Errorf("cannot render query %s: %w", name, err)
 	}
@@ -283,7 +286,7 @@ func (r *Runner) query(name string, p store.Params) (store.Query, error) {
 // condition, for snapshot tests and EXPLAIN. A call sends only the
 // conditions its parameters need (see shape).
 func (r *Runner) Query(name string) (store.Query, bool) {
-	q, ok := r.rendered.Load(renderKey{name, every})
+	q, ok := r.rendered.Load(renderKey{name, every, allRanges})
 	if !ok {
 		return store.Query{}, false
 	}

@@ -43,11 +43,11 @@ func TestShapeConditions(t *testing.T) {
 		for _, c := range conditions {
 			var sh shape
 			reflect.ValueOf(&sh).Elem().FieldByName(c.field).SetBool(true)
-			with, err := render(tmpl, "mcpdrift", !fine, sh)
+			with, err := render(tmpl, "mcpdrift", !fine, sh, allRanges)
 			if err != nil {
 				t.Fatalf("%s with %s: %v", name, c.field, err)
 			}
-			without, err := render(tmpl, "mcpdrift", !fine, shape{})
+			without, err := render(tmpl, "mcpdrift", !fine, shape{}, allRanges)
 			if err != nil {
 				t.Fatalf("%s without conditions: %v", name, err)
 			}
@@ -106,7 +106,7 @@ func TestQueriesNotCompiled(t *testing.T) {
 	const want = "SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0"
 	for name, tmpl := range r.templates {
 		for _, sh := range []shape{{}, every} {
-			sql, err := render(tmpl, "mcpdrift", !strings.HasSuffix(name, FineSuffix), sh)
+			sql, err := render(tmpl, "mcpdrift", !strings.HasSuffix(name, FineSuffix), sh, allRanges)
 			if err != nil {
 				t.Fatal(err)
 			}

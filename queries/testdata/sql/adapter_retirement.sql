@@ -18,8 +18,7 @@ per_client AS
            max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
       AND adapter_id != ''
   AND tool = {tool:String}
   AND service = {service:String}
@@ -33,8 +32,7 @@ per_client AS
        calls, normalized, sessions, first_seen, last_seen, max_session_age_s
     FROM mcpdrift.adapted_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -46,8 +44,7 @@ per_client AS
        calls, normalized, sessions, first_seen, last_seen, max_session_age_s
     FROM mcpdrift.adapted_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {d_lo:DateTime('UTC')} AND hour < {d_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+      AND (hour >= {d_from_0:DateTime('UTC')} AND hour < {d_to_0:DateTime('UTC')} OR hour >= {d_from_1:DateTime('UTC')} AND hour < {d_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -94,8 +91,7 @@ traffic AS
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -106,8 +102,7 @@ traffic AS
        calls_failed, retries, sessions, runs, clients, first_seen, last_seen
     FROM mcpdrift.usage_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -117,8 +112,7 @@ traffic AS
        calls_failed, retries, sessions, runs, clients, first_seen, last_seen
     FROM mcpdrift.usage_1d
     WHERE tenant = {tenant:String}
-      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}

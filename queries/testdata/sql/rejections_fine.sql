@@ -26,8 +26,7 @@ traffic_by_tool AS
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code
     )
@@ -44,8 +43,7 @@ traffic_by_tool AS
        retries, sessions, runs, first_seen, last_seen, max_session_age_s
     FROM mcpdrift.calls_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -58,8 +56,7 @@ traffic_by_tool AS
        retries, sessions, runs, first_seen, last_seen, max_session_age_s
     FROM mcpdrift.calls_1d
     WHERE tenant = {tenant:String}
-      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -106,8 +103,7 @@ FROM
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code
     )
@@ -124,8 +120,7 @@ FROM
        client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
     FROM mcpdrift.rejected_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -137,8 +132,7 @@ FROM
        client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
     FROM mcpdrift.rejected_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {d_lo:DateTime('UTC')} AND hour < {d_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+      AND (hour >= {d_from_0:DateTime('UTC')} AND hour < {d_to_0:DateTime('UTC')} OR hour >= {d_from_1:DateTime('UTC')} AND hour < {d_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}

@@ -20,8 +20,7 @@ call_totals AS
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -32,8 +31,7 @@ call_totals AS
        calls_failed, retries, sessions, runs, clients, first_seen, last_seen
     FROM mcpdrift.usage_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -43,8 +41,7 @@ call_totals AS
        calls_failed, retries, sessions, runs, clients, first_seen, last_seen
     FROM mcpdrift.usage_1d
     WHERE tenant = {tenant:String}
-      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -70,8 +67,7 @@ repair_totals AS
        first_seen, last_seen
     FROM mcpdrift.repairs_1m
     WHERE tenant = {tenant:String}
-      AND minute >= {m_lo:DateTime('UTC')} AND minute < {m_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> minute >= a AND minute < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND (minute >= {m_from_0:DateTime('UTC')} AND minute < {m_to_0:DateTime('UTC')} OR minute >= {m_from_1:DateTime('UTC')} AND minute < {m_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -84,8 +80,7 @@ repair_totals AS
        first_seen, last_seen
     FROM mcpdrift.repairs_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -98,8 +93,7 @@ repair_totals AS
        first_seen, last_seen
     FROM mcpdrift.repairs_1d
     WHERE tenant = {tenant:String}
-      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}

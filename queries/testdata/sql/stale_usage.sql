@@ -32,8 +32,7 @@ totals AS
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND time >= {m_lo:DateTime('UTC')} AND time < {m_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> time >= a AND time < b, {m_from:Array(DateTime('UTC'))}, {m_to:Array(DateTime('UTC'))})
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -44,8 +43,7 @@ totals AS
        calls_failed, retries, sessions, runs, clients, first_seen, last_seen
     FROM mcpdrift.usage_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {h_lo:DateTime('UTC')} AND hour < {h_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {h_from:Array(DateTime('UTC'))}, {h_to:Array(DateTime('UTC'))})
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -55,8 +53,7 @@ totals AS
        calls_failed, retries, sessions, runs, clients, first_seen, last_seen
     FROM mcpdrift.usage_1d
     WHERE tenant = {tenant:String}
-      AND day >= {d_lo:DateTime('UTC')} AND day < {d_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> day >= a AND day < b, {d_from:Array(DateTime('UTC'))}, {d_to:Array(DateTime('UTC'))})
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -76,8 +73,7 @@ halves AS
     SELECT toStartOfMinute(time) AS bucket, tool, revision_client, revision_server, toUInt64(1) AS calls
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND time >= {tm_lo:DateTime('UTC')} AND time < {tm_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> time >= a AND time < b, {tm_from:Array(DateTime('UTC'))}, {tm_to:Array(DateTime('UTC'))})
+      AND (time >= {tm_from_0:DateTime('UTC')} AND time < {tm_to_0:DateTime('UTC')} OR time >= {tm_from_1:DateTime('UTC')} AND time < {tm_to_1:DateTime('UTC')} OR time >= {tm_from_2:DateTime('UTC')} AND time < {tm_to_2:DateTime('UTC')} OR time >= {tm_from_3:DateTime('UTC')} AND time < {tm_to_3:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -88,8 +84,7 @@ halves AS
     SELECT hour AS bucket, tool, revision_client, revision_server, calls
     FROM mcpdrift.usage_1h
     WHERE tenant = {tenant:String}
-      AND hour >= {th_lo:DateTime('UTC')} AND hour < {th_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> hour >= a AND hour < b, {th_from:Array(DateTime('UTC'))}, {th_to:Array(DateTime('UTC'))})
+      AND (hour >= {th_from_0:DateTime('UTC')} AND hour < {th_to_0:DateTime('UTC')} OR hour >= {th_from_1:DateTime('UTC')} AND hour < {th_to_1:DateTime('UTC')} OR hour >= {th_from_2:DateTime('UTC')} AND hour < {th_to_2:DateTime('UTC')} OR hour >= {th_from_3:DateTime('UTC')} AND hour < {th_to_3:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -97,8 +92,7 @@ halves AS
     SELECT day AS bucket, tool, revision_client, revision_server, calls
     FROM mcpdrift.usage_1d
     WHERE tenant = {tenant:String}
-      AND day >= {td_lo:DateTime('UTC')} AND day < {td_hi:DateTime('UTC')}
-      AND arrayExists((a, b) -> day >= a AND day < b, {td_from:Array(DateTime('UTC'))}, {td_to:Array(DateTime('UTC'))})
+      AND (day >= {td_from_0:DateTime('UTC')} AND day < {td_to_0:DateTime('UTC')} OR day >= {td_from_1:DateTime('UTC')} AND day < {td_to_1:DateTime('UTC')} OR day >= {td_from_2:DateTime('UTC')} AND day < {td_to_2:DateTime('UTC')} OR day >= {td_from_3:DateTime('UTC')} AND day < {td_to_3:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
