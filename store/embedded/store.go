@@ -64,12 +64,12 @@ type Store struct {
 	mu   sync.Mutex // serialises every statement on conn
 	conn *conn
 
-	// encMu guards enc, the RowBinary buffer that Write encodes batches
-	// into, kept from write to write: a sync.Pool is emptied by every other
+	// encMu guards enc, the Native block that Write encodes batches into,
+	// kept from write to write: a sync.Pool is emptied by every other
 	// garbage collection, and regrowing tens of megabytes per insert cost
 	// about 0.4 CPU-µs per event (growslice in the ingest bench profile).
 	encMu sync.Mutex
-	enc   []byte
+	enc   nativeBlock
 }
 
 // maxKeptEncoding bounds the buffer Write keeps between writes: a rare
@@ -232,8 +232,8 @@ func (s *Store) run(ctx context.Context, sql, format string, params store.Params
 	return s.conn.query(sql, format, params)
 }
 
-// Write implements store.Writer: the batch is streamed as RowBinary into
-// events_in in one INSERT, whose materialised views feed the events, audit,
+// Write implements store.Writer: the batch is streamed as one Native block
+// (native.go) into events_in in one INSERT, whose materialised views feed the events, audit,
 // adapter and rollup tables before it returns.
 //
 // A batch with a token is inserted with that token as its
@@ -258,14 +258,20 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	}
 	s.encMu.Lock()
 	defer s.encMu.Unlock()
-	buf := s.enc[:0]
+	blk := &s.enc
+	blk.reset()
 	for i := range b.Events {
-		buf = appendEvent(buf, tenant, &b.Events[i])
+		blk.add(tenant, &b.Events[i])
 	}
-	if cap(buf) <= maxKeptEncoding {
-		s.enc = buf[:0]
-	} else {
-		s.enc = nil
+	defer func() {
+		if blk.size() > maxKeptEncoding {
+			*blk = nativeBlock{}
+		}
+	}()
+	chunks := blk.chunks()
+	size := 0
+	for _, c := range chunks {
+		size += len(c)
 	}
 	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertEventsColumns + insertSettings(b.Token)
 
@@ -274,12 +280,12 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if s.conn == nil {
 		return store.ErrClosed
 	}
-	if _, err := s.conn.insert(sql, "RowBinary", buf); err != nil {
+	if _, err := s.conn.insert(sql, "Native", chunks...); err != nil {
 		var qe *QueryError
 		if errors.As(err, &qe) && qe.permanent() {
-			return fmt.Errorf("cannot insert %d events (%d bytes): %w: %w", len(b.Events), len(buf), store.ErrPermanent, err)
+			return fmt.Errorf("cannot insert %d events (%d bytes): %w: %w", len(b.Events), size, store.ErrPermanent, err)
 		}
-		return fmt.Errorf("cannot insert %d events (%d bytes): %w", len(b.Events), len(buf), err)
+		return fmt.Errorf("cannot insert %d events (%d bytes): %w", len(b.Events), size, err)
 	}
 	return nil
 }

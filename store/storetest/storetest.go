@@ -190,6 +190,24 @@ type eventRow struct {
 	RunID             string            `json:"run_id"`
 	SessionAgeS       int64             `json:"session_age_s"`
 	Attributes        map[string]string `json:"attributes"`
+	// The columns a call seldom fills, which the round trip sets anyway.
+	RevisionBefore      string    `json:"revision_before"`
+	RevisionAfter       string    `json:"revision_after"`
+	ErrorCode           string    `json:"error_code"`
+	RequiredAction      string    `json:"required_action"`
+	RepairAction        string    `json:"repair_action"`
+	RepairAutomatic     bool      `json:"repair_automatic"`
+	RepairResult        string    `json:"repair_result"`
+	RepairDurationMs    int64     `json:"repair_duration_ms"`
+	RefreshResult       string    `json:"refresh_result"`
+	NotificationLagMs   int64     `json:"notification_lag_ms"`
+	AdapterRevisionFrom string    `json:"adapter_revision_from"`
+	AdapterRevisionTo   string    `json:"adapter_revision_to"`
+	AdapterWindowEnd    time.Time `json:"adapter_window_end"`
+	ContractField       string    `json:"contract_field"`
+	// From audit_calls, which keeps the arguments.
+	ArgsRaw        string `json:"args_raw"`
+	ArgsNormalized string `json:"args_normalized"`
 }
 
 func (s *Suite) testWriteRoundTrip(t *testing.T) {
@@ -198,13 +216,35 @@ func (s *Suite) testWriteRoundTrip(t *testing.T) {
 	tenant := "roundtrip"
 	var events []otelschema.Event
 	for i := 0; i < 10; i++ {
-		events = append(events, fullEvent(i, base))
+		e := fullEvent(i, base)
+		// Every column gets a value of its own in every row, so that a
+		// value written under another column's name, or into another row,
+		// shows; the attributes have zero, one or three entries.
+		e.RevisionBefore, e.RevisionAfter = fmt.Sprintf("before-%d", i), fmt.Sprintf("after-%d", i)
+		e.ErrorCode, e.RequiredAction = fmt.Sprintf("E%d", i), fmt.Sprintf("action-%d", i)
+		e.RepairAction = otelschema.RepairAction(1 + i%4)
+		e.RepairAutomatic = i%2 == 0
+		e.RepairResult = otelschema.RepairResult(1 + i%2)
+		e.RepairDurationMs = int64(100 + i)
+		e.RefreshResult = otelschema.RefreshResult(1 + i%2)
+		e.NotificationLagMs = int64(-i)
+		e.AdapterRevisionFrom, e.AdapterRevisionTo = fmt.Sprintf("from-%d", i), fmt.Sprintf("to-%d", i)
+		e.AdapterWindowEnd = base.Add(time.Duration(i) * time.Hour).Unix()
+		e.ContractField = fmt.Sprintf("field-%d", i)
+		e.ArgsRaw, e.ArgsNormalized = fmt.Sprintf(`{"i":%d}`, i), fmt.Sprintf(`{"i":%d,"n":true}`, i)
+		switch i % 3 {
+		case 0:
+			e.Attributes = nil
+		case 1:
+			e.Attributes = map[string]string{"only": fmt.Sprint(i)}
+		}
+		events = append(events, e)
 	}
 	if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Events: events}); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	var rows []eventRow
-	q := store.Query{Name: "roundtrip", SQL: "SELECT *, lower(hex(trace_id)) AS trace_id_hex, lower(hex(span_id)) AS span_id_hex FROM " + s.table("events") + " WHERE tenant = {tenant:String} ORDER BY event_id"}
+	q := store.Query{Name: "roundtrip", SQL: "SELECT e.*, lower(hex(e.trace_id)) AS trace_id_hex, lower(hex(e.span_id)) AS span_id_hex, a.args_raw AS args_raw, a.args_normalized AS args_normalized FROM " + s.table("events") + " AS e LEFT JOIN " + s.table("audit_calls") + " AS a ON a.tenant = e.tenant AND a.event_id = e.event_id WHERE e.tenant = {tenant:String} ORDER BY e.event_id"}
 	if err := s.Store.Query(ctx, q, store.Params{}.String("tenant", tenant), &rows); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +266,18 @@ func (s *Suite) testWriteRoundTrip(t *testing.T) {
 			ExternalRequests: e.ExternalRequests, ExternalTarget: e.ExternalTarget, RetryOf: e.RetryOf,
 			RetryAttempt: e.RetryAttempt, IdempotencyKey: e.IdempotencyKey, Approval: e.Approval.String(),
 			Privilege: e.Privilege.String(), RunID: e.RunID, SessionAgeS: e.SessionAgeS,
-			Attributes: e.Attributes,
+			Attributes:     e.Attributes,
+			RevisionBefore: e.RevisionBefore, RevisionAfter: e.RevisionAfter,
+			ErrorCode: e.ErrorCode, RequiredAction: e.RequiredAction,
+			RepairAction: e.RepairAction.String(), RepairAutomatic: e.RepairAutomatic,
+			RepairResult: e.RepairResult.String(), RepairDurationMs: e.RepairDurationMs,
+			RefreshResult: e.RefreshResult.String(), NotificationLagMs: e.NotificationLagMs,
+			AdapterRevisionFrom: e.AdapterRevisionFrom, AdapterRevisionTo: e.AdapterRevisionTo,
+			AdapterWindowEnd: time.Unix(e.AdapterWindowEnd, 0).UTC(), ContractField: e.ContractField,
+			ArgsRaw: e.ArgsRaw, ArgsNormalized: e.ArgsNormalized,
+		}
+		if want.Attributes == nil {
+			want.Attributes = map[string]string{}
 		}
 		if got, w := fmt.Sprintf("%+v", r), fmt.Sprintf("%+v", want); got != w {
 			t.Errorf("row %d:\n got %s\nwant %s", i, got, w)
