@@ -48,8 +48,12 @@ func (s *idSet) in(t []uint64, id uint64) bool {
 	}
 }
 
+// add remembers id. It looks for id in the current generation only: one
+// probe of a table far larger than the CPU's caches, where has costs two.
+// An id still held by the previous generation is added again, which only
+// brings the next generation forward a little.
 func (s *idSet) add(id uint64) {
-	if s == nil || id == 0 || s.has(id) {
+	if s == nil || id == 0 {
 		return
 	}
 	if s.n >= s.perGen {
@@ -58,8 +62,10 @@ func (s *idSet) add(id uint64) {
 		s.n = 0
 	}
 	i := s.slot(id)
-	for s.cur[i] != 0 {
-		i = (i + 1) & s.mask
+	for ; s.cur[i] != 0; i = (i + 1) & s.mask {
+		if s.cur[i] == id {
+			return
+		}
 	}
 	s.cur[i] = id
 	s.n++

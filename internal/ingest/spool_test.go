@@ -176,3 +176,29 @@ func TestIDSetBounded(t *testing.T) {
 		t.Fatalf("%d slots for 1000 ids", len(s.cur))
 	}
 }
+
+// TestIDSetAddAgain adds ids that the set holds already: one in the current
+// generation takes no second slot, one in the previous generation is
+// carried into the current one, so that it outlives the next rotation.
+func TestIDSetAddAgain(t *testing.T) {
+	s := newIDSet(8) // 4 ids per generation
+	for range 3 {
+		s.add(7)
+	}
+	if s.n != 1 {
+		t.Fatalf("one id added three times counts %d", s.n)
+	}
+	for id := uint64(100); id < 103; id++ {
+		s.add(id)
+	}
+	s.add(200) // rotates: 7 and 100-102 are now the previous generation
+	s.add(7)   // carried into the current one, with 200
+	for id := uint64(300); id < 303; id++ {
+		s.add(id) // 302 rotates again: 100-102 are dropped, 7 is kept
+	}
+	s.add(400)
+	if !s.has(7) || s.has(100) || !s.has(400) || !s.has(302) {
+		t.Fatalf("after two rotations: has(7) %t has(100) %t has(400) %t has(302) %t, want true false true true",
+			s.has(7), s.has(100), s.has(400), s.has(302))
+	}
+}
