@@ -675,7 +675,7 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 	if in := resume; in != nil {
 		// Exactly the records of the group cut short, under its token.
 		for g.next != in.End {
-			r, n, ok, err := b.sp.PeekAt(g.next)
+			r, n, ok, err := b.sp.PeekAt(g.next, g.buffer(&b.groupBuf))
 			if err != nil && !errors.Is(err, spool.ErrGroupBoundary) {
 				return nil, err
 			}
@@ -695,7 +695,7 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 	}
 	deadline := time.Now().Add(b.insertDelay)
 	for len(g.events) < b.insertMax {
-		r, n, ok, err := b.sp.PeekAt(g.next)
+		r, n, ok, err := b.sp.PeekAt(g.next, g.buffer(&b.groupBuf))
 		if errors.Is(err, spool.ErrGroupBoundary) {
 			break
 		}
@@ -703,7 +703,7 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 			return nil, err
 		}
 		if ok {
-			if r.Tenant != g.tenant || !strings.HasPrefix(r.Token, groupablePrefix) || len(g.events)+len(r.Events) > b.insertMax {
+			if r.Tenant != g.tenant || !strings.HasPrefix(r.Token, groupablePrefix) || len(r.Events) > b.insertMax {
 				break
 			}
 			g.add(r, n, &b.groupBuf)
@@ -728,16 +728,25 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 	return g, nil
 }
 
-// add appends the record r, ending at next, to g. The first addition moves
-// the events to buf, the replayer's buffer reused from group to group, so
-// that a group is not regrown record by record. buf grows as the groups
-// need, up to insertMax events: a quiet ingester does not hold a buffer
-// sized for the busiest (200,000 events, 116 MiB, by default).
-func (g *group) add(r spool.Record, next spool.Position, buf *[]otelschema.Event) {
-	if g.records == 1 {
+// buffer returns the slice the next record of g is decoded onto
+// (spool.PeekAt appends to it): g's events in buf, the replayer's buffer
+// reused from group to group, so that a group is neither regrown nor copied
+// record by record. The first record, read by Peek on its own, is moved
+// there on the first call. buf grows as the groups need, up to insertMax
+// events: a quiet ingester does not hold a buffer sized for the busiest
+// (200,000 events, 116 MiB, by default).
+func (g *group) buffer(buf *[]otelschema.Event) []otelschema.Event {
+	if g.records == 1 && (len(g.events) == 0 || len(*buf) == 0 || &g.events[0] != &(*buf)[0]) {
 		g.events = append((*buf)[:0], g.events...)
+		*buf = g.events
 	}
-	g.events = append(g.events, r.Events...)
+	return g.events
+}
+
+// add takes r, read by PeekAt onto g.buffer and ending at next, into g:
+// r.Events are g's events followed by the record's.
+func (g *group) add(r spool.Record, next spool.Position, buf *[]otelschema.Event) {
+	g.events = r.Events
 	*buf = g.events
 	g.records++
 	g.next = next

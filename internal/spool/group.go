@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
 // A replayer may write several consecutive records to the store in one
@@ -36,9 +38,12 @@ var ErrGroupBoundary = errors.New("spool: no record to group at this position")
 
 // PeekAt returns the record at pos, which must lie at or after the cursor,
 // and the position past it, for a replayer gathering a group; ok is false
-// when no record was appended there yet. It never moves the cursor nor
-// quarantines: Peek does that when the cursor reaches a corrupt record.
-func (s *Spool) PeekAt(pos Position) (rec Record, next Position, ok bool, err error) {
+// when no record was appended there yet. The record's events are appended
+// to dst: rec.Events is dst extended by them, so that a group is decoded
+// into one buffer, not copied there record by record. It never moves the
+// cursor nor quarantines: Peek does that when the cursor reaches a corrupt
+// record.
+func (s *Spool) PeekAt(pos Position, dst []otelschema.Event) (rec Record, next Position, ok bool, err error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -62,7 +67,7 @@ func (s *Spool) PeekAt(pos Position) (rec Record, next Position, ok bool, err er
 	if err != nil {
 		return Record{}, Position{}, false, err
 	}
-	rec, n, rerr := readRecord(f, pos.Off, limit)
+	rec, n, rerr := readRecord(f, pos.Off, limit, dst)
 	if rerr != nil {
 		if errors.Is(rerr, errIO) {
 			return Record{}, Position{}, false, rerr

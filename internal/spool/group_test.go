@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -28,8 +29,9 @@ func TestGroupReadAheadAndCommit(t *testing.T) {
 	}
 	var got []string
 	n := 1
+	buf := rec.Events
 	for {
-		r, nx, ok, err := s.PeekAt(next)
+		r, nx, ok, err := s.PeekAt(next, buf)
 		if errors.Is(err, ErrGroupBoundary) {
 			break
 		}
@@ -40,6 +42,10 @@ func TestGroupReadAheadAndCommit(t *testing.T) {
 			t.Fatalf("PeekAt(%v) found nothing before a segment boundary", next)
 		}
 		got = append(got, r.Token)
+		if want := testRecord(n, 3).Events; !reflect.DeepEqual(r.Events[len(buf):], want) || !reflect.DeepEqual(r.Events[:len(buf)], buf) {
+			t.Fatalf("PeekAt(%v) appended %d events to %d, want the record's 3 after the group's", next, len(r.Events)-len(buf), len(buf))
+		}
+		buf = r.Events
 		next = nx
 		n++
 	}
@@ -55,7 +61,7 @@ func TestGroupReadAheadAndCommit(t *testing.T) {
 		t.Fatalf("after committing %d: %+v", n, st)
 	}
 	// At the end of the newest segment, PeekAt finds nothing yet.
-	if _, _, ok, err := s.PeekAt(ends[11]); ok || err != nil {
+	if _, _, ok, err := s.PeekAt(ends[11], nil); ok || err != nil {
 		t.Fatalf("PeekAt past the last record: ok %v, err %v", ok, err)
 	}
 	rest := tokens(drain(t, s))

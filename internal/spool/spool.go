@@ -37,6 +37,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
 // Config configures a spool.
@@ -266,7 +268,7 @@ func (s *Spool) scan(fn func(Record) error) error {
 			return fmt.Errorf("cannot open segment %d: %w", sg.seq, err)
 		}
 		for off < sg.size {
-			rec, n, err := readRecord(f, off, sg.size)
+			rec, n, err := readRecord(f, off, sg.size, nil)
 			if err != nil {
 				next, ok := resync(f, off+1, sg.size)
 				if !ok {
@@ -482,7 +484,7 @@ func (s *Spool) Peek() (rec Record, next Position, ok bool, err error) {
 		if err != nil {
 			return Record{}, Position{}, false, err
 		}
-		rec, n, rerr := readRecord(f, cur.Off, limit)
+		rec, n, rerr := readRecord(f, cur.Off, limit, nil)
 		if rerr == nil {
 			return rec, Position{Seg: cur.Seg, Off: cur.Off + n}, true, nil
 		}
@@ -522,8 +524,9 @@ func (s *Spool) reader(seq uint64) (*os.File, error) {
 var errIO = errors.New("spool read error")
 
 // readRecord reads and checks the record at off in f, whose first limit
-// bytes are durable. It returns the record and its framed size.
-func readRecord(f io.ReaderAt, off, limit int64) (Record, int64, error) {
+// bytes are durable. It returns the record, its events appended to dst
+// (decodePayload), and its framed size.
+func readRecord(f io.ReaderAt, off, limit int64, dst []otelschema.Event) (Record, int64, error) {
 	var h [headerSize]byte
 	if limit-off < headerSize {
 		return Record{}, 0, fmt.Errorf("%w: %d bytes at the end of the segment (torn write)", errShortHeader, limit-off)
@@ -542,7 +545,7 @@ func readRecord(f io.ReaderAt, off, limit int64) (Record, int64, error) {
 	if err := checkPayload(h[:], payload, crc); err != nil {
 		return Record{}, 0, err
 	}
-	rec, err := decodePayload(payload)
+	rec, err := decodePayload(payload, dst)
 	if err != nil {
 		return Record{}, 0, err
 	}
@@ -562,7 +565,7 @@ func resync(f io.ReaderAt, from, limit int64) (int64, bool) {
 				break
 			}
 			cand := off + int64(i+j)
-			if _, _, err := readRecord(f, cand, limit); err == nil {
+			if _, _, err := readRecord(f, cand, limit, nil); err == nil {
 				return cand, true
 			}
 			i += j + 1

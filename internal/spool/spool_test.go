@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -346,7 +347,7 @@ func FuzzSpoolRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// The payload decoder on its own, since a checksum guards it in
 		// decodeRecord and random bytes rarely pass it.
-		if rec, err := decodePayload(b); err == nil {
+		if rec, err := decodePayload(bytes.Clone(b), nil); err == nil {
 			if _, _, err := decodeRecord(appendRecord(nil, &rec)); err != nil {
 				t.Fatalf("payload re-encoded as a record does not decode: %v", err)
 			}
@@ -377,4 +378,26 @@ func normalize(r Record) Record {
 		}
 	}
 	return r
+}
+
+// TestDecodeIntoUsedBuffer decodes a record into a buffer whose spare room
+// holds events of an earlier group, as the replayer's buffer does: the
+// events decoded must be the record's, with nothing left over from the
+// events they replace (attributes included), after the events dst holds.
+func TestDecodeIntoUsedBuffer(t *testing.T) {
+	bare := Record{Tenant: "acme", Token: "tok", Events: []otelschema.Event{{ID: 1, Name: otelschema.EventRefresh, Time: 5}, {ID: 2, Tool: "t"}}}
+	used := testRecord(7, 4).Events
+	kept := used[:1]
+	payload := appendRecord(nil, &bare)[headerSize:]
+	rec, err := decodePayload(payload, kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]otelschema.Event{testRecord(7, 4).Events[0]}, bare.Events...)
+	if !reflect.DeepEqual(rec.Events, want) {
+		t.Fatalf("decoded into a used buffer:\n got %+v\nwant %+v", rec.Events, want)
+	}
+	if &rec.Events[0] != &used[0] {
+		t.Fatal("the events were not decoded into dst's spare room")
+	}
 }
