@@ -16,10 +16,11 @@ import (
 // in RowBinary.
 //
 // The wire types below are the types of events_in's columns
-// (migrations 0001 and 0005), except the enums, sent as Int8 and converted
-// by the engine (input_format_native_allow_types_conversion, on by default):
-// their names and values are defined once, in the schema, and checked
-// against otelschema's by the schema's tests.
+// (migrations 0001 and 0005), except the enums, sent as their Int8 numbers
+// and converted by the engine (input_format_native_allow_types_conversion,
+// on by default): the schema renders each Enum8 from otelschema's enum
+// (schema.enumType), so the numbers agree by construction, and the encoder
+// does not repeat the definitions.
 
 // nativeColumn is one column of events_in: its name and the type its
 // values are encoded as.
