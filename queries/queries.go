@@ -3,9 +3,9 @@
 // Only the database name, the family of rollups (.Coarse, see Rollups),
 // which optional conditions a call needs (.F, see shape) and how many
 // ranges of each rollup tier its window reads (.R, see Plan.bind) are
-// templated into the text; tiers.tmpl holds the fragments that several reports share (the
-// union of the rollup tiers and the common filter), included with
-// {{template}}.
+// templated into the text; tiers.tmpl holds the fragments that several
+// reports share (the union of the rollup tiers and the common filter),
+// included with {{template}}.
 //
 // # Which table serves which report
 //
@@ -263,7 +263,8 @@ func render(t *template.Template, database string, coarse bool, sh shape, rg ran
 	return out.String(), nil
 }
 
-// query returns the named query rendered for the shape of p.
+// query returns the named query rendered for the shape and the tier ranges
+// of p.
 func (r *Runner) query(name string, p store.Params) (store.Query, error) {
 	key := renderKey{name, shapeOf(p), rangesOf(p)}
 	if q, ok := r.rendered.Load(key); ok {

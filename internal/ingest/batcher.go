@@ -657,6 +657,8 @@ type group struct {
 	events  []otelschema.Event
 	records int
 	next    spool.Position
+	// buffered says that events lie in the replayer's buffer (group.buffer).
+	buffered bool
 }
 
 // nextGroup returns the records to write next, nil when the spool is
@@ -736,9 +738,10 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 // events: a quiet ingester does not hold a buffer sized for the busiest
 // (200,000 events, 116 MiB, by default).
 func (g *group) buffer(buf *[]otelschema.Event) []otelschema.Event {
-	if g.records == 1 && (len(g.events) == 0 || len(*buf) == 0 || &g.events[0] != &(*buf)[0]) {
+	if !g.buffered {
 		g.events = append((*buf)[:0], g.events...)
 		*buf = g.events
+		g.buffered = true
 	}
 	return g.events
 }

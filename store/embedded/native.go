@@ -152,7 +152,6 @@ type nativeBlock struct {
 	// three streams; attrCount is the running count of entries.
 	attrOffsets, attrKeys, attrValues []byte
 	attrCount                         uint64
-	header                            []byte
 }
 
 // reset empties b, keeping its buffers.
@@ -163,12 +162,11 @@ func (b *nativeBlock) reset() {
 	}
 	b.attrOffsets, b.attrKeys, b.attrValues = b.attrOffsets[:0], b.attrKeys[:0], b.attrValues[:0]
 	b.attrCount = 0
-	b.header = b.header[:0]
 }
 
 // size is the bytes b holds.
 func (b *nativeBlock) size() int {
-	n := cap(b.attrOffsets) + cap(b.attrKeys) + cap(b.attrValues) + cap(b.header)
+	n := cap(b.attrOffsets) + cap(b.attrKeys) + cap(b.attrValues)
 	for i := range b.cols {
 		n += cap(b.cols[i])
 	}
@@ -238,33 +236,28 @@ func (b *nativeBlock) add(tenant string, e *otelschema.Event) {
 }
 
 // chunks returns the block as the byte slices to stream, in order: the
-// block header, then each column's header and values. They alias b.
+// block header (column and row counts), then each column's header and
+// values. They alias b and the constant column headers.
 func (b *nativeBlock) chunks() [][]byte {
-	h := b.header[:0]
-	h = binary.AppendUvarint(h, numScalarColumns+1)
-	h = binary.AppendUvarint(h, uint64(b.rows))
-	// Each column's header is appended to h and sliced from it after, so
-	// that the headers share one buffer.
-	var ends [numScalarColumns + 2]int
-	ends[0] = len(h)
+	var h [2 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(h[:], numScalarColumns+1)
+	n += binary.PutUvarint(h[n:], uint64(b.rows))
+	out := make([][]byte, 0, 2*numScalarColumns+5)
+	out = append(out, h[:n])
 	for i := range nativeColumns {
-		h = appendColumnHeader(h, nativeColumns[i])
-		ends[i+1] = len(h)
+		out = append(out, columnHeaders[i], b.cols[i])
 	}
-	h = appendColumnHeader(h, attributesColumn)
-	ends[numScalarColumns+1] = len(h)
-	b.header = h
-	out := make([][]byte, 0, 2*numScalarColumns+6)
-	out = append(out, h[:ends[0]])
-	for i := range nativeColumns {
-		out = append(out, h[ends[i]:ends[i+1]], b.cols[i])
-	}
-	return append(out, h[ends[numScalarColumns]:ends[numScalarColumns+1]], b.attrOffsets, b.attrKeys, b.attrValues)
+	return append(out, columnHeaders[numScalarColumns], b.attrOffsets, b.attrKeys, b.attrValues)
 }
 
-func appendColumnHeader(b []byte, c nativeColumn) []byte {
-	return appendString(appendString(b, c.name), c.typ)
-}
+// columnHeaders are each column's name and type as a block carries them,
+// in the order of nativeColumns, then the attributes column's.
+var columnHeaders = func() (h [numScalarColumns + 1][]byte) {
+	for i, c := range append(nativeColumns[:], attributesColumn) {
+		h[i] = appendString(appendString(nil, c.name), c.typ)
+	}
+	return h
+}()
 
 // insertEventsColumns names events_in's columns in the order of a block.
 var insertEventsColumns = func() string {

@@ -233,8 +233,8 @@ func (s *Store) run(ctx context.Context, sql, format string, params store.Params
 }
 
 // Write implements store.Writer: the batch is streamed as one Native block
-// (native.go) into events_in in one INSERT, whose materialised views feed the events, audit,
-// adapter and rollup tables before it returns.
+// (native.go) into events_in in one INSERT, whose materialised views feed
+// the events, audit, adapter and rollup tables before it returns.
 //
 // A batch with a token is inserted with that token as its
 // insert_deduplication_token: written again within the tables'
@@ -269,10 +269,6 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 		}
 	}()
 	chunks := blk.chunks()
-	size := 0
-	for _, c := range chunks {
-		size += len(c)
-	}
 	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertEventsColumns + insertSettings(b.Token)
 
 	s.mu.Lock()
@@ -281,6 +277,10 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 		return store.ErrClosed
 	}
 	if _, err := s.conn.insert(sql, "Native", chunks...); err != nil {
+		size := 0
+		for _, c := range chunks {
+			size += len(c)
+		}
 		var qe *QueryError
 		if errors.As(err, &qe) && qe.permanent() {
 			return fmt.Errorf("cannot insert %d events (%d bytes): %w: %w", len(b.Events), size, store.ErrPermanent, err)
