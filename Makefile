@@ -44,14 +44,11 @@ test: libchdb vet
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m ./...
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
 
-FUZZTIME ?= 20s
+# Every Fuzz function in the module (found by go test -list), each for
+# FUZZTIME: a count of inputs (Nx) or a duration; see scripts/fuzz.sh.
+FUZZTIME ?= 20000x
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLogs$$' -fuzztime $(FUZZTIME) ./otelschema
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLogsProto$$' -fuzztime $(FUZZTIME) ./otelschema
-	$(GO) test -run '^$$' -fuzz '^FuzzHTTPLogs$$' -fuzztime $(FUZZTIME) ./internal/ingest
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTraces$$' -fuzztime $(FUZZTIME) ./otelschema
-	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redact
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRowBinary$$' -fuzztime $(FUZZTIME) ./store/embedded
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
 
 bench: libchdb
 	$(GO) run ./bench $(BENCHARGS)
