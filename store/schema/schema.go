@@ -242,9 +242,28 @@ var ErrChecksum = errors.New("applied migration differs from its file")
 // after its last statement succeeds. Statements are idempotent, so a run cut
 // short is completed by the next one. It returns the versions applied.
 func Apply(ctx context.Context, db Execer, opts Options) ([]int, error) {
+	return ApplyThrough(ctx, db, opts, 0)
+}
+
+// ApplyThrough is Apply stopped after migration last (every migration when
+// last is 0): a staged upgrade, or a test that needs a store as an older
+// release left it. Stopped short of the latest migration, it leaves the
+// retention and deduplication settings, which name the latest tables, to
+// the next Apply.
+func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int, error) {
 	migrations, err := Migrations(opts)
 	if err != nil {
 		return nil, err
+	}
+	if last < 0 {
+		return nil, fmt.Errorf("invalid last migration %d: want 0 (all) or a version", last)
+	}
+	if last > 0 {
+		n := sort.Search(len(migrations), func(i int) bool { return migrations[i].Version > last })
+		if n == len(migrations) {
+			last = 0
+		}
+		migrations = migrations[:n]
 	}
 	boot := bootStatements(opts)
 	for _, s := range boot {
@@ -283,6 +302,9 @@ func Apply(ctx context.Context, db Execer, opts Options) ([]int, error) {
 			return versions, fmt.Errorf("cannot record migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 		versions = append(versions, m.Version)
+	}
+	if last > 0 {
+		return versions, nil
 	}
 	if err := applyRetention(ctx, db, opts); err != nil {
 		return versions, err

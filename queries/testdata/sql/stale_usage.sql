@@ -11,8 +11,8 @@ totals AS
         sum(t.calls_rejected) AS rejected,
         sum(t.calls_removed) AS removed,
         sum(t.calls_failed) AS failed,
-        uniqMerge(t.sessions) AS sessions,
-        uniqMerge(t.runs) AS runs,
+        uniqCombinedMerge(12)(t.sessions) AS sessions,
+        uniqCombinedMerge(12)(t.runs) AS runs,
         uniqExactMerge(t.clients) AS clients,
         min(t.first_seen) AS first_seen,
         max(t.last_seen) AS last_seen
@@ -27,7 +27,7 @@ totals AS
            countIf(outcome = 'removed') AS calls_removed,
            countIf(outcome = 'failed') AS calls_failed,
            countIf(retry) AS retries,
-           uniqStateIf(session, session != '') AS sessions, uniqStateIf(run_id, run_id != '') AS runs,
+           uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
            uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls

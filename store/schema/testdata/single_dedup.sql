@@ -1149,6 +1149,310 @@ DROP TABLE IF EXISTS mcpdrift.calls_1m;
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=d8e15f30fa29d471e53cb2f2b0641f248e489aa507edc094c32d894282239869, name=recent_calls, version=7;
 
+DROP VIEW IF EXISTS mcpdrift.calls_1h_mv;
+
+DROP VIEW IF EXISTS mcpdrift.calls_1d_mv;
+
+DROP VIEW IF EXISTS mcpdrift.usage_1h_mv;
+
+DROP VIEW IF EXISTS mcpdrift.usage_1d_mv;
+
+DROP VIEW IF EXISTS mcpdrift.rejected_1h_mv;
+
+DROP VIEW IF EXISTS mcpdrift.adapted_1h_mv;
+
+DROP TABLE IF EXISTS mcpdrift.calls_1h SYNC;
+
+DROP TABLE IF EXISTS mcpdrift.calls_1d SYNC;
+
+DROP TABLE IF EXISTS mcpdrift.usage_1h SYNC;
+
+DROP TABLE IF EXISTS mcpdrift.usage_1d SYNC;
+
+DROP TABLE IF EXISTS mcpdrift.rejected_1h SYNC;
+
+DROP TABLE IF EXISTS mcpdrift.adapted_1h SYNC;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.calls_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    error_code          LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    side_effects        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniqCombined(12), String),
+    runs                AggregateFunction(uniqCombined(12), String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toDate(hour)
+ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour,
+          service, environment, client_name, client_version, privilege, error_code)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.calls_1d
+(
+    tenant              LowCardinality(String),
+    day                 DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    adapter_id          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    error_code          LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    side_effects        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniqCombined(12), String),
+    runs                AggregateFunction(uniqCombined(12), String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYear(day)
+ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, day,
+          service, environment, client_name, client_version, privilege, error_code)
+TTL day + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.usage_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    calls_current       SimpleAggregateFunction(sum, UInt64),
+    calls_normalized    SimpleAggregateFunction(sum, UInt64),
+    calls_rejected      SimpleAggregateFunction(sum, UInt64),
+    calls_rejected_stale SimpleAggregateFunction(sum, UInt64),
+    calls_removed       SimpleAggregateFunction(sum, UInt64),
+    calls_failed        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniqCombined(12), String),
+    runs                AggregateFunction(uniqCombined(12), String),
+    clients             AggregateFunction(uniqExact, String, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, tool, revision_client, revision_server, service, environment)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.usage_1d
+(
+    tenant              LowCardinality(String),
+    day                 DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    calls_current       SimpleAggregateFunction(sum, UInt64),
+    calls_normalized    SimpleAggregateFunction(sum, UInt64),
+    calls_rejected      SimpleAggregateFunction(sum, UInt64),
+    calls_rejected_stale SimpleAggregateFunction(sum, UInt64),
+    calls_removed       SimpleAggregateFunction(sum, UInt64),
+    calls_failed        SimpleAggregateFunction(sum, UInt64),
+    retries             SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniqCombined(12), String),
+    runs                AggregateFunction(uniqCombined(12), String),
+    clients             AggregateFunction(uniqExact, String, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYear(day)
+ORDER BY (tenant, day, tool, revision_client, revision_server, service, environment)
+TTL day + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.rejected_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    revision_client     LowCardinality(String),
+    revision_server     LowCardinality(String),
+    outcome             Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    error_code          LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    side_effects        SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniqCombined(12), String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, tool, revision_client, revision_server, outcome, error_code,
+          service, environment, client_name, client_version)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.adapted_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    adapter_id          LowCardinality(String),
+    tool                LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    normalized          SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniqCombined(12), String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1h_mv TO mcpdrift.calls_1h AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       countIf(retry_of != '') AS retries,
+       uniqCombinedStateIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1d_mv TO mcpdrift.calls_1d AS
+SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       sum(calls) AS calls,
+       sum(side_effects) AS side_effects,
+       sum(retries) AS retries,
+       uniqCombinedMergeState(12)(sessions) AS sessions,
+       uniqCombinedMergeState(12)(runs) AS runs,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen,
+       max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1h
+GROUP BY tenant, day, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.usage_1h_mv TO mcpdrift.usage_1h AS
+SELECT tenant, hour, tool, revision_client, revision_server, service, environment,
+       sum(c.calls) AS calls,
+       sumIf(c.calls, outcome = 'current') AS calls_current,
+       sumIf(c.calls, outcome = 'normalized') AS calls_normalized,
+       sumIf(c.calls, outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
+       sumIf(c.calls, outcome = 'rejected_stale') AS calls_rejected_stale,
+       sumIf(c.calls, outcome = 'removed') AS calls_removed,
+       sumIf(c.calls, outcome = 'failed') AS calls_failed,
+       sum(retries) AS retries,
+       uniqCombinedMergeState(12)(sessions) AS sessions,
+       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.calls_1h AS c
+GROUP BY tenant, hour, tool, revision_client, revision_server, service, environment;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.usage_1d_mv TO mcpdrift.usage_1d AS
+SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server,
+       service, environment,
+       sum(calls) AS calls,
+       sum(calls_current) AS calls_current,
+       sum(calls_normalized) AS calls_normalized,
+       sum(calls_rejected) AS calls_rejected,
+       sum(calls_rejected_stale) AS calls_rejected_stale,
+       sum(calls_removed) AS calls_removed,
+       sum(calls_failed) AS calls_failed,
+       sum(retries) AS retries,
+       uniqCombinedMergeState(12)(sessions) AS sessions,
+       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqExactMergeState(clients) AS clients,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.usage_1h
+GROUP BY tenant, day, tool, revision_client, revision_server, service, environment;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.rejected_1h_mv TO mcpdrift.rejected_1h AS
+SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+       environment, client_name, client_version,
+       sum(calls) AS calls,
+       sum(side_effects) AS side_effects,
+       uniqCombinedMergeState(12)(sessions) AS sessions,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.calls_1h
+WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+         environment, client_name, client_version;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapted_1h_mv TO mcpdrift.adapted_1h AS
+SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       sum(c.calls) AS calls,
+       sumIf(c.calls, outcome = 'normalized') AS normalized,
+       uniqCombinedMergeState(12)(sessions) AS sessions,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen,
+       max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1h AS c
+WHERE adapter_id != ''
+GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege;
+
+INSERT INTO mcpdrift.calls_1h
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       countIf(retry_of != '') AS retries,
+       uniqCombinedStateIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code
+SETTINGS max_bytes_before_external_group_by = 2147483648;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=c70fe949cba837a3d75f82a579f830594639d955850f30c51d2d8452f6b5140f, name=session_sketches, version=8;
+
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.recent_calls MODIFY TTL toDateTime(time) + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;

@@ -1,0 +1,190 @@
+package queries_test
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/schema"
+)
+
+// upgradedFrom is the release whose store TestUpgradeBackfills upgrades:
+// version 6, before recent_calls (7) and the session sketches (8), whose
+// migrations rebuild tables from the events.
+const upgradedFrom = 6
+
+// rollupSummaries are, per table that a migration since upgradedFrom
+// rebuilds from the events, a query of one row: its row count after
+// merging rows of the same key, and a hash of every merged row, sketches
+// finalised, over the fixture's tenants (other tests write others). {db} is
+// the database, {tenants} the tenants' list.
+var rollupSummaries = map[string]string{
+	"recent_calls": `SELECT count() AS n, sum(cityHash64(tenant, time, tool, revision_client, revision_server, toString(outcome), adapter_id,
+		service, environment, client_name, client_version, toString(privilege), error_code,
+		side_effect_started, retry, session, run_id, session_age_s)) AS h
+		FROM {db}.recent_calls
+		WHERE tenant IN ({tenants})`,
+	"calls_1h": callsSummary("calls_1h", "hour"),
+	"calls_1d": callsSummary("calls_1d", "day"),
+	"usage_1h": usageSummary("usage_1h", "hour"),
+	"usage_1d": usageSummary("usage_1d", "day"),
+	"rejected_1h": `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
+		SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code, service, environment,
+		       client_name, client_version, sum(calls), sum(side_effects), uniqCombinedMerge(12)(sessions),
+		       min(first_seen), max(last_seen)
+		FROM {db}.rejected_1h
+		WHERE tenant IN ({tenants})
+		GROUP BY ALL)`,
+	"adapted_1h": `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
+		SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
+		       sum(calls), sum(normalized), uniqCombinedMerge(12)(sessions),
+		       min(first_seen), max(last_seen), max(max_session_age_s)
+		FROM {db}.adapted_1h
+		WHERE tenant IN ({tenants})
+		GROUP BY ALL)`,
+}
+
+func callsSummary(table, bucket string) string {
+	return `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
+		SELECT tenant, ` + bucket + `, tool, revision_client, revision_server, outcome, adapter_id, service, environment,
+		       client_name, client_version, privilege, error_code, sum(calls), sum(side_effects), sum(retries),
+		       uniqCombinedMerge(12)(sessions), uniqCombinedMerge(12)(runs),
+		       min(first_seen), max(last_seen), max(max_session_age_s)
+		FROM {db}.` + table + `
+		WHERE tenant IN ({tenants})
+		GROUP BY ALL)`
+}
+
+func usageSummary(table, bucket string) string {
+	return `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
+		SELECT tenant, ` + bucket + `, tool, revision_client, revision_server, service, environment,
+		       sum(calls), sum(calls_current), sum(calls_normalized), sum(calls_rejected),
+		       sum(calls_rejected_stale), sum(calls_removed), sum(calls_failed), sum(retries),
+		       uniqCombinedMerge(12)(sessions), uniqCombinedMerge(12)(runs), uniqExactMerge(clients),
+		       min(first_seen), max(last_seen)
+		FROM {db}.` + table + `
+		WHERE tenant IN ({tenants})
+		GROUP BY ALL)`
+}
+
+// TestUpgradeBackfills builds, next to the shared store, a database as
+// release upgradedFrom left it, loads it with the shared store's events
+// through that release's views, and upgrades it. The tables the later
+// migrations rebuild from the events must then hold what the views of the
+// latest release wrote into the shared store, and every report must answer
+// as it does there. The fixture lies in 2099, inside recent_calls' last two
+// days.
+func TestUpgradeBackfills(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	old := database + "_v" + fmt.Sprint(upgradedFrom)
+	opts := schema.DefaultOptions()
+	opts.Database = old
+	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
+
+	versions, err := schema.ApplyThrough(c, st, opts, upgradedFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(versions) != upgradedFrom {
+		t.Fatalf("applied %v, want versions 1..%d", versions, upgradedFrom)
+	}
+	// The events as the ingester would have written them: two inserts per
+	// tenant, so that the old views leave partial states to merge.
+	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
+		for half := range 2 {
+			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * FROM " + database + ".events" +
+				" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
+			if err := st.Exec(c, sql, store.Params{}.String("tenant", tenant).Int("half", int64(half))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	versions, err = schema.Apply(c, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{7, 8}; !reflect.DeepEqual(versions, want) {
+		t.Fatalf("the upgrade applied %v, want %v", versions, want)
+	}
+
+	tenants := "'" + fixture.TenantA + "', '" + fixture.TenantB + "'"
+	for table, sql := range rollupSummaries {
+		summary := func(db string) [2]uint64 {
+			t.Helper()
+			var rows []struct {
+				N uint64 `json:"n"`
+				H uint64 `json:"h"`
+			}
+			q := store.Query{Name: "summary_" + table, SQL: strings.NewReplacer("{db}", db, "{tenants}", tenants).Replace(sql)}
+			if err := st.Query(c, q, nil, &rows); err != nil {
+				t.Fatal(err)
+			}
+			return [2]uint64{rows[0].N, rows[0].H}
+		}
+		want := summary(database)
+		if want[0] == 0 {
+			t.Errorf("%s: the views of the shared store wrote nothing; the comparison proves nothing", table)
+		}
+		if got := summary(old); got != want {
+			t.Errorf("%s after the upgrade: (rows, hash) %v, the views wrote %v", table, got, want)
+		}
+	}
+
+	latest := runner(t)
+	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	retire := queries.RetirementOptions{MaxCalls: 5, MaxShare: -1}
+	type report func(*queries.Runner, queries.Filter) (any, error)
+	reports := map[string]report{
+		"stale usage": func(r *queries.Runner, f queries.Filter) (any, error) { return r.StaleUsage(c, f) },
+		"rejections":  func(r *queries.Runner, f queries.Filter) (any, error) { return r.Rejections(c, f) },
+		"repairs":     func(r *queries.Runner, f queries.Filter) (any, error) { return r.Repairs(c, f) },
+		"adapter retirement": func(r *queries.Runner, f queries.Filter) (any, error) {
+			return r.AdapterRetirement(c, f, retire)
+		},
+	}
+	answered := 0
+	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
+		// A week, and windows whose edges fall inside hours, so that the
+		// plan reads minutes from recent_calls.
+		for _, w := range []struct{ from, to time.Duration }{
+			{-7 * 24 * time.Hour, 0},
+			{-3*time.Hour - 17*time.Minute, -23 * time.Minute},
+			{-26*time.Hour - 41*time.Minute, 0},
+		} {
+			f := queries.Filter{Tenant: tenant, From: fixture.Now.Add(w.from), To: fixture.Now.Add(w.to)}
+			if w.to != 0 || w.from != -7*24*time.Hour {
+				if p := latest.Plan(f.From, f.To); len(p.Spans[queries.TierMinute]) == 0 {
+					t.Fatalf("window %v..%v reads no minutes", f.From, f.To)
+				}
+			}
+			for name, run := range reports {
+				want, err := run(latest, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := run(upgraded, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if js(want) != "null" && js(want) != "[]" {
+					answered++
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, %s %v..%v: after the upgrade %s, latest store %s", name, tenant, f.From, f.To, js(got), js(want))
+				}
+			}
+		}
+	}
+	if answered == 0 {
+		t.Error("no report had rows: the comparison proves nothing")
+	}
+}
