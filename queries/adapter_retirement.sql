@@ -16,7 +16,7 @@ per_client AS
     SELECT adapter_id, tool, client_name, client_version,
            sum(t.calls) AS calls,
            sum(t.normalized) AS normalized,
-           uniqCombinedMergeState(12)(t.sessions) AS sessions,
+           uniqHLL12MergeState(t.sessions) AS sessions,
            groupUniqArray(t.service) AS services,
            max(t.privilege) AS max_privilege,
            max(t.max_session_age_s) AS max_session_age_s,

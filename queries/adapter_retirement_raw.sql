@@ -7,7 +7,7 @@ per_client AS
     SELECT adapter_id, tool, client_name, client_version,
            count() AS calls,
            countIf(outcome = 'normalized') AS normalized,
-           uniqCombinedStateIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+           uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
            groupUniqArray(service) AS services,
            max(privilege) AS max_privilege,
            max(session_age_s) AS max_session_age_s,

@@ -37,7 +37,7 @@ FROM
         tool, revision_client, revision_server, outcome, error_code, client_name, client_version,
         sum(t.calls) AS rejected,
         sum(t.side_effects) AS side_effect_violations,
-        uniqCombinedMerge(12)(t.sessions) AS sessions,
+        uniqHLL12Merge(t.sessions) AS sessions,
         min(t.first_seen) AS first_seen,
         max(t.last_seen) AS last_seen
     FROM

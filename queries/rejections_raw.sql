@@ -21,7 +21,7 @@ FROM
         count() AS rejected,
         sum(count()) OVER (PARTITION BY tool) AS tool_calls,
         countIf(side_effect_started) AS side_effect_violations,
-        uniqCombinedIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+        uniqHLL12If(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
         min(time) AS first_seen,
         max(time) AS last_seen
     FROM {{.Database}}.events

@@ -8,8 +8,8 @@
 -- rejected counts the three rejected_* outcomes; removed and failed are
 -- counted apart. clients counts distinct name@version pairs (exact: a
 -- uniqExact state in usage_*, the client columns in calls_*); sessions and
--- runs merge uniqCombined(12) sketches (exact for small sets, then within
--- about 1.6%; see migration 8).
+-- runs merge uniqHLL12 sketches (exact up to 16, then within about 1.6%;
+-- see migration 8).
 --
 -- The totals are read from the plan's Spans, the coarsest buckets that fit
 -- the window; only the calls of each half are read from its Halves, whose
@@ -29,8 +29,8 @@ totals AS
         sum(t.calls_rejected) AS rejected,
         sum(t.calls_removed) AS removed,
         sum(t.calls_failed) AS failed,
-        uniqCombinedMerge(12)(t.sessions) AS sessions,
-        uniqCombinedMerge(12)(t.runs) AS runs,
+        uniqHLL12Merge(t.sessions) AS sessions,
+        uniqHLL12Merge(t.runs) AS runs,
         {{if .Coarse}}uniqExactMerge(t.clients){{else}}uniqExactIf((t.client_name, t.client_version), t.client_name != '' OR t.client_version != ''){{end}} AS clients,
         min(t.first_seen) AS first_seen,
         max(t.last_seen) AS last_seen

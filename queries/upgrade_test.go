@@ -35,14 +35,14 @@ var rollupSummaries = map[string]string{
 	"usage_1d": usageSummary("usage_1d", "day"),
 	"rejected_1h": `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
 		SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code, service, environment,
-		       client_name, client_version, sum(calls), sum(side_effects), uniqCombinedMerge(12)(sessions),
+		       client_name, client_version, sum(calls), sum(side_effects), uniqHLL12Merge(sessions),
 		       min(first_seen), max(last_seen)
 		FROM {db}.rejected_1h
 		WHERE tenant IN ({tenants})
 		GROUP BY ALL)`,
 	"adapted_1h": `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
 		SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
-		       sum(calls), sum(normalized), uniqCombinedMerge(12)(sessions),
+		       sum(calls), sum(normalized), uniqHLL12Merge(sessions),
 		       min(first_seen), max(last_seen), max(max_session_age_s)
 		FROM {db}.adapted_1h
 		WHERE tenant IN ({tenants})
@@ -53,7 +53,7 @@ func callsSummary(table, bucket string) string {
 	return `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
 		SELECT tenant, ` + bucket + `, tool, revision_client, revision_server, outcome, adapter_id, service, environment,
 		       client_name, client_version, privilege, error_code, sum(calls), sum(side_effects), sum(retries),
-		       uniqCombinedMerge(12)(sessions), uniqCombinedMerge(12)(runs),
+		       uniqHLL12Merge(sessions), uniqHLL12Merge(runs),
 		       min(first_seen), max(last_seen), max(max_session_age_s)
 		FROM {db}.` + table + `
 		WHERE tenant IN ({tenants})
@@ -65,7 +65,7 @@ func usageSummary(table, bucket string) string {
 		SELECT tenant, ` + bucket + `, tool, revision_client, revision_server, service, environment,
 		       sum(calls), sum(calls_current), sum(calls_normalized), sum(calls_rejected),
 		       sum(calls_rejected_stale), sum(calls_removed), sum(calls_failed), sum(retries),
-		       uniqCombinedMerge(12)(sessions), uniqCombinedMerge(12)(runs), uniqExactMerge(clients),
+		       uniqHLL12Merge(sessions), uniqHLL12Merge(runs), uniqExactMerge(clients),
 		       min(first_seen), max(last_seen)
 		FROM {db}.` + table + `
 		WHERE tenant IN ({tenants})

@@ -388,8 +388,8 @@ func (s *Suite) testRollupMatchesRaw(t *testing.T) {
 	}
 	var raw, rolled []agg
 	p := store.Params{}.String("tenant", tenant)
-	rawQ := store.Query{Name: "raw", SQL: "SELECT revision_client, toString(outcome) AS outcome, count() AS calls, uniqCombined(12)(session_id) AS sessions, min(time) AS first_seen, max(time) AS last_seen FROM " + s.table("events") + " WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call' GROUP BY revision_client, outcome ORDER BY revision_client, outcome"}
-	rollQ := store.Query{Name: "rollup", SQL: "SELECT revision_client, toString(outcome) AS outcome, sum(calls) AS calls, uniqCombinedMerge(12)(sessions) AS sessions, min(first_seen) AS first_seen, max(last_seen) AS last_seen FROM " + s.table("calls_1h") + " WHERE tenant = {tenant:String} GROUP BY revision_client, outcome ORDER BY revision_client, outcome"}
+	rawQ := store.Query{Name: "raw", SQL: "SELECT revision_client, toString(outcome) AS outcome, count() AS calls, uniqHLL12(session_id) AS sessions, min(time) AS first_seen, max(time) AS last_seen FROM " + s.table("events") + " WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call' GROUP BY revision_client, outcome ORDER BY revision_client, outcome"}
+	rollQ := store.Query{Name: "rollup", SQL: "SELECT revision_client, toString(outcome) AS outcome, sum(calls) AS calls, uniqHLL12Merge(sessions) AS sessions, min(first_seen) AS first_seen, max(last_seen) AS last_seen FROM " + s.table("calls_1h") + " WHERE tenant = {tenant:String} GROUP BY revision_client, outcome ORDER BY revision_client, outcome"}
 	if err := s.Store.Query(ctx, rawQ, p, &raw); err != nil {
 		t.Fatal(err)
 	}

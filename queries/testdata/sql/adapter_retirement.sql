@@ -4,7 +4,7 @@ per_client AS
     SELECT adapter_id, tool, client_name, client_version,
            sum(t.calls) AS calls,
            sum(t.normalized) AS normalized,
-           uniqCombinedMergeState(12)(t.sessions) AS sessions,
+           uniqHLL12MergeState(t.sessions) AS sessions,
            groupUniqArray(t.service) AS services,
            max(t.privilege) AS max_privilege,
            max(t.max_session_age_s) AS max_session_age_s,
@@ -14,7 +14,7 @@ per_client AS
     (
     SELECT toStartOfMinute(time) AS bucket, adapter_id, tool, service, environment, client_name, client_version, privilege,
            count() AS calls, countIf(outcome = 'normalized') AS normalized,
-           uniqCombinedStateIf(12)(session, session != '') AS sessions, min(time) AS first_seen, max(time) AS last_seen,
+           uniqHLL12StateIf(session, session != '') AS sessions, min(time) AS first_seen, max(time) AS last_seen,
            max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
@@ -60,7 +60,7 @@ used AS
            argMax(p.tool, p.calls) AS tool,
            sum(p.calls) AS calls,
            sum(p.normalized) AS normalized,
-           uniqCombinedMerge(12)(p.sessions) AS sessions,
+           uniqHLL12Merge(p.sessions) AS sessions,
            countIf(p.client_name != '' OR p.client_version != '') AS clients,
            arraySort(arrayFilter(s -> s != '', groupUniqArrayArray(p.services))) AS service_names,
            max(p.max_privilege) AS max_privilege,
@@ -86,7 +86,7 @@ traffic AS
            countIf(outcome = 'removed') AS calls_removed,
            countIf(outcome = 'failed') AS calls_failed,
            countIf(retry) AS retries,
-           uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+           uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
            uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls

@@ -22,7 +22,7 @@ traffic_by_tool AS
         SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
                adapter_id, service, environment, client_name, client_version, privilege, error_code,
                count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
@@ -88,7 +88,7 @@ FROM
         tool, revision_client, revision_server, outcome, error_code, client_name, client_version,
         sum(t.calls) AS rejected,
         sum(t.side_effects) AS side_effect_violations,
-        uniqCombinedMerge(12)(t.sessions) AS sessions,
+        uniqHLL12Merge(t.sessions) AS sessions,
         min(t.first_seen) AS first_seen,
         max(t.last_seen) AS last_seen
     FROM
@@ -99,7 +99,7 @@ FROM
         SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
                adapter_id, service, environment, client_name, client_version, privilege, error_code,
                count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}

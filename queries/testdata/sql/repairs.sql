@@ -15,7 +15,7 @@ call_totals AS
            countIf(outcome = 'removed') AS calls_removed,
            countIf(outcome = 'failed') AS calls_failed,
            countIf(retry) AS retries,
-           uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+           uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
            uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls

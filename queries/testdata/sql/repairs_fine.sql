@@ -24,7 +24,7 @@ call_totals AS
         SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
                adapter_id, service, environment, client_name, client_version, privilege, error_code,
                count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}

@@ -11,8 +11,8 @@ totals AS
         sum(t.calls_rejected) AS rejected,
         sum(t.calls_removed) AS removed,
         sum(t.calls_failed) AS failed,
-        uniqCombinedMerge(12)(t.sessions) AS sessions,
-        uniqCombinedMerge(12)(t.runs) AS runs,
+        uniqHLL12Merge(t.sessions) AS sessions,
+        uniqHLL12Merge(t.runs) AS runs,
         uniqExactMerge(t.clients) AS clients,
         min(t.first_seen) AS first_seen,
         max(t.last_seen) AS last_seen
@@ -27,7 +27,7 @@ totals AS
            countIf(outcome = 'removed') AS calls_removed,
            countIf(outcome = 'failed') AS calls_failed,
            countIf(retry) AS retries,
-           uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+           uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
            uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls

@@ -11,8 +11,8 @@ totals AS
         sum(t.calls_rejected) AS rejected,
         sum(t.calls_removed) AS removed,
         sum(t.calls_failed) AS failed,
-        uniqCombinedMerge(12)(t.sessions) AS sessions,
-        uniqCombinedMerge(12)(t.runs) AS runs,
+        uniqHLL12Merge(t.sessions) AS sessions,
+        uniqHLL12Merge(t.runs) AS runs,
         uniqExactIf((t.client_name, t.client_version), t.client_name != '' OR t.client_version != '') AS clients,
         min(t.first_seen) AS first_seen,
         max(t.last_seen) AS last_seen
@@ -36,7 +36,7 @@ totals AS
         SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
                adapter_id, service, environment, client_name, client_version, privilege, error_code,
                count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqCombinedStateIf(12)(session, session != '') AS sessions, uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}

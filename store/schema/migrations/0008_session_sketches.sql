@@ -1,28 +1,36 @@
--- Version 8: distinct sessions and runs as uniqCombined(12) sketches, not
--- uniq states, in every call rollup.
+-- Version 8: distinct sessions and runs as uniqHLL12 sketches, not uniq
+-- states, in every call rollup.
 --
 --   calls_1h, calls_1d, usage_1h, usage_1d, rejected_1h, adapted_1h
 --   sessions, runs: AggregateFunction(uniq, String)
---                 → AggregateFunction(uniqCombined(12), String)
+--                 → AggregateFunction(uniqHLL12, String)
 --
 -- Why: merging the states is most of what the reports that count sessions
--- cost. Measured on the 10M-event bench store (.scratch/sqltime, p50 of 11
--- runs): merging the sessions and runs of all 2,643 rows of usage_1d by
--- tool and revision pair took 79-82 ms with uniq and 47-50 ms with
--- uniqCombined(12), built from the same events (uniqCombined(13): 64 ms,
--- (14) and up: no faster than uniq); the stale-usage report over a week
--- went from 125-130 to 100-104 ms wall. Building the states at insert costs
--- about the same (a day of calls grouped as calls_1h groups them: 805 ms
--- with uniq, 838 with uniqCombined(12), 512 with neither).
+-- cost. Measured on the 10M-event bench store (.scratch/sqltime, p50 of 9
+-- to 11 runs): merging the sessions and runs of a day table (2,643 rows)
+-- by tool and revision pair took 79-82 ms with uniq and 54-55 ms with
+-- uniqHLL12, built from the same events (108 and 70 ms on a slower stretch
+-- of the machine). Building the states at insert costs about the same (a
+-- day of calls grouped as calls_1h groups them: 843 ms with uniq, 866 with
+-- uniqHLL12, 576 with neither).
 --
--- What it costs: a count is exact while the set is small, and beyond that a
--- HyperLogLog estimate over 4,096 registers (a standard error of 1.6%).
--- Over the 489 tool and revision pairs of that store, with up to 3,649
--- sessions each, the estimate was off by 0.8% on average, 2.2% at the 95th
--- percentile and 4.2% at most; uniq was exact at those sizes. A sketch is a
--- function of the set of hashes it saw, so a report from the rollups still
--- equals the same report from the events (queries/*_raw.sql count with
--- uniqCombined(12) too).
+-- What it costs: a count is exact up to 16 distinct values, and beyond that
+-- a HyperLogLog estimate over 4,096 registers (a standard error of 1.6%;
+-- 32-bit hashes, so meant for sets far below a billion). Over the 489 tool
+-- and revision pairs of that store, with up to 3,649 sessions each, the
+-- sessions estimate was off by 0.7% on average and 3.5% at most; uniq was
+-- exact at those sizes.
+--
+-- Why this sketch: a report from the rollups must equal the same report
+-- from the events (queries/*_raw.sql count with uniqHLL12 too), so the
+-- estimate must depend on the set of values only, not on how partial
+-- states were merged. uniqHLL12 is an exact small set, then registers; on
+-- that store its estimates from the events, from merged hourly states and
+-- from merged daily states were equal for all 489 pairs, sessions and runs.
+-- uniqCombined(12), which merges faster still (48-50 ms), is not: its
+-- estimate depends on whether a merge left it an exact hash set or
+-- registers (128 against 124 runs for one pair), and the bench's
+-- rollup-against-raw check caught it.
 --
 -- How: a state of one function cannot be turned into one of another, so the
 -- tables are dropped and rebuilt from the events. The events are kept as
@@ -30,6 +38,7 @@
 -- table), so nothing the rollups held is lost. Migrations run before ingest
 -- starts, so no insert falls between the statements; a run cut short is
 -- run again whole, from the drops.
+
 DROP VIEW IF EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}};
 DROP VIEW IF EXISTS {{.Database}}.calls_1d_mv{{.OnCluster}};
 DROP VIEW IF EXISTS {{.Database}}.usage_1h_mv{{.OnCluster}};
@@ -69,8 +78,8 @@ CREATE TABLE IF NOT EXISTS {{table "calls_1h"}}{{.OnCluster}}
     calls               SimpleAggregateFunction(sum, UInt64),
     side_effects        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
@@ -100,8 +109,8 @@ CREATE TABLE IF NOT EXISTS {{table "calls_1d"}}{{.OnCluster}}
     calls               SimpleAggregateFunction(sum, UInt64),
     side_effects        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
@@ -130,8 +139,8 @@ CREATE TABLE IF NOT EXISTS {{table "usage_1h"}}{{.OnCluster}}
     calls_removed       SimpleAggregateFunction(sum, UInt64),
     calls_failed        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     clients             AggregateFunction(uniqExact, String, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
@@ -159,8 +168,8 @@ CREATE TABLE IF NOT EXISTS {{table "usage_1d"}}{{.OnCluster}}
     calls_removed       SimpleAggregateFunction(sum, UInt64),
     calls_failed        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     clients             AggregateFunction(uniqExact, String, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
@@ -186,7 +195,7 @@ CREATE TABLE IF NOT EXISTS {{table "rejected_1h"}}{{.OnCluster}}
     client_version      LowCardinality(String),
     calls               SimpleAggregateFunction(sum, UInt64),
     side_effects        SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
 )
@@ -210,7 +219,7 @@ CREATE TABLE IF NOT EXISTS {{table "adapted_1h"}}{{.OnCluster}}
     privilege           {{.PrivilegeEnum}},
     calls               SimpleAggregateFunction(sum, UInt64),
     normalized          SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
@@ -229,8 +238,8 @@ SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_serv
        count() AS calls,
        countIf(side_effect_started) AS side_effects,
        countIf(retry_of != '') AS retries,
-       uniqCombinedStateIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
-       uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqHLL12StateIf(run_id, run_id != '') AS runs,
        min(time) AS first_seen,
        max(time) AS last_seen,
        max(session_age_s) AS max_session_age_s
@@ -246,8 +255,8 @@ SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server
        sum(calls) AS calls,
        sum(side_effects) AS side_effects,
        sum(retries) AS retries,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
-       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqHLL12MergeState(sessions) AS sessions,
+       uniqHLL12MergeState(runs) AS runs,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen,
        max(max_session_age_s) AS max_session_age_s
@@ -265,8 +274,8 @@ SELECT tenant, hour, tool, revision_client, revision_server, service, environmen
        sumIf(c.calls, outcome = 'removed') AS calls_removed,
        sumIf(c.calls, outcome = 'failed') AS calls_failed,
        sum(retries) AS retries,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
-       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqHLL12MergeState(sessions) AS sessions,
+       uniqHLL12MergeState(runs) AS runs,
        uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen
@@ -284,8 +293,8 @@ SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server
        sum(calls_removed) AS calls_removed,
        sum(calls_failed) AS calls_failed,
        sum(retries) AS retries,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
-       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqHLL12MergeState(sessions) AS sessions,
+       uniqHLL12MergeState(runs) AS runs,
        uniqExactMergeState(clients) AS clients,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen
@@ -297,7 +306,7 @@ SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code
        environment, client_name, client_version,
        sum(calls) AS calls,
        sum(side_effects) AS side_effects,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
+       uniqHLL12MergeState(sessions) AS sessions,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen
 FROM {{table "calls_1h"}}
@@ -309,7 +318,7 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.adapted_1h_mv{{.OnCluster}}
 SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
        sum(c.calls) AS calls,
        sumIf(c.calls, outcome = 'normalized') AS normalized,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
+       uniqHLL12MergeState(sessions) AS sessions,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen,
        max(max_session_age_s) AS max_session_age_s
@@ -328,8 +337,8 @@ SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_serv
        count() AS calls,
        countIf(side_effect_started) AS side_effects,
        countIf(retry_of != '') AS retries,
-       uniqCombinedStateIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
-       uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqHLL12StateIf(run_id, run_id != '') AS runs,
        min(time) AS first_seen,
        max(time) AS last_seen,
        max(session_age_s) AS max_session_age_s

@@ -1289,8 +1289,8 @@ CREATE TABLE IF NOT EXISTS mcpdrift.calls_1h_local ON CLUSTER 'mcpdrift'
     calls               SimpleAggregateFunction(sum, UInt64),
     side_effects        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
@@ -1322,8 +1322,8 @@ CREATE TABLE IF NOT EXISTS mcpdrift.calls_1d_local ON CLUSTER 'mcpdrift'
     calls               SimpleAggregateFunction(sum, UInt64),
     side_effects        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
@@ -1354,8 +1354,8 @@ CREATE TABLE IF NOT EXISTS mcpdrift.usage_1h_local ON CLUSTER 'mcpdrift'
     calls_removed       SimpleAggregateFunction(sum, UInt64),
     calls_failed        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     clients             AggregateFunction(uniqExact, String, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
@@ -1385,8 +1385,8 @@ CREATE TABLE IF NOT EXISTS mcpdrift.usage_1d_local ON CLUSTER 'mcpdrift'
     calls_removed       SimpleAggregateFunction(sum, UInt64),
     calls_failed        SimpleAggregateFunction(sum, UInt64),
     retries             SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
-    runs                AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
+    runs                AggregateFunction(uniqHLL12, String),
     clients             AggregateFunction(uniqExact, String, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
@@ -1414,7 +1414,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.rejected_1h_local ON CLUSTER 'mcpdrift'
     client_version      LowCardinality(String),
     calls               SimpleAggregateFunction(sum, UInt64),
     side_effects        SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC'))
 )
@@ -1440,7 +1440,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.adapted_1h_local ON CLUSTER 'mcpdrift'
     privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
     calls               SimpleAggregateFunction(sum, UInt64),
     normalized          SimpleAggregateFunction(sum, UInt64),
-    sessions            AggregateFunction(uniqCombined(12), String),
+    sessions            AggregateFunction(uniqHLL12, String),
     first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     max_session_age_s   SimpleAggregateFunction(max, Int64)
@@ -1460,8 +1460,8 @@ SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_serv
        count() AS calls,
        countIf(side_effect_started) AS side_effects,
        countIf(retry_of != '') AS retries,
-       uniqCombinedStateIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
-       uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqHLL12StateIf(run_id, run_id != '') AS runs,
        min(time) AS first_seen,
        max(time) AS last_seen,
        max(session_age_s) AS max_session_age_s
@@ -1477,8 +1477,8 @@ SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server
        sum(calls) AS calls,
        sum(side_effects) AS side_effects,
        sum(retries) AS retries,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
-       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqHLL12MergeState(sessions) AS sessions,
+       uniqHLL12MergeState(runs) AS runs,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen,
        max(max_session_age_s) AS max_session_age_s
@@ -1496,8 +1496,8 @@ SELECT tenant, hour, tool, revision_client, revision_server, service, environmen
        sumIf(c.calls, outcome = 'removed') AS calls_removed,
        sumIf(c.calls, outcome = 'failed') AS calls_failed,
        sum(retries) AS retries,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
-       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqHLL12MergeState(sessions) AS sessions,
+       uniqHLL12MergeState(runs) AS runs,
        uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen
@@ -1515,8 +1515,8 @@ SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server
        sum(calls_removed) AS calls_removed,
        sum(calls_failed) AS calls_failed,
        sum(retries) AS retries,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
-       uniqCombinedMergeState(12)(runs) AS runs,
+       uniqHLL12MergeState(sessions) AS sessions,
+       uniqHLL12MergeState(runs) AS runs,
        uniqExactMergeState(clients) AS clients,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen
@@ -1528,7 +1528,7 @@ SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code
        environment, client_name, client_version,
        sum(calls) AS calls,
        sum(side_effects) AS side_effects,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
+       uniqHLL12MergeState(sessions) AS sessions,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen
 FROM mcpdrift.calls_1h_local
@@ -1540,7 +1540,7 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapted_1h_mv ON CLUSTER 'mcpdri
 SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
        sum(c.calls) AS calls,
        sumIf(c.calls, outcome = 'normalized') AS normalized,
-       uniqCombinedMergeState(12)(sessions) AS sessions,
+       uniqHLL12MergeState(sessions) AS sessions,
        min(first_seen) AS first_seen,
        max(last_seen) AS last_seen,
        max(max_session_age_s) AS max_session_age_s
@@ -1555,8 +1555,8 @@ SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_serv
        count() AS calls,
        countIf(side_effect_started) AS side_effects,
        countIf(retry_of != '') AS retries,
-       uniqCombinedStateIf(12)(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
-       uniqCombinedStateIf(12)(run_id, run_id != '') AS runs,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqHLL12StateIf(run_id, run_id != '') AS runs,
        min(time) AS first_seen,
        max(time) AS last_seen,
        max(session_age_s) AS max_session_age_s
@@ -1567,7 +1567,7 @@ GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
 SETTINGS max_bytes_before_external_group_by = 2147483648;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=c70fe949cba837a3d75f82a579f830594639d955850f30c51d2d8452f6b5140f, name=session_sketches, version=8;
+-- params: checksum=e92d5f75be0d4b706939f943b98ec95cfb5e40b5ecc41ba3a8c54374c7ad9814, name=session_sketches, version=8;
 
 ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
