@@ -1448,10 +1448,11 @@ FROM mcpdrift.events
 WHERE event_name = 'mcp.drift.call'
 GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
          adapter_id, service, environment, client_name, client_version, privilege, error_code
-SETTINGS max_bytes_before_external_group_by = 2147483648;
+SETTINGS optimize_aggregation_in_order = 1, min_insert_block_size_rows = 100000,
+         max_insert_block_size = 100000, max_bytes_before_external_group_by = 2147483648;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=e92d5f75be0d4b706939f943b98ec95cfb5e40b5ecc41ba3a8c54374c7ad9814, name=session_sketches, version=8;
+-- params: checksum=38d8bfa686e0e987e894770477ddf87d8502fc7a2af86e2083c3317fc7928811, name=session_sketches, version=8;
 
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
