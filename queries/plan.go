@@ -47,7 +47,7 @@ type Span struct{ From, To time.Time }
 // Halves covers the window like Spans, but with no bucket straddling Mid.
 // A report reads its totals from Spans and only its per-half counts from
 // Halves: the coarse buckets Spans allows are the cheapest to read (a day of
-// uniq states instead of twenty-four hours of them), and a sum is cheap to
+// session sketches instead of twenty-four hours of them), and a sum is cheap to
 // read at any tier.
 type Plan struct {
 	From, To, Mid time.Time

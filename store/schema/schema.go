@@ -251,18 +251,18 @@ func Apply(ctx context.Context, db Execer, opts Options) ([]int, error) {
 // retention and deduplication settings, which name the latest tables, to
 // the next Apply.
 func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int, error) {
+	if last < 0 {
+		return nil, fmt.Errorf("invalid last migration %d: want 0 (all) or a version", last)
+	}
 	migrations, err := Migrations(opts)
 	if err != nil {
 		return nil, err
 	}
-	if last < 0 {
-		return nil, fmt.Errorf("invalid last migration %d: want 0 (all) or a version", last)
-	}
+	// partial: migrations after last are left for a later Apply.
+	partial := false
 	if last > 0 {
 		n := sort.Search(len(migrations), func(i int) bool { return migrations[i].Version > last })
-		if n == len(migrations) {
-			last = 0
-		}
+		partial = n < len(migrations)
 		migrations = migrations[:n]
 	}
 	boot := bootStatements(opts)
@@ -303,7 +303,7 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 		}
 		versions = append(versions, m.Version)
 	}
-	if last > 0 {
+	if partial {
 		return versions, nil
 	}
 	if err := applyRetention(ctx, db, opts); err != nil {
