@@ -7,6 +7,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -244,7 +245,7 @@ func (s *Store) run(ctx context.Context, sql, format string, params store.Params
 // table works with a token only; identical data without a token, or under
 // another token, is stored again). The token must therefore identify the
 // batch's content: another batch under the same token is dropped. A batch
-// without a token is inserted with deduplication off.
+// without a token is stored every time it is written (insertSettings).
 func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if len(b.Events) == 0 {
 		return nil
@@ -292,6 +293,15 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 
 // insertSettings is the SETTINGS clause of a batch's INSERT.
 //
+// A batch without a token is inserted under a token of its own, random,
+// which no other insert shares: it is stored whatever was stored before,
+// as deduplication off would. Deduplication off costs more: a table with
+// a deduplication window hashes every block of an insert without a token,
+// even with insert_deduplicate = 0. Measured with chDB 26.7 on 1,000,000
+// simulator events in five inserts (.scratch/ingcost): DuplicationElapsed-
+// Microseconds 1.2-1.4 s without a token, under 1 ms with one, and the
+// process CPU per event 5-13% lower in three alternated runs.
+//
 // optimize_on_insert = 0: the rollups' views aggregate each insert by their
 // tables' keys already, so the engine's merge of the new part's equal keys
 // found none and only copied every aggregate state (uniq sets included)
@@ -302,10 +312,16 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 // of which 50 are the insert without any view.
 func insertSettings(token string) string {
 	if token == "" {
-		return " SETTINGS optimize_on_insert = 0, insert_deduplicate = 0"
+		token = untokened()
 	}
 	return " SETTINGS optimize_on_insert = 0, insert_deduplicate = 1, deduplicate_blocks_in_dependent_materialized_views = 1, insert_deduplication_token = '" +
 		tokenEscaper.Replace(token) + "'"
+}
+
+// untokened returns a token no other insert has: "untokened:" and 128
+// random bits.
+func untokened() string {
+	return "untokened:" + rand.Text()
 }
 
 var tokenEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`, "\n", `\n`)

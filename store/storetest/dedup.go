@@ -78,3 +78,28 @@ func (s *Suite) testRetriedBatchNarrow(t *testing.T) {
 		t.Fatalf("after the same events under another token: %v rows, want %v", got, want)
 	}
 }
+
+// testUntokenedBatch writes the same batch three times without a token:
+// "no token" promises no deduplication, so the events table and the views
+// fed from it hold it three times, whatever the backend does to insert
+// such a batch.
+func (s *Suite) testUntokenedBatch(t *testing.T) {
+	ctx := s.ctx(t)
+	tenant := "dedup-untokened"
+	events := narrowBatch(time.Now().UTC().Add(-time.Hour).Truncate(time.Second), 5)
+	p := store.Params{}
+	p.String("tenant", tenant)
+	for i := 1; i <= 3; i++ {
+		if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Events: events}); err != nil {
+			t.Fatal(err)
+		}
+		got := [3]int{
+			s.count(t, "events", "tenant = {tenant:String}", p),
+			s.count(t, "violation_candidates", "tenant = {tenant:String}", p),
+			s.count(t, "recent_calls", "tenant = {tenant:String}", p),
+		}
+		if want := [3]int{40 * i, 20 * i, 30 * i}; got != want {
+			t.Fatalf("after %d untokened writes: events, violation_candidates, recent_calls hold %v rows, want %v", i, got, want)
+		}
+	}
+}

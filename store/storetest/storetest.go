@@ -45,6 +45,7 @@ func (s *Suite) RunAll(t *testing.T) {
 	t.Run("EmptyBatch", s.testEmptyBatch)
 	t.Run("SessionTimeZoneIsUTC", s.testTimeZone)
 	t.Run("RetriedBatchNarrowTables", s.testRetriedBatchNarrow)
+	t.Run("UntokenedBatchStoredEachTime", s.testUntokenedBatch)
 }
 
 // testTimeZone checks that bound times are read as UTC whatever the time
