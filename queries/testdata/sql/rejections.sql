@@ -99,19 +99,7 @@ FROM
        client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
     FROM mcpdrift.rejected_1h
     WHERE tenant = {tenant:String}
-      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
-  AND tool = {tool:String}
-  AND service = {service:String}
-  AND environment = {environment:String}
-  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
-  AND NOT has({exclude_clients:Array(String)}, client_name)
-  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
-    UNION ALL
-    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, error_code,
-       client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
-    FROM mcpdrift.rejected_1h
-    WHERE tenant = {tenant:String}
-      AND (hour >= {d_from_0:DateTime('UTC')} AND hour < {d_to_0:DateTime('UTC')} OR hour >= {d_from_1:DateTime('UTC')} AND hour < {d_to_1:DateTime('UTC')})
+      AND ((hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')}) OR (hour >= {d_from_0:DateTime('UTC')} AND hour < {d_to_0:DateTime('UTC')} OR hour >= {d_from_1:DateTime('UTC')} AND hour < {d_to_1:DateTime('UTC')}))
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
