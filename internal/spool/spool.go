@@ -205,15 +205,20 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 	s.cursor = s.readCursor()
 	// Segments before the cursor were replayed, but not yet deleted.
 	for len(s.segs) > 0 && s.segs[0].seq < s.cursor.Seg {
+		logger.Info("deleting a spool segment the cursor has passed", "dir", cfg.Dir, "segment", s.segs[0].seq, "bytes", s.segs[0].size, "cursor", s.cursor.Seg)
 		s.removeSegment(s.segs[0].seq)
 		s.segs = s.segs[1:]
 	}
-	if len(s.segs) == 0 || s.segs[0].seq != s.cursor.Seg {
+	switch {
+	case len(s.segs) == 0:
+		// Everything was replayed. The next segment is numbered past the
+		// cursor's, never below it: a segment numbered below the cursor
+		// file's would be taken for a replayed one and deleted by the next
+		// Open if the process died before its first commit.
+		s.cursor = Position{Seg: s.cursor.Seg + 1}
+	case s.segs[0].seq != s.cursor.Seg:
 		// No cursor, or its segment is gone: start at the oldest segment.
-		s.cursor = Position{}
-		if len(s.segs) > 0 {
-			s.cursor.Seg = s.segs[0].seq
-		}
+		s.cursor = Position{Seg: s.segs[0].seq}
 	}
 	for _, sg := range s.segs {
 		s.bytes += sg.size

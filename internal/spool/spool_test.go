@@ -165,6 +165,61 @@ func TestReopenResumesAtCursor(t *testing.T) {
 	}
 }
 
+// An append after a restart on a wholly replayed spool must survive a
+// crash before its first commit: the cursor file still names the last
+// segment replayed, and the new segment must not be numbered below it and
+// deleted as replayed by the next Open.
+func TestIdleRestartThenCrashKeepsAppends(t *testing.T) {
+	for _, restarts := range []int{1, 3} {
+		t.Run(fmt.Sprint(restarts, " idle restarts"), func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Open(smallConfig(dir), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Enough records for several segments, all replayed: the cursor
+			// file ends past segment 1.
+			for i := range 20 {
+				if _, err := s.Append(testRecord(i, 5)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := len(drain(t, s)); got != 20 {
+				t.Fatalf("replayed %d records, want 20", got)
+			}
+			s.Close()
+			for range restarts - 1 {
+				s, err = Open(smallConfig(dir), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+			}
+
+			s, err = Open(smallConfig(dir), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 100; i < 103; i++ {
+				if _, err := s.Append(testRecord(i, 5)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A crash: the files are left as they are, nothing committed.
+			s.Close()
+
+			s = openSpool(t, smallConfig(dir))
+			if st := s.Stats(); st.Records != 3 {
+				t.Fatalf("reopened after the crash with %d records, want 3", st.Records)
+			}
+			got := tokens(drain(t, s))
+			if want := []string{"tok-100", "tok-101", "tok-102"}; !reflect.DeepEqual(got, want) {
+				t.Fatalf("replayed %v, want %v", got, want)
+			}
+		})
+	}
+}
+
 // corrupt rewrites the spool's first segment with f.
 func corrupt(t *testing.T, dir string, f func([]byte) []byte) {
 	t.Helper()

@@ -631,3 +631,52 @@ func TestSpoolDiskFull(t *testing.T) {
 	t.Logf("spool on %s: events sent %d, acknowledged %d, stored %d, duplicates %d, missing %d; answers %v; spool peak %d bytes, append failures %d, refused as full %d",
 		how, l.sent.Load(), len(l.acked), len(s.Counts), dups, missing, l.statuses, full.Spool.Bytes, full.Spool.Errors, full.Refused.SpoolFull)
 }
+
+// TestIdleRestartThenKill is the deterministic repro of a lost spool: a
+// clean restart on a wholly replayed spool, exports acknowledged once
+// spooled while the store is down, then kill -9 before any is replayed.
+// The next process must replay and store every one of them.
+func TestIdleRestartThenKill(t *testing.T) {
+	requireLibrary(t)
+	e := newEnv(t, "-ingest.ack", "spooled")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l := &load{addr: e.httpAddr, perReq: 50, statuses: map[int]int{}}
+	sendAll := func(worker, n int) {
+		for seq := range n {
+			ex := newExport(worker, seq, l.perReq)
+			l.sent.Add(int64(len(ex.ids)))
+			r := send(ctx, l.addr, ex)
+			l.record(r)
+			if r.err != nil || r.status != http.StatusOK {
+				t.Fatalf("export %d of worker %d: status %d, %v", seq, worker, r.status, r.err)
+			}
+			l.acked = append(l.acked, ex.ids...)
+		}
+	}
+
+	p := e.start()
+	sendAll(0, 20)
+	waitDrained(ctx, t, p)
+	p.stop(t)
+
+	p = e.start()
+	p.fault(t, "fail")
+	sendAll(1, 20)
+	st, err := p.stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Spool.Records == 0 {
+		t.Fatalf("the second round is not in the spool: %+v", st.Spool)
+	}
+	p.kill()
+
+	p = e.start()
+	waitDrained(ctx, t, p)
+	p.stop(t)
+	s := e.count()
+	dups, missing := check(t, l, s)
+	t.Logf("idle restart, then kill -9 with %d spooled records: acknowledged %d, stored %d, duplicates %d, missing %d",
+		st.Spool.Records, len(l.acked), len(s.Counts), dups, missing)
+}
