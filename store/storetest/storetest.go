@@ -31,9 +31,12 @@ type Suite struct {
 	Database string
 }
 
-// RunAll migrates the store and runs every test.
+// RunAll migrates the store and runs every test; when Migrate fails, it
+// stops there.
 func (s *Suite) RunAll(t *testing.T) {
-	t.Run("Migrate", s.testMigrate)
+	if !t.Run("Migrate", s.testMigrate) {
+		t.Fatal("Migrate failed: every other test needs the schema")
+	}
 	t.Run("WriteRoundTrip", s.testWriteRoundTrip)
 	t.Run("AuditOnlyCalls", s.testAuditOnlyCalls)
 	t.Run("AdapterRegistryLatestWins", s.testAdapterRegistry)
