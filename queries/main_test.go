@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -48,6 +49,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	clickhousetest.StopAll()
 	if shared != nil {
 		shared.Close()
 	}
@@ -76,14 +78,7 @@ func openStore(t *testing.T) *embedded.Store {
 
 func load() error {
 	ctx := context.Background()
-	data, err := os.ReadFile(fixturePath)
-	if err != nil {
-		return err
-	}
-	batches, err := fixture.Decode(data)
-	if err != nil {
-		return err
-	}
+	var err error
 	if storeDir, err = os.MkdirTemp("", "mcpdrift-queries-"); err != nil {
 		return err
 	}
@@ -95,14 +90,27 @@ func load() error {
 	if _, err := shared.Migrate(ctx); err != nil {
 		return err
 	}
+	return loadFixture(ctx, shared)
+}
+
+// loadFixture writes testdata/fixtures.json to w.
+func loadFixture(ctx context.Context, w store.Writer) error {
+	data, err := os.ReadFile(fixturePath)
+	if err != nil {
+		return err
+	}
+	batches, err := fixture.Decode(data)
+	if err != nil {
+		return err
+	}
 	for _, b := range batches {
 		// Two inserts per tenant, so that the rollups hold partial states
 		// that the reports must merge.
 		half := len(b.Events) / 2
-		if err := shared.Write(ctx, store.Batch{Tenant: b.Tenant, Events: b.Events[:half]}); err != nil {
+		if err := w.Write(ctx, store.Batch{Tenant: b.Tenant, Events: b.Events[:half]}); err != nil {
 			return fmt.Errorf("cannot load tenant %s: %w", b.Tenant, err)
 		}
-		if err := shared.Write(ctx, store.Batch{Tenant: b.Tenant, Events: b.Events[half:]}); err != nil {
+		if err := w.Write(ctx, store.Batch{Tenant: b.Tenant, Events: b.Events[half:]}); err != nil {
 			return fmt.Errorf("cannot load tenant %s: %w", b.Tenant, err)
 		}
 	}
@@ -137,6 +145,19 @@ func week(tenant string) queries.Filter {
 // writes it under -update.
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
+	compareGolden(t, name, v, *update)
+}
+
+// matchGolden compares v with testdata/golden/name.json, under -update
+// too: for the answers of other backends, which must match the embedded
+// store's.
+func matchGolden(t *testing.T, name string, v any) {
+	t.Helper()
+	compareGolden(t, name, v, false)
+}
+
+func compareGolden(t *testing.T, name string, v any, write bool) {
+	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -145,7 +166,7 @@ func golden(t *testing.T, name string, v any) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("testdata", "golden", name+".json")
-	if *update {
+	if write {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

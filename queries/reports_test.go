@@ -1,10 +1,11 @@
 package queries_test
 
 import (
+	"context"
+	"testing"
 	"time"
 
-	"testing"
-
+	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -13,19 +14,22 @@ import (
 // calls in the window, whatever their share.
 var retire = queries.RetirementOptions{MaxCalls: 5, MaxShare: -1}
 
-func TestGolden(t *testing.T) {
-	r := runner(t)
-	c := ctx(t)
+// goldenCase is one report run whose answer is pinned in
+// testdata/golden.
+type goldenCase struct {
+	name string
+	run  func() (any, error)
+}
+
+// goldenCases are the pinned report runs over the fixture.
+func goldenCases(r *queries.Runner, c context.Context) []goldenCase {
 	a, b := week(fixture.TenantA), week(fixture.TenantB)
 	exclCI := a
 	exclCI.ExcludeClients = []string{"ci-runner"}
 	prod := a
 	prod.Environment = "prod"
 
-	cases := []struct {
-		name string
-		run  func() (any, error)
-	}{
+	return []goldenCase{
 		{"tools_a", func() (any, error) { return r.Tools(c, a) }},
 		{"stale_usage_a", func() (any, error) { return r.StaleUsage(c, a) }},
 		{"stale_usage_a_prod", func() (any, error) { return r.StaleUsage(c, prod) }},
@@ -49,13 +53,56 @@ func TestGolden(t *testing.T) {
 			return r.Audit(c, queries.AuditFilter{Filter: a, RunID: "legacy-run-1"}, queries.Page{})
 		}},
 	}
-	for _, tc := range cases {
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range goldenCases(runner(t), ctx(t)) {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := tc.run()
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tc.name, v)
+		})
+	}
+}
+
+// TestGoldenOnServers runs every report over the fixture on a ClickHouse
+// server and on a 2-shard cluster, through the Distributed tables: each
+// must answer what the embedded store answers, byte for byte (the golden
+// files are the embedded answers; the raw reports are compared with the
+// embedded store's in the same run).
+func TestGoldenOnServers(t *testing.T) {
+	for _, b := range clickhousetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			c := ctx(t)
+			s := b.Open(t)
+			if _, err := s.Migrate(c); err != nil {
+				t.Fatal(err)
+			}
+			if err := loadFixture(c, s); err != nil {
+				t.Fatal(err)
+			}
+			r, err := queries.New(s, s.Schema.Database, queries.WithClock(func() time.Time { return fixture.Now }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range goldenCases(r, c) {
+				t.Run(tc.name, func(t *testing.T) {
+					v, err := tc.run()
+					if err != nil {
+						t.Fatal(err)
+					}
+					matchGolden(t, tc.name, v)
+				})
+			}
+			// Every report, the raw ones included, as the embedded store
+			// answers it.
+			for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
+				if got, want := allReports(t, r, week(tenant)), allReports(t, runner(t), week(tenant)); got != want {
+					t.Errorf("tenant %s: the reports differ from the embedded store's:\n got: %s\nwant: %s", tenant, got, want)
+				}
+			}
 		})
 	}
 }

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"reflect"
@@ -28,6 +29,15 @@ type Batch struct {
 	// Events are the validated events to store.
 	Events []otelschema.Event
 }
+
+// UniqueToken returns a deduplication token that no other insert has:
+// "untokened:" and 128 random bits. A backend inserts a batch without a
+// token under one of its own, so that it is stored whatever was stored
+// before, as "no token" promises. Turning deduplication off instead is
+// spelled differently across ClickHouse versions (since 26.2 the session
+// setting deduplicate_insert overrides insert_deduplicate = 0) and makes
+// a table with a deduplication window hash every block of the insert.
+func UniqueToken() string { return "untokened:" + rand.Text() }
 
 // Writer persists drift events.
 type Writer interface {

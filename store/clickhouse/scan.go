@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"reflect"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // assign stores the scanned value src into dst, converting as the embedded
@@ -132,12 +134,63 @@ func assignValue(dst, src reflect.Value) error {
 			dst.Set(src)
 			return nil
 		}
+		if src.Kind() == reflect.Map && src.Type().Key().Kind() == reflect.String {
+			return assignNamedTuple(dst, src)
+		}
+		if src.Kind() == reflect.Slice || src.Kind() == reflect.Array {
+			return assignTuple(dst, src)
+		}
 	}
 	if src.Type().AssignableTo(dst.Type()) {
 		dst.Set(src)
 		return nil
 	}
 	return fmt.Errorf("cannot store %s in %s", src.Type(), dst.Type())
+}
+
+// assignNamedTuple stores a named Tuple, which the driver scans as a map
+// from element names to values, in the struct dst: each element in the
+// field its name maps to, as result columns are (store.FieldIndex).
+func assignNamedTuple(dst, src reflect.Value) error {
+	keys := src.MapKeys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.String()
+	}
+	index, err := store.FieldIndex(dst.Type(), names)
+	if err != nil {
+		return err
+	}
+	dst.SetZero()
+	for i, idx := range index {
+		if idx == nil {
+			continue
+		}
+		if err := assignValue(dst.FieldByIndex(idx), src.MapIndex(keys[i])); err != nil {
+			return fmt.Errorf("tuple element %s: %w", names[i], err)
+		}
+	}
+	return nil
+}
+
+// assignTuple stores an unnamed Tuple, which the driver scans as a slice
+// of its elements, in the exported fields of the struct dst, in order.
+func assignTuple(dst, src reflect.Value) error {
+	var fields []int
+	for i := range dst.NumField() {
+		if dst.Type().Field(i).IsExported() {
+			fields = append(fields, i)
+		}
+	}
+	if len(fields) != src.Len() {
+		return fmt.Errorf("cannot store a tuple of %d elements in %s, which has %d fields", src.Len(), dst.Type(), len(fields))
+	}
+	for i, f := range fields {
+		if err := assignValue(dst.Field(f), src.Index(i)); err != nil {
+			return fmt.Errorf("tuple element %d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 func isNumber(k reflect.Kind) bool {

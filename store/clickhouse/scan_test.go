@@ -90,6 +90,45 @@ func TestAssign(t *testing.T) {
 
 // TestColumnsMatchEventsIn checks the INSERT's columns against events_in as
 // the migrations create it, and every column's values against the events.
+// TestAssignTuples stores the driver's scan types of tuples in structs: a
+// named Tuple comes as a map from element names, an unnamed one as a
+// slice. The adapter retirement report reads its callers as an array of
+// named tuples.
+func TestAssignTuples(t *testing.T) {
+	type caller struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+		Calls   uint64 `json:"calls"`
+		Age     int64  `json:"max_session_age_s"`
+	}
+	var callers []caller
+	named := []map[string]any{
+		{"name": "agent", "version": "1.0", "calls": uint64(3), "max_session_age_s": int64(-1), "unknown": "x"},
+		{"name": "ci", "calls": uint64(1)},
+	}
+	if err := assign(reflect.ValueOf(&callers).Elem(), &named); err != nil {
+		t.Fatal(err)
+	}
+	if want := []caller{{"agent", "1.0", 3, -1}, {Name: "ci", Calls: 1}}; !reflect.DeepEqual(callers, want) {
+		t.Errorf("named tuples stored as %+v, want %+v", callers, want)
+	}
+
+	type pair struct {
+		S string
+		N int
+	}
+	var p pair
+	if err := assign(reflect.ValueOf(&p).Elem(), &[]any{"a", uint8(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if p != (pair{"a", 2}) {
+		t.Errorf("unnamed tuple stored as %+v", p)
+	}
+	if err := assign(reflect.ValueOf(&p).Elem(), &[]any{"a"}); err == nil || !strings.Contains(err.Error(), "tuple of 1 elements") {
+		t.Errorf("a tuple of the wrong size: %v", err)
+	}
+}
+
 func TestColumnsMatchEventsIn(t *testing.T) {
 	ms, err := schema.Migrations(schema.DefaultOptions())
 	if err != nil {

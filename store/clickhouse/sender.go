@@ -20,7 +20,9 @@ type part struct {
 
 // chunk is what one INSERT sends.
 type chunk struct {
-	// token is the insert_deduplication_token, empty for none.
+	// token is the insert_deduplication_token: the batch's, or for batches
+	// without one a store.UniqueToken, so that a retry of the INSERT is
+	// stored once and the chunk is stored whatever was stored before.
 	token string
 	parts []part
 	rows  int
@@ -60,7 +62,8 @@ func newSender(cfg InsertConfig, flush flushFunc, retryable func(error) bool) *s
 }
 
 // split cuts b into chunks of at most max rows. A batch that fits keeps its
-// token; the pieces of a larger one get token/1, token/2, … .
+// token; the pieces of a larger one get token/1, token/2, … ; without a
+// token, each piece gets a unique one.
 func split(b store.Batch, max int) []*chunk {
 	tenant := b.Tenant
 	if tenant == "" {
@@ -71,7 +74,10 @@ func split(b store.Batch, max int) []*chunk {
 	for i := 0; i < n; i++ {
 		lo, hi := i*max, min((i+1)*max, len(b.Events))
 		token := b.Token
-		if token != "" && n > 1 {
+		switch {
+		case token == "":
+			token = store.UniqueToken()
+		case n > 1:
 			token += "/" + strconv.Itoa(i+1)
 		}
 		out = append(out, &chunk{token: token, parts: []part{{tenant: tenant, events: b.Events[lo:hi]}}, rows: hi - lo, done: make(chan struct{})})
@@ -117,7 +123,7 @@ func (s *sender) merge(ctx context.Context, b store.Batch) error {
 		return store.ErrClosed
 	}
 	if s.pending == nil {
-		s.pending = &chunk{done: make(chan struct{})}
+		s.pending = &chunk{token: store.UniqueToken(), done: make(chan struct{})}
 		pending := s.pending
 		s.timer = time.AfterFunc(s.cfg.MaxDelay, func() { s.release(pending) })
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,9 +61,29 @@ func (f *flushes) flush(_ context.Context, c *chunk) error {
 	if rows != c.rows {
 		return fmt.Errorf("chunk counts %d rows, holds %d", c.rows, rows)
 	}
-	f.sent = append(f.sent, fmt.Sprintf("%q %d %d", c.token, c.rows, len(tenants)))
+	f.sent = append(f.sent, fmt.Sprintf("%q %d %d", shownToken(c.token), c.rows, len(tenants)))
 	return nil
 }
+
+// shownToken shows a unique token (store.UniqueToken) as "unique" and
+// records it, so that a test can check that no two chunks share one.
+func shownToken(token string) string {
+	if !strings.HasPrefix(token, "untokened:") {
+		return token
+	}
+	seenMu.Lock()
+	defer seenMu.Unlock()
+	if seenTokens[token] {
+		return "DUPLICATE " + token
+	}
+	seenTokens[token] = true
+	return "unique"
+}
+
+var (
+	seenMu     sync.Mutex
+	seenTokens = map[string]bool{}
+)
 
 func (f *flushes) log() []string {
 	f.mu.Lock()
@@ -83,7 +104,7 @@ func TestSplit(t *testing.T) {
 		t.Helper()
 		var got []string
 		for _, c := range split(store.Batch{Token: token, Events: events(n)}, 100) {
-			got = append(got, fmt.Sprintf("%s:%d", c.token, c.rows))
+			got = append(got, fmt.Sprintf("%s:%d", shownToken(c.token), c.rows))
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("split(%d, %q) = %v, want %v", n, token, got, want)
@@ -93,7 +114,7 @@ func TestSplit(t *testing.T) {
 	f(100, "t", "t:100")
 	f(101, "t", "t/1:100", "t/2:1")
 	f(250, "t", "t/1:100", "t/2:100", "t/3:50")
-	f(250, "", ":100", ":100", ":50")
+	f(250, "", "unique:100", "unique:100", "unique:50")
 	if c := split(store.Batch{Events: events(1)}, 10)[0]; c.parts[0].tenant != store.DefaultTenant {
 		t.Errorf("an empty tenant became %q, want %q", c.parts[0].tenant, store.DefaultTenant)
 	}
@@ -138,7 +159,7 @@ func TestSenderMergesSmallBatchesWithoutToken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := f.log(), []string{`"" 33 3`}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := f.log(), []string{`"unique" 33 3`}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("sent %v, want one merged insert %v", got, want)
 	}
 }
@@ -154,7 +175,7 @@ func TestSenderReleasesSmallBatchAfterDelay(t *testing.T) {
 	if waited := time.Since(start); waited < 40*time.Millisecond {
 		t.Errorf("a small batch was sent after %v, before MaxDelay", waited)
 	}
-	if got, want := f.log(), []string{`"" 3 1`}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := f.log(), []string{`"unique" 3 1`}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("sent %v, want %v", got, want)
 	}
 	// A batch of MinRows or more without a token is sent at once.

@@ -213,10 +213,6 @@ func (s *Store) insertSettings(c *chunk) clickhouse.Settings {
 	// The rollups' views aggregate each insert by their tables' keys: see
 	// the embedded store's insertSettings.
 	set["optimize_on_insert"] = 0
-	if c.token == "" {
-		set["insert_deduplicate"] = 0
-		return set
-	}
 	set["insert_deduplicate"] = 1
 	set["insert_deduplication_token"] = c.token
 	set["deduplicate_blocks_in_dependent_materialized_views"] = 1
@@ -227,7 +223,10 @@ func (s *Store) insertSettings(c *chunk) clickhouse.Settings {
 func (s *Store) flush(ctx context.Context, c *chunk) error {
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(s.insertSettings(c)))
 	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertColumns
-	batch, err := s.conn.PrepareBatch(ctx, sql, driver.WithReleaseConnection())
+	// The batch keeps its connection from PrepareBatch to Send: with
+	// driver.WithReleaseConnection the driver ends the INSERT at once, empty,
+	// and Send runs it a second time.
+	batch, err := s.conn.PrepareBatch(ctx, sql)
 	if err != nil {
 		return s.insertError(c, err)
 	}

@@ -2,60 +2,27 @@ package clickhouse_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 	"github.com/mcpdrift/mcpdrift/store/storetest"
 )
 
-// openServer opens a store on a fresh database of the server named by
-// MCPDRIFT_CLICKHOUSE_DSN (and the cluster named by
-// MCPDRIFT_CLICKHOUSE_CLUSTER, if set), and drops the database afterwards.
-// Without the DSN the test is skipped: no ClickHouse server runs here by
-// default. To run it against a local server:
-//
-//	docker run -d --name ch -p 9000:9000 -e CLICKHOUSE_PASSWORD=test clickhouse/clickhouse-server:25.8
-//	MCPDRIFT_CLICKHOUSE_DSN=clickhouse://default:test@localhost:9000 go test ./store/clickhouse
-func openServer(t *testing.T) (*clickhouse.Store, clickhouse.Config) {
-	t.Helper()
-	dsn := os.Getenv("MCPDRIFT_CLICKHOUSE_DSN")
-	if dsn == "" {
-		t.Skip("MCPDRIFT_CLICKHOUSE_DSN is not set: the server backend is not tested against a server")
-	}
-	cfg := clickhouse.DefaultConfig(dsn)
-	cfg.Schema.Database = fmt.Sprintf("mcpdrift_test_%d", time.Now().UnixNano())
-	cfg.Schema.Cluster = os.Getenv("MCPDRIFT_CLICKHOUSE_CLUSTER")
-	s, err := clickhouse.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		onCluster := ""
-		if cfg.Schema.Cluster != "" {
-			onCluster = " ON CLUSTER '" + cfg.Schema.Cluster + "' SYNC"
-		}
-		if err := s.Exec(context.Background(), "DROP DATABASE IF EXISTS "+cfg.Schema.Database+onCluster, nil); err != nil {
-			t.Errorf("cannot drop the test database: %v", err)
-		}
-		s.Close()
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.Ping(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s, cfg
-}
-
+// TestConformance runs the conformance suite on a ClickHouse server and
+// on a 2-shard cluster, started from libchdb by clickhousetest (or named by
+// its environment variables).
 func TestConformance(t *testing.T) {
-	s, cfg := openServer(t)
-	(&storetest.Suite{Store: s, Database: cfg.Schema.Database}).RunAll(t)
-	t.Run("RetriedBatchIsStoredOnce", func(t *testing.T) { testRetriedBatch(t, s, cfg.Schema.Database) })
+	for _, b := range clickhousetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			s := b.Open(t)
+			(&storetest.Suite{Store: s, Database: s.Schema.Database}).RunAll(t)
+			t.Run("RetriedBatchIsStoredOnce", func(t *testing.T) { testRetriedBatch(t, s.Store, s.Schema.Database) })
+		})
+	}
 }
 
 // testRetriedBatch writes the same batch twice with one token, as the
@@ -96,5 +63,37 @@ func testRetriedBatch(t *testing.T, s *clickhouse.Store, db string) {
 	}
 	if calls[0].N != 100 {
 		t.Errorf("calls_1h counts %d calls after a retried batch, want 100", calls[0].N)
+	}
+}
+
+// TestOneInsertPerBatch checks, in the server's query_log, that a batch is
+// sent as one INSERT into events_in, with the batch's token.
+func TestOneInsertPerBatch(t *testing.T) {
+	b := clickhousetest.Server(t)
+	s := b.Open(t)
+	ctx := context.Background()
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	events := make([]otelschema.Event, 500)
+	for i := range events {
+		events[i] = otelschema.Event{ID: uint64(i + 1), Name: otelschema.EventCall, Time: time.Now().UnixNano(), Tool: "t", Outcome: otelschema.OutcomeCurrent}
+	}
+	if err := s.Write(ctx, store.Batch{Tenant: "one-insert", Token: "one-insert-1", Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "SYSTEM FLUSH LOGS", nil); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Token string `json:"token"`
+	}
+	q := store.Query{Name: "inserts", SQL: `SELECT Settings['insert_deduplication_token'] AS token FROM system.query_log
+		WHERE type = 'QueryFinish' AND query_kind = 'Insert' AND startsWith(query, {prefix:String})`}
+	if err := s.Query(ctx, q, store.Params{}.String("prefix", "INSERT INTO "+s.Schema.Database+".events_in "), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Token != "one-insert-1" {
+		t.Fatalf("one batch ran %d INSERTs into events_in (%+v), want 1 with its token", len(rows), rows)
 	}
 }

@@ -7,7 +7,6 @@ package embedded
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -293,35 +292,23 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 
 // insertSettings is the SETTINGS clause of a batch's INSERT.
 //
-// A batch without a token is inserted under a token of its own, random,
-// which no other insert shares: it is stored whatever was stored before,
-// as deduplication off would. Deduplication off costs more: a table with
-// a deduplication window hashes every block of an insert without a token,
-// even with insert_deduplicate = 0. Measured with chDB 26.7 on 1,000,000
-// simulator events in five inserts (.scratch/ingcost): DuplicationElapsed-
-// Microseconds 1.2-1.4 s without a token, under 1 ms with one, and the
-// process CPU per event 5-13% lower in three alternated runs.
+// A batch without a token is inserted under a token of its own
+// (store.UniqueToken): it is stored whatever was stored before, and the
+// engine does not hash its blocks, as it does for an insert without a
+// token into a table with a deduplication window.
 //
 // optimize_on_insert = 0: the rollups' views aggregate each insert by their
 // tables' keys already, so the engine's merge of the new part's equal keys
-// found none and only copied every aggregate state (uniq sets included)
-// into the part. Background merges and the reports' GROUP BYs aggregate
-// across parts either way, so answers do not change. Measured on one
-// 200,000-event insert into a Null copy of the events table with only
-// calls_1h's view (into a copy of calls_1h): 390 → 345 CPU-ms, p50 of 7,
-// of which 50 are the insert without any view.
+// would find none and only copy every aggregate state into the part.
+// Background merges and the reports' GROUP BYs aggregate across parts
+// either way, so answers do not change; the saving is measured in
+// docs/capacity.md.
 func insertSettings(token string) string {
 	if token == "" {
-		token = untokened()
+		token = store.UniqueToken()
 	}
 	return " SETTINGS optimize_on_insert = 0, insert_deduplicate = 1, deduplicate_blocks_in_dependent_materialized_views = 1, insert_deduplication_token = '" +
 		tokenEscaper.Replace(token) + "'"
-}
-
-// untokened returns a token no other insert has: "untokened:" and 128
-// random bits.
-func untokened() string {
-	return "untokened:" + rand.Text()
 }
 
 var tokenEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`, "\n", `\n`)
