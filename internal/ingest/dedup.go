@@ -1,9 +1,7 @@
 package ingest
 
 import (
-	"context"
 	"math/bits"
-	"time"
 )
 
 // idSet remembers about the last limit event ids added to it, in two
@@ -69,14 +67,4 @@ func (s *idSet) add(id uint64) {
 	}
 	s.cur[i] = id
 	s.n++
-}
-
-// eventIDLister is implemented by stores that can list the ids of the
-// events they hold (store/embedded does): the ingester loads the recent ones
-// at start-up, so that a client's retry of an export that was stored just
-// before a crash is dropped.
-type eventIDLister interface {
-	// EventIDsSince returns the ids of the tenant's events timed at or
-	// after since, at most limit of them, the latest first.
-	EventIDsSince(ctx context.Context, tenant string, since time.Time, limit int) ([]uint64, error)
 }

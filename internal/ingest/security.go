@@ -237,7 +237,7 @@ func (s *Server) openTenant(tenant string) (*tenantBatcher, error) {
 			return nil
 		})
 	}
-	if l, ok := s.sec.writer.(eventIDLister); ok && tb.b.recent != nil && cfg.DedupWindow > 0 {
+	if l, ok := s.sec.writer.(store.EventIDLister); ok && tb.b.recent != nil && cfg.DedupWindow > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), seedRecentTimeout)
 		ids, err := l.EventIDsSince(ctx, tenant, time.Now().Add(-cfg.DedupWindow), cfg.DedupIDs/2)
 		cancel()

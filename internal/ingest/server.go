@@ -120,7 +120,7 @@ func (s *Server) seedRecent(w store.Writer) {
 			s.logger.Warn("cannot read the spool's event ids", "error", err)
 		}
 	}
-	if l, ok := w.(eventIDLister); ok && s.cfg.DedupWindow > 0 {
+	if l, ok := w.(store.EventIDLister); ok && s.cfg.DedupWindow > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), seedRecentTimeout)
 		defer cancel()
 		ids, err := l.EventIDsSince(ctx, s.cfg.Tenant, time.Now().Add(-s.cfg.DedupWindow), s.cfg.DedupIDs/2)

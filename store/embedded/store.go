@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,7 +46,7 @@ func DefaultConfig(dir string) Config {
 // Validate reports the first invalid field by name.
 func (c Config) Validate() error {
 	if c.Dir == "" {
-		return errors.New("store.dir: must not be empty")
+		return errors.New("data.dir: must not be empty")
 	}
 	if err := c.Schema.Validate(); err != nil {
 		return fmt.Errorf("store schema: %w", err)
@@ -77,8 +76,9 @@ type Store struct {
 const maxKeptEncoding = 128 << 20
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ schema.Execer = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.EventIDLister = (*Store)(nil)
+	_ schema.Execer       = (*Store)(nil)
 )
 
 // The engine serves one data path per process.
@@ -313,25 +313,7 @@ func insertSettings(token string) string {
 
 var tokenEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`, "\n", `\n`)
 
-// EventIDsSince returns the ids of the tenant's events timed at or after
-// since, at most limit of them, the latest first. The ingester loads them at
-// start-up to drop a client's retry of an export stored before a restart.
+// EventIDsSince implements store.EventIDLister.
 func (s *Store) EventIDsSince(ctx context.Context, tenant string, since time.Time, limit int) ([]uint64, error) {
-	sql := "SELECT event_id FROM " + s.cfg.Schema.Database + ".events" +
-		" WHERE tenant = {tenant:String} AND time >= {since:DateTime64(9, 'UTC')}" +
-		" ORDER BY time DESC LIMIT {limit:UInt64}"
-	params := store.Params{}.String("tenant", tenant).Time("since", since).Int("limit", int64(max(limit, 0)))
-	out, err := s.run(ctx, sql, "TabSeparated", params)
-	if err != nil {
-		return nil, fmt.Errorf("cannot list recent event ids: %w", err)
-	}
-	ids := make([]uint64, 0, bytes.Count(out, []byte{'\n'}))
-	for line := range bytes.Lines(out) {
-		id, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("cannot parse event id %q: %w", line, err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
+	return store.EventIDsSince(ctx, s, s.cfg.Schema.Database, tenant, since, limit)
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -102,4 +103,42 @@ func (s *Suite) testUntokenedBatch(t *testing.T) {
 			t.Fatalf("after %d untokened writes: events, violation_candidates, recent_calls hold %v rows, want %v", i, got, want)
 		}
 	}
+}
+
+// testEventIDsSince checks the store's deduplication capability
+// (store.EventIDLister): the ids of one tenant's events from a moment on,
+// the latest first, at most the limit.
+func (s *Suite) testEventIDsSince(t *testing.T) {
+	l, ok := s.Store.(store.EventIDLister)
+	if !ok {
+		t.Fatalf("%T does not implement store.EventIDLister: the ingester cannot drop retries across a restart", s.Store)
+	}
+	ctx := s.ctx(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	var events []otelschema.Event
+	for i, ago := range []time.Duration{2 * time.Hour, 30 * time.Minute, 10 * time.Minute, time.Minute} {
+		events = append(events, otelschema.Event{ID: uint64(501 + i), Name: otelschema.EventCall, Time: now.Add(-ago).UnixNano(),
+			Tool: "t", Outcome: otelschema.OutcomeCurrent})
+	}
+	if err := s.Store.Write(ctx, store.Batch{Tenant: "event-ids", Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store.Write(ctx, store.Batch{Tenant: "event-ids-other", Events: events[3:]}); err != nil {
+		t.Fatal(err)
+	}
+	f := func(since time.Time, limit int, want ...uint64) {
+		t.Helper()
+		got, err := l.EventIDsSince(ctx, "event-ids", since, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("EventIDsSince(now-%s, %d) = %v, want %v", now.Sub(since), limit, got, want)
+		}
+	}
+	f(now.Add(-15*time.Minute), 10, 504, 503)
+	f(now.Add(-15*time.Minute), 1, 504)
+	f(now.Add(-10*time.Minute), 10, 504, 503)
+	f(now.Add(-3*time.Hour), 10, 504, 503, 502, 501)
+	f(now, 10)
 }

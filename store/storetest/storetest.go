@@ -49,6 +49,7 @@ func (s *Suite) RunAll(t *testing.T) {
 	t.Run("SessionTimeZoneIsUTC", s.testTimeZone)
 	t.Run("RetriedBatchNarrowTables", s.testRetriedBatchNarrow)
 	t.Run("UntokenedBatchStoredEachTime", s.testUntokenedBatch)
+	t.Run("EventIDsSince", s.testEventIDsSince)
 }
 
 // testTimeZone checks that bound times are read as UTC whatever the time
