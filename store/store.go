@@ -125,7 +125,9 @@ type Store interface {
 	Writer
 	Querier
 	Migrator
-	// Ping reports whether the store can serve queries.
+	// Ping reports whether the store can serve queries and writes: on a
+	// cluster, whether every shard can. An unreachable store's error wraps
+	// ErrUnavailable.
 	Ping(ctx context.Context) error
 	// Close releases the store. Calls after Close return ErrClosed.
 	Close() error
@@ -138,6 +140,10 @@ var (
 	ErrPermanent = errors.New("permanent store error")
 	// ErrClosed is returned by calls on a closed store.
 	ErrClosed = errors.New("store is closed")
+	// ErrUnavailable marks errors of a store that cannot be reached now —
+	// a server down or unreachable, a shard of a cluster down — which a
+	// later retry may not meet.
+	ErrUnavailable = errors.New("store unavailable")
 	// ErrInUse is returned when another process owns the data directory.
 	ErrInUse = errors.New("data directory in use")
 )

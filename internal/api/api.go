@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -63,6 +64,20 @@ func DefaultConfig() Config {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// RegisterFlags binds c's fields to flags of fs under api.*, with c's
+// values as defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Listen, "api.listen", c.Listen, "API listen address")
+	fs.DurationVar(&c.QueryTimeout, "api.query-timeout", c.QueryTimeout, "timeout of one report query")
+	fs.StringVar(&c.Tenant, "api.tenant", c.Tenant, "tenant every request is bound to while the API runs without tokens")
+	fs.DurationVar(&c.ReadHeaderTimeout, "api.read-header-timeout", c.ReadHeaderTimeout, "longest a client may take to send its request headers")
+	fs.DurationVar(&c.ReadTimeout, "api.read-timeout", c.ReadTimeout, "longest a client may take to send its whole request")
+	fs.DurationVar(&c.WriteTimeout, "api.write-timeout", c.WriteTimeout, "longest from the end of the request headers to the end of the answer (more than api.query-timeout)")
+	fs.DurationVar(&c.IdleTimeout, "api.idle-timeout", c.IdleTimeout, "keep-alive connections idle this long are closed")
+	fs.IntVar(&c.MaxHeaderBytes, "api.max-header-bytes", c.MaxHeaderBytes, "largest request line and headers accepted (431 beyond)")
+	c.TLS.RegisterFlags(fs, "api.tls", "the API")
 }
 
 // Validate reports the first invalid field by name.
@@ -347,8 +362,9 @@ func (s *Server) serve(e *endpoint) gin.HandlerFunc {
 }
 
 // fail answers err as a problem: a parameter at fault or a filter the
-// reports refuse is a 400, a report that ran out of time a 503, anything
-// else a 500 whose cause is logged, not shown.
+// reports refuse is a 400, a report that ran out of time or a store that
+// is closed or unreachable a 503, anything else a 500 whose cause is
+// logged, not shown.
 func (s *Server) fail(c *gin.Context, e *endpoint, err error) {
 	var pe *paramError
 	switch {
@@ -365,6 +381,10 @@ func (s *Server) fail(c *gin.Context, e *endpoint, err error) {
 	case errors.Is(err, store.ErrClosed):
 		c.Header("Retry-After", "10")
 		problem(c, http.StatusServiceUnavailable, "the store is closed", "")
+	case errors.Is(err, store.ErrUnavailable):
+		s.log.Warn("report failed: store unavailable", "report", e.report, "err", err)
+		c.Header("Retry-After", "10")
+		problem(c, http.StatusServiceUnavailable, fmt.Sprintf("the %s report cannot be computed now: the store is unavailable", e.report), "")
 	case c.Request.Context().Err() != nil:
 		// The client went away: nobody reads the answer.
 		c.Abort()

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/reporttest"
 )
 
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
 	reporttest.Close()
+	clickhousetest.StopAll()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines leaked:", err)

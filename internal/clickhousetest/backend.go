@@ -183,6 +183,16 @@ func shared(t testing.TB, name string) *Backend {
 	return b
 }
 
+// Require skips the test when libchdb is missing, unless the environment
+// asks for the real engine (MCPDRIFT_REQUIRE_CHDB), when it fails it: for
+// tests that start nodes of their own.
+func Require(t testing.TB) {
+	t.Helper()
+	if _, err := embedded.LibraryPath(); err != nil {
+		unavailable(t)
+	}
+}
+
 // unavailable skips the test when libchdb is missing, unless the
 // environment asks for the real engine, when it fails it.
 func unavailable(t testing.TB) {

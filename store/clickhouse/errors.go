@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // Server error codes (ClickHouse src/Common/ErrorCodes.cpp) that decide how
@@ -38,6 +41,7 @@ var (
 		210: true, // NETWORK_ERROR
 		242: true, // TABLE_IS_READ_ONLY (a replica lost its Keeper session)
 		252: true, // TOO_MANY_PARTS
+		279: true, // ALL_CONNECTION_TRIES_FAILED (a shard is down)
 		285: true, // TOO_FEW_LIVE_REPLICAS
 		319: true, // UNKNOWN_STATUS_OF_INSERT
 		999: true, // KEEPER_EXCEPTION
@@ -65,4 +69,32 @@ func isTransient(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
 		errors.As(err, &ne)
+}
+
+// unreachableCodes are the server errors that say that a server or a
+// shard cannot be reached.
+var unreachableCodes = map[int32]bool{
+	209: true, // SOCKET_TIMEOUT
+	210: true, // NETWORK_ERROR
+	279: true, // ALL_CONNECTION_TRIES_FAILED
+	285: true, // TOO_FEW_LIVE_REPLICAS
+}
+
+// unavailable marks err with store.ErrUnavailable when it says that the
+// server, or a shard behind it, cannot be reached.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		if unreachableCodes[ex.Code] {
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+		return err
+	}
+	if isTransient(err) {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return err
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -37,8 +38,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ schema.Execer = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.EventIDLister = (*Store)(nil)
+	_ schema.Execer       = (*Store)(nil)
 )
 
 // Open validates cfg and creates the connection pool. It does not connect
@@ -98,13 +100,28 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	return schema.Apply(ctx, s, s.cfg.Schema)
 }
 
-// Ping checks that a server answers.
+// Ping checks that a server answers and, in cluster mode, that it reaches
+// one replica of every shard: with a shard down, inserts through the
+// Distributed tables and reports fail.
 func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
 	if err := s.conn.Ping(ctx); err != nil {
-		return fmt.Errorf("cannot reach ClickHouse %s: %w", s.cfg.RedactedDSN(), err)
+		return fmt.Errorf("cannot reach ClickHouse %s: %w", s.cfg.RedactedDSN(), unavailable(err))
+	}
+	if s.cfg.Schema.Cluster == "" {
+		return nil
+	}
+	var rows []struct {
+		Shards uint64 `json:"shards"`
+	}
+	// The cluster's name is validated (schema.Options) and cannot be bound:
+	// table function arguments are not parameters.
+	q := store.Query{Name: "shards_reachable", SQL: "SELECT count() AS shards FROM cluster('" + s.cfg.Schema.Cluster + "', system.one)" +
+		" SETTINGS skip_unavailable_shards = 0, connect_timeout_with_failover_ms = 1000, connections_with_failover_max_tries = 1"}
+	if err := s.Query(ctx, q, nil, &rows); err != nil {
+		return fmt.Errorf("cannot reach every shard of cluster %s: %w", s.cfg.Schema.Cluster, err)
 	}
 	return nil
 }
@@ -137,7 +154,7 @@ func (s *Store) Exec(ctx context.Context, sql string, params store.Params) error
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	return s.conn.Exec(s.context(ctx, params, s.querySettings()), sql)
+	return unavailable(s.conn.Exec(s.context(ctx, params, s.querySettings()), sql))
 }
 
 // Query implements store.Querier. Each column is scanned into the driver's
@@ -152,7 +169,7 @@ func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, d
 	}
 	rows, err := s.conn.Query(s.context(ctx, params, s.querySettings()), q.SQL)
 	if err != nil {
-		return fmt.Errorf("query %s: %w", q.Name, err)
+		return fmt.Errorf("query %s: %w", q.Name, unavailable(err))
 	}
 	defer rows.Close()
 	slice := rv.Elem()
@@ -186,10 +203,15 @@ func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, d
 		slice = reflect.Append(slice, v)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("query %s: %w", q.Name, err)
+		return fmt.Errorf("query %s: %w", q.Name, unavailable(err))
 	}
 	rv.Elem().Set(slice)
 	return nil
+}
+
+// EventIDsSince implements store.EventIDLister.
+func (s *Store) EventIDsSince(ctx context.Context, tenant string, since time.Time, limit int) ([]uint64, error) {
+	return store.EventIDsSince(ctx, s, s.cfg.Schema.Database, tenant, since, limit)
 }
 
 // Write implements store.Writer.
@@ -250,5 +272,5 @@ func (s *Store) insertError(c *chunk, err error) error {
 	if isPermanent(err) {
 		return fmt.Errorf("cannot insert %d events: %w: %w", c.rows, store.ErrPermanent, err)
 	}
-	return fmt.Errorf("cannot insert %d events: %w", c.rows, err)
+	return fmt.Errorf("cannot insert %d events: %w", c.rows, unavailable(err))
 }

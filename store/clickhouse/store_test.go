@@ -2,6 +2,8 @@ package clickhouse_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,4 +98,71 @@ func TestOneInsertPerBatch(t *testing.T) {
 	if len(rows) != 1 || rows[0].Token != "one-insert-1" {
 		t.Fatalf("one batch ran %d INSERTs into events_in (%+v), want 1 with its token", len(rows), rows)
 	}
+}
+
+// TestUnavailable stops one shard of a cluster of its own, then the whole
+// cluster: Ping, queries and writes fail with store.ErrUnavailable, and
+// Ping succeeds again once the shard is back.
+func TestUnavailable(t *testing.T) {
+	clickhousetest.Require(t)
+	ctx := context.Background()
+	c, err := clickhousetest.StartCluster(ctx, t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	cfg := clickhouse.DefaultConfig(c.Nodes[0].DSN())
+	cfg.Schema.Cluster = c.Name
+	cfg.Insert.Attempts = 1
+	if _, err := c.Migrate(ctx, cfg.Schema); err != nil {
+		t.Fatal(err)
+	}
+	s, err := clickhouse.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping with every shard up: %v", err)
+	}
+	events := []otelschema.Event{{ID: 1, Name: otelschema.EventCall, Time: time.Now().UnixNano(), Tool: "a", Outcome: otelschema.OutcomeCurrent},
+		{ID: 2, Name: otelschema.EventCall, Time: time.Now().UnixNano(), Tool: "b", Outcome: otelschema.OutcomeCurrent}}
+	count := store.Query{Name: "count", SQL: "SELECT count() AS n FROM " + cfg.Schema.Database + ".events"}
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s: %v, want an error wrapping store.ErrUnavailable", what, err)
+		}
+	}
+
+	if err := c.Nodes[1].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	check("Ping with shard 2 down", s.Ping(ctx))
+	var rows []struct {
+		N uint64 `json:"n"`
+	}
+	check("a query through Distributed tables with shard 2 down", s.Query(ctx, count, nil, &rows))
+	// The tools' sharding key sends at least one of many tools to shard 2.
+	var many []otelschema.Event
+	for i := range 20 {
+		many = append(many, otelschema.Event{ID: uint64(10 + i), Name: otelschema.EventCall, Time: time.Now().UnixNano(), Tool: fmt.Sprint("tool-", i), Outcome: otelschema.OutcomeCurrent})
+	}
+	check("a write with shard 2 down", s.Write(ctx, store.Batch{Tenant: "t", Token: "down-1", Events: many}))
+
+	if err := c.Nodes[1].Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping once shard 2 is back: %v", err)
+	}
+	if err := s.Write(ctx, store.Batch{Tenant: "t", Token: "up-1", Events: events}); err != nil {
+		t.Fatalf("write once shard 2 is back: %v", err)
+	}
+
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	check("Ping with the cluster down", s.Ping(ctx))
+	check("a query with the cluster down", s.Query(ctx, count, nil, &rows))
 }
