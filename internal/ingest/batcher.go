@@ -128,7 +128,7 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &batcher{
-		w:          w,
+		w:          newLoggedWriter(w, logger),
 		tenant:     cfg.Tenant,
 		maxEvents:  cfg.BatchMaxEvents,
 		maxDelay:   cfg.BatchMaxDelay,
