@@ -58,6 +58,10 @@ type Config struct {
 	Fsync bool
 }
 
+// MinSegmentBytes is the smallest SegmentBytes: room for one record header
+// and a byte.
+const MinSegmentBytes = headerSize + 1
+
 // DefaultConfig returns the configuration of a spool in dir: 1 GiB in 64 MiB
 // segments, fsynced.
 func DefaultConfig(dir string) Config {
@@ -69,8 +73,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return fmt.Errorf("%w: Dir must not be empty", ErrInvalidConfig)
-	case c.SegmentBytes <= headerSize:
-		return fmt.Errorf("%w: SegmentBytes must be more than %d, got %d", ErrInvalidConfig, headerSize, c.SegmentBytes)
+	case c.SegmentBytes < MinSegmentBytes:
+		return fmt.Errorf("%w: SegmentBytes must be at least %d, got %d", ErrInvalidConfig, MinSegmentBytes, c.SegmentBytes)
 	case c.MaxBytes < c.SegmentBytes:
 		return fmt.Errorf("%w: MaxBytes (%d) must be at least SegmentBytes (%d)", ErrInvalidConfig, c.MaxBytes, c.SegmentBytes)
 	}
@@ -88,6 +92,9 @@ var (
 	ErrNoSpace = errors.New("no space left for the spool")
 	// ErrClosed is returned by calls on a closed spool.
 	ErrClosed = errors.New("spool is closed")
+	// ErrInUse is returned by Open when another process has the spool
+	// directory open.
+	ErrInUse = errors.New("spool directory in use")
 )
 
 // Position locates a record: a segment's sequence number and an offset in
@@ -145,6 +152,7 @@ type Spool struct {
 	rseq  uint64
 
 	notify chan struct{} // signalled after each append
+	lock   *os.File      // holds the directory's lock until Close
 
 	appended, replayed, quarantined, quarantinedBytes atomic.Uint64
 
@@ -156,6 +164,7 @@ type Spool struct {
 const (
 	segSuffix     = ".seg"
 	cursorFile    = "cursor"
+	lockFile      = "lock"
 	quarantineDir = "quarantine"
 )
 
@@ -173,9 +182,14 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, quarantineDir), 0o750); err != nil {
 		return nil, fmt.Errorf("cannot create spool directory: %w", err)
 	}
-	s := &Spool{cfg: cfg, log: logger, notify: make(chan struct{}, 1)}
+	lock, err := lockDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Spool{cfg: cfg, log: logger, notify: make(chan struct{}, 1), lock: lock}
 	entries, err := os.ReadDir(cfg.Dir)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("cannot list spool directory: %w", err)
 	}
 	for _, e := range entries {
@@ -189,6 +203,7 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 		}
 		info, err := e.Info()
 		if err != nil {
+			lock.Close()
 			return nil, fmt.Errorf("cannot stat segment %s: %w", name, err)
 		}
 		s.segs = append(s.segs, segment{seq: seq, size: info.Size()})
@@ -228,6 +243,28 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 		logger.Info("spool opened with records to replay", "dir", cfg.Dir, "records", s.records, "bytes", s.bytes, "segments", len(s.segs))
 	}
 	return s, nil
+}
+
+// lockDir takes an exclusive, non-blocking lock on the spool's lock file,
+// so that two processes never share a spool. The lock dies with the
+// process, so a crash never leaves the directory locked.
+func lockDir(dir string) (*os.File, error) {
+	p := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open spool lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			owner, _ := os.ReadFile(p)
+			return nil, fmt.Errorf("%w: %s is held by another process (pid %s); give each ingester a spool directory of its own", ErrInUse, dir, bytes.TrimSpace(owner))
+		}
+		return nil, fmt.Errorf("cannot lock %s: %w", p, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt(fmt.Appendf(nil, "%d\n", os.Getpid()), 0)
+	return f, nil
 }
 
 // readCursor reads the cursor file; a missing or damaged one is the start.
@@ -742,6 +779,7 @@ func (s *Spool) Close() error {
 		err = s.active.Close()
 		s.active = nil
 	}
+	defer s.lock.Close()
 	s.rmu.Lock()
 	if s.rfile != nil {
 		s.rfile.Close()

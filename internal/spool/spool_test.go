@@ -456,3 +456,18 @@ func TestDecodeIntoUsedBuffer(t *testing.T) {
 		t.Fatal("the events were not decoded into dst's spare room")
 	}
 }
+
+// TestOneProcessPerSpool: a spool directory open in one place cannot be
+// opened again until it is closed.
+func TestOneProcessPerSpool(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(smallConfig(dir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(smallConfig(dir), nil); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second Open: %v, want ErrInUse", err)
+	}
+	s.Close()
+	openSpool(t, smallConfig(dir))
+}
