@@ -321,7 +321,7 @@ func TestRejectedConfigIsReported(t *testing.T) {
 		env  []string
 		want string
 	}{
-		{"ingest", []string{"-store.dsn=clickhouse://ch:9000", "-otlp.grpc.listen=nowhere", "-config.check"}, nil, "GRPCListen"},
+		{"ingest", []string{"-store.dsn=clickhouse://ch:9000", "-otlp.grpc.listen=nowhere", "-config.check"}, nil, "otlp.grpc.listen"},
 		{"api", []string{"-config.check"}, []string{"MCPDRIFT_STORE_DSN=http://ch:8123"}, `scheme "http"`},
 		{"api", []string{"-store.dsn=clickhouse://ch:9000", "-no-such-flag", "-config.check"}, nil, "no-such-flag"},
 		{"mcpdrift", []string{"simulate", "-sim.rate=fast", "-h"}, nil, "sim.rate"},

@@ -5,9 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
 )
+
+// parseConfig parses args as the binary does.
+func parseConfig(args []string, stderr io.Writer) (app.Config, error) {
+	c := config()
+	err := c.Parse(args, stderr)
+	return c, err
+}
 
 func TestParseConfig(t *testing.T) {
 	f := func(args []string, wantErr string) {
@@ -49,6 +57,8 @@ func TestExposureNeedsTokens(t *testing.T) {
 		{[]string{dsn, "-api.listen=[::]:8080"}, "auth.insecure-allow-no-tokens"},
 		{[]string{dsn, "-api.listen=127.0.0.1:8080"}, ""},
 		{[]string{dsn, "-auth.insecure-allow-no-tokens"}, ""},
+		// -migrate.only never listens.
+		{[]string{dsn, "-migrate.only"}, ""},
 		{[]string{dsn, "-auth.tokens-file=" + path}, ""},
 		{[]string{dsn, "-auth.tokens-file=/nonexistent/tokens"}, "auth.tokens-file"},
 		{[]string{dsn, "-auth.tokens-file=" + path, "-api.tls.cert-file=x.pem"}, "api.tls.key-file"},

@@ -5,9 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
 )
+
+// parseConfig parses args as the binary does.
+func parseConfig(args []string, stderr io.Writer) (app.Config, error) {
+	c := config()
+	err := c.Parse(args, stderr)
+	return c, err
+}
 
 func TestParseConfig(t *testing.T) {
 	f := func(args []string, env map[string]string, wantErr string) {
@@ -30,7 +38,7 @@ func TestParseConfig(t *testing.T) {
 	f(nil, map[string]string{"MCPDRIFT_STORE_DSN": "clickhouse://ch:9000", "MCPDRIFT_STORE_CLUSTER": "c"}, "")
 	f(nil, nil, "store.dsn: required")
 	f([]string{dsn, "-store.cluster=a b"}, nil, "invalid cluster")
-	f([]string{dsn, "-otlp.http.listen=4318"}, nil, "HTTPListen")
+	f([]string{dsn, "-otlp.http.listen=4318"}, nil, "otlp.http.listen")
 	f([]string{dsn, "-health.listen=x"}, nil, "health.listen")
 	f([]string{dsn, "-shutdown.timeout=0s"}, nil, "shutdown.timeout")
 	f([]string{dsn, "-log.format=xml"}, nil, "log.format")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -45,13 +46,14 @@ func (m *multiFlag) Set(v string) error {
 type readFlags struct {
 	api   string
 	token string
-	sf    storeFlags
+	store *embeddedstore.Section
 }
 
 func (r *readFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.api, "api", "", "URL of a running mcpdrift API (default "+defaultAPI+"; when not given and nothing answers there, the data directory is read directly)")
 	fs.StringVar(&r.token, "token", "", "bearer token for an API that runs with tokens (a read token; audit for the audit report); MCPDRIFT_TOKEN")
-	r.sf.register(fs)
+	r.store = embeddedstore.New()
+	r.store.RegisterFlags(fs)
 }
 
 // parse parses args into fs; only -api and the store flags take their
@@ -91,19 +93,19 @@ func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) 
 	if answers(ctx, defaultAPI) {
 		return source{client: &api.Client{BaseURL: defaultAPI, HTTP: hc, Token: r.token}, close: func() {}}, nil
 	}
-	dir := r.sf.dir
+	dir := r.store.Dir
 	if _, err := os.Stat(filepath.Join(dir, "clickhouse")); err != nil {
 		return source{}, fmt.Errorf("no mcpdrift API answers at %s, and %s holds no mcpdrift data: start `mcpdrift serve`, or pass -api URL or -data.dir", defaultAPI, dir)
 	}
-	st, err := embedded.Open(ctx, r.sf.config())
+	st, err := embedded.Open(ctx, r.store.Config)
 	if errors.Is(err, store.ErrInUse) {
 		return source{}, fmt.Errorf("no mcpdrift API answers at %s, and a server holds the data directory %s: pass -api with the address that server's API listens on (its -api.listen)", defaultAPI, dir)
 	}
 	if err != nil {
 		return source{}, err
 	}
-	cfg := r.sf.config()
-	runner, err := queries.New(st, cfg.Schema.Database, queries.WithRetentionDays(cfg.Schema.RetentionDays))
+	sch := r.store.Schema()
+	runner, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays))
 	if err != nil {
 		st.Close()
 		return source{}, err

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"flag"
 	"fmt"
 	"net"
 	"time"
@@ -121,11 +122,59 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first invalid field by name.
+// RegisterFlags binds c's fields to flags of fs under otlp.* and
+// ingest.*, with c's values as defaults. -ingest.spool.dir "off" (or an
+// empty value) turns the spool off; SpoolOff tells.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.GRPCListen, "otlp.grpc.listen", c.GRPCListen, "OTLP/gRPC listen address")
+	fs.StringVar(&c.HTTPListen, "otlp.http.listen", c.HTTPListen, "OTLP/HTTP listen address")
+	fs.IntVar(&c.MaxRequestBytes, "otlp.max-request-bytes", c.MaxRequestBytes, "largest OTLP request accepted, compressed or not (413/RESOURCE_EXHAUSTED beyond)")
+	fs.IntVar(&c.BatchMaxEvents, "ingest.batch.max-events", c.BatchMaxEvents, "events per batch: one spool append (fsync) or, with -ingest.ack stored, one store write")
+	fs.DurationVar(&c.BatchMaxDelay, "ingest.batch.max-delay", c.BatchMaxDelay, "longest a batch waits before it is written (with -ingest.ack spooled a batch is also written as soon as the spool is idle)")
+	fs.IntVar(&c.MaxPendingEvents, "ingest.max-pending-events", c.MaxPendingEvents, "events awaiting their write beyond which exports are refused (503/UNAVAILABLE)")
+	fs.DurationVar(&c.WriteTimeout, "ingest.write-timeout", c.WriteTimeout, "timeout of one store write")
+	fs.DurationVar(&c.RetryAfter, "ingest.retry-after", c.RetryAfter, "delay suggested to clients refused with a retryable error (Retry-After, gRPC RetryInfo)")
+	fs.StringVar(&c.Tenant, "ingest.tenant", c.Tenant, "tenant every event is stored under while ingest runs without tokens")
+	fs.IntVar(&c.Limits.MaxAttributes, "ingest.limits.max-attributes", c.Limits.MaxAttributes, "most attributes on one record; records with more are rejected through partial success")
+	fs.IntVar(&c.Limits.MaxValueBytes, "ingest.limits.max-value-bytes", c.Limits.MaxValueBytes, "largest attribute value, in bytes, call arguments excepted")
+	fs.IntVar(&c.Limits.MaxArgsBytes, "ingest.limits.max-args-bytes", c.Limits.MaxArgsBytes, "largest call arguments (mcp.drift.args.*), in bytes")
+	fs.DurationVar(&c.Limits.MaxPast, "ingest.limits.max-past", c.Limits.MaxPast, "oldest event time accepted, before now")
+	fs.DurationVar(&c.Limits.MaxFuture, "ingest.limits.max-future", c.Limits.MaxFuture, "latest event time accepted, after now")
+	fs.StringVar(&c.Spool.Dir, "ingest.spool.dir", c.Spool.Dir, `write-ahead spool directory, owned by one process ("off": exports are acknowledged only once stored)`)
+	fs.Int64Var(&c.Spool.MaxBytes, "ingest.spool.max-bytes", c.Spool.MaxBytes, "spool size beyond which exports are refused (503/UNAVAILABLE)")
+	fs.Int64Var(&c.Spool.SegmentBytes, "ingest.spool.segment-bytes", c.Spool.SegmentBytes, "size of one spool segment file")
+	fs.BoolVar(&c.Spool.Fsync, "ingest.spool.fsync", c.Spool.Fsync, "fsync every spool append before acknowledging")
+	fs.DurationVar(&c.SpoolAfter, "ingest.spool.after", c.SpoolAfter, "with -ingest.ack stored: store write latency beyond which batches are acknowledged from the spool and written later")
+	fs.StringVar((*string)(&c.Ack), "ingest.ack", string(c.Ack), `when an export is acknowledged: "spooled" (once fsynced to the spool; the store is written in large grouped inserts) or "stored" (once inserted, or spooled when the store is slow or failing); empty: spooled with a spool, stored without`)
+	fs.IntVar(&c.InsertMaxEvents, "ingest.insert.max-events", c.InsertMaxEvents, "with -ingest.ack spooled: most events per store insert")
+	fs.DurationVar(&c.InsertMaxDelay, "ingest.insert.max-delay", c.InsertMaxDelay, "with -ingest.ack spooled: longest the store insert waits for more spooled batches (how far reports trail acknowledgements)")
+	fs.IntVar(&c.DedupIDs, "ingest.dedup.ids", c.DedupIDs, "ids of recently stored events kept to drop retried exports (16 bytes each)")
+	fs.DurationVar(&c.DedupWindow, "ingest.dedup.window", c.DedupWindow, "how far back, in event time, stored ids are loaded at start-up")
+}
+
+// SpoolOff is the -ingest.spool.dir value that turns the spool off.
+const SpoolOff = "off"
+
+// Resolve turns the flags' shorthands into the configuration they mean:
+// a spool directory of SpoolOff becomes none, and an empty Ack the mode
+// that suits the spool (AckSpooled with one, AckStored without).
+func (c *Config) Resolve() {
+	if c.Spool.Dir == SpoolOff {
+		c.Spool.Dir = ""
+	}
+	if c.Ack == "" {
+		c.Ack = AckStored
+		if c.Spool.Dir != "" {
+			c.Ack = AckSpooled
+		}
+	}
+}
+
+// Validate reports the first invalid field by the name of its flag.
 func (c Config) Validate() error {
 	for _, l := range []struct{ name, addr string }{
-		{"GRPCListen", c.GRPCListen},
-		{"HTTPListen", c.HTTPListen},
+		{"otlp.grpc.listen", c.GRPCListen},
+		{"otlp.http.listen", c.HTTPListen},
 	} {
 		if _, _, err := net.SplitHostPort(l.addr); err != nil {
 			return fmt.Errorf("%w: %s %q: %w", ErrInvalidConfig, l.name, l.addr, err)
@@ -133,51 +182,57 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case c.MaxRequestBytes <= 0:
-		return fmt.Errorf("%w: MaxRequestBytes must be positive, got %d", ErrInvalidConfig, c.MaxRequestBytes)
+		return fmt.Errorf("%w: otlp.max-request-bytes: must be positive, not %d", ErrInvalidConfig, c.MaxRequestBytes)
 	case c.BatchMaxEvents <= 0:
-		return fmt.Errorf("%w: BatchMaxEvents must be positive, got %d", ErrInvalidConfig, c.BatchMaxEvents)
+		return fmt.Errorf("%w: ingest.batch.max-events: must be positive, not %d", ErrInvalidConfig, c.BatchMaxEvents)
 	case c.BatchMaxDelay <= 0:
-		return fmt.Errorf("%w: BatchMaxDelay must be positive, got %s", ErrInvalidConfig, c.BatchMaxDelay)
+		return fmt.Errorf("%w: ingest.batch.max-delay: must be positive, not %s", ErrInvalidConfig, c.BatchMaxDelay)
 	case c.MaxPendingEvents < c.BatchMaxEvents:
-		return fmt.Errorf("%w: MaxPendingEvents (%d) must be at least BatchMaxEvents (%d)", ErrInvalidConfig, c.MaxPendingEvents, c.BatchMaxEvents)
+		return fmt.Errorf("%w: ingest.max-pending-events: %d must be at least ingest.batch.max-events (%d)", ErrInvalidConfig, c.MaxPendingEvents, c.BatchMaxEvents)
 	case c.WriteTimeout <= 0:
-		return fmt.Errorf("%w: WriteTimeout must be positive, got %s", ErrInvalidConfig, c.WriteTimeout)
+		return fmt.Errorf("%w: ingest.write-timeout: must be positive, not %s", ErrInvalidConfig, c.WriteTimeout)
 	case c.RetryAfter <= 0:
-		return fmt.Errorf("%w: RetryAfter must be positive, got %s", ErrInvalidConfig, c.RetryAfter)
+		return fmt.Errorf("%w: ingest.retry-after: must be positive, not %s", ErrInvalidConfig, c.RetryAfter)
 	case c.Limits.MaxAttributes <= 0:
-		return fmt.Errorf("%w: Limits.MaxAttributes must be positive, got %d", ErrInvalidConfig, c.Limits.MaxAttributes)
+		return fmt.Errorf("%w: ingest.limits.max-attributes: must be positive, not %d", ErrInvalidConfig, c.Limits.MaxAttributes)
 	case c.Limits.MaxValueBytes <= 0:
-		return fmt.Errorf("%w: Limits.MaxValueBytes must be positive, got %d", ErrInvalidConfig, c.Limits.MaxValueBytes)
+		return fmt.Errorf("%w: ingest.limits.max-value-bytes: must be positive, not %d", ErrInvalidConfig, c.Limits.MaxValueBytes)
 	case c.Limits.MaxArgsBytes <= 0:
-		return fmt.Errorf("%w: Limits.MaxArgsBytes must be positive, got %d", ErrInvalidConfig, c.Limits.MaxArgsBytes)
+		return fmt.Errorf("%w: ingest.limits.max-args-bytes: must be positive, not %d", ErrInvalidConfig, c.Limits.MaxArgsBytes)
 	case c.Limits.MaxPast < 0:
-		return fmt.Errorf("%w: Limits.MaxPast must not be negative, got %s", ErrInvalidConfig, c.Limits.MaxPast)
+		return fmt.Errorf("%w: ingest.limits.max-past: must not be negative, not %s", ErrInvalidConfig, c.Limits.MaxPast)
 	case c.Limits.MaxFuture < 0:
-		return fmt.Errorf("%w: Limits.MaxFuture must not be negative, got %s", ErrInvalidConfig, c.Limits.MaxFuture)
+		return fmt.Errorf("%w: ingest.limits.max-future: must not be negative, not %s", ErrInvalidConfig, c.Limits.MaxFuture)
 	case c.Tenant == "":
-		return fmt.Errorf("%w: Tenant must not be empty", ErrInvalidConfig)
+		return fmt.Errorf("%w: ingest.tenant: must not be empty", ErrInvalidConfig)
 	case c.DedupIDs < 0:
-		return fmt.Errorf("%w: DedupIDs must not be negative, got %d", ErrInvalidConfig, c.DedupIDs)
+		return fmt.Errorf("%w: ingest.dedup.ids: must not be negative, not %d", ErrInvalidConfig, c.DedupIDs)
 	case c.DedupWindow < 0:
-		return fmt.Errorf("%w: DedupWindow must not be negative, got %s", ErrInvalidConfig, c.DedupWindow)
+		return fmt.Errorf("%w: ingest.dedup.window: must not be negative, not %s", ErrInvalidConfig, c.DedupWindow)
 	}
 	if c.Spool.Dir != "" {
+		switch {
+		case c.Spool.SegmentBytes < spool.MinSegmentBytes:
+			return fmt.Errorf("%w: ingest.spool.segment-bytes: must be at least %d, not %d", ErrInvalidConfig, spool.MinSegmentBytes, c.Spool.SegmentBytes)
+		case c.Spool.MaxBytes < c.Spool.SegmentBytes:
+			return fmt.Errorf("%w: ingest.spool.max-bytes: %d must be at least ingest.spool.segment-bytes (%d)", ErrInvalidConfig, c.Spool.MaxBytes, c.Spool.SegmentBytes)
+		}
 		if err := c.Spool.Validate(); err != nil {
-			return fmt.Errorf("%w: Spool: %w", ErrInvalidConfig, err)
+			return fmt.Errorf("%w: ingest.spool: %w", ErrInvalidConfig, err)
 		}
 		if c.SpoolAfter <= 0 {
-			return fmt.Errorf("%w: SpoolAfter must be positive with a spool, got %s", ErrInvalidConfig, c.SpoolAfter)
+			return fmt.Errorf("%w: ingest.spool.after: must be positive with a spool, not %s", ErrInvalidConfig, c.SpoolAfter)
 		}
 	}
 	switch {
 	case c.Ack != AckStored && c.Ack != AckSpooled && c.Ack != "":
-		return fmt.Errorf("%w: Ack must be %q or %q, got %q", ErrInvalidConfig, AckStored, AckSpooled, c.Ack)
+		return fmt.Errorf("%w: ingest.ack: must be %q or %q, not %q", ErrInvalidConfig, AckStored, AckSpooled, c.Ack)
 	case c.Ack == AckSpooled && c.Spool.Dir == "":
-		return fmt.Errorf("%w: Ack %q needs a spool (Spool.Dir)", ErrInvalidConfig, AckSpooled)
+		return fmt.Errorf("%w: ingest.ack: %q needs a spool (-ingest.spool.dir)", ErrInvalidConfig, AckSpooled)
 	case c.Ack == AckSpooled && c.InsertMaxEvents <= 0:
-		return fmt.Errorf("%w: InsertMaxEvents must be positive, got %d", ErrInvalidConfig, c.InsertMaxEvents)
+		return fmt.Errorf("%w: ingest.insert.max-events: must be positive, not %d", ErrInvalidConfig, c.InsertMaxEvents)
 	case c.Ack == AckSpooled && c.InsertMaxDelay <= 0:
-		return fmt.Errorf("%w: InsertMaxDelay must be positive, got %s", ErrInvalidConfig, c.InsertMaxDelay)
+		return fmt.Errorf("%w: ingest.insert.max-delay: must be positive, not %s", ErrInvalidConfig, c.InsertMaxDelay)
 	}
 	return nil
 }

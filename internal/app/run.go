@@ -1,0 +1,220 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/logging"
+	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
+	"github.com/mcpdrift/mcpdrift/queries"
+)
+
+// Run runs the process c describes until ctx ends, then shuts it down
+// within c.ShutdownTimeout. The all-in-one role prints where it listens to
+// stdout; logs go to stderr.
+func Run(ctx context.Context, c Config, version string, stdout, stderr io.Writer) error {
+	log, err := logging.New(stderr, c.LogLevel, c.LogFormat)
+	if err != nil {
+		return err
+	}
+	st, err := c.Store.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sch := c.Store.Schema()
+	log.Info(c.Program+" starting", append([]any{"version", version, "role", string(c.Role)}, c.Store.Describe()...)...)
+
+	switch c.Role {
+	case RoleServe:
+		if err := migrate(ctx, st, log); err != nil {
+			return err
+		}
+	case RoleAPI:
+		if c.Migrate || c.MigrateOnly {
+			if err := waitForStore(ctx, st, c.MigrateWait, log); err != nil {
+				return err
+			}
+			if err := migrate(ctx, st, log); err != nil {
+				return err
+			}
+			if c.MigrateOnly {
+				return nil
+			}
+		}
+	case RoleIngest:
+		if err := schemaReady(ctx, st, sch.Database); err != nil {
+			log.Warn("store not ready yet; exports are refused as retryable until it is", "error", err)
+		}
+	}
+
+	sec, err := newSecurity(c, log)
+	if err != nil {
+		return err
+	}
+	reg, err := selfmetrics.NewRegistry()
+	if err != nil {
+		return err
+	}
+	p := &process{cfg: c, log: log}
+	defer p.stop()
+
+	if c.Role.Ingests() {
+		in, err := ingest.New(c.Ingest, st, log, sec.ingest...)
+		if err != nil {
+			return err
+		}
+		p.in = in
+		if err := in.Start(ctx); err != nil {
+			return err
+		}
+		reg.MustRegister(selfmetrics.NewIngestCollector(in))
+	}
+	if c.Role.Serves() {
+		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays))
+		if err != nil {
+			return err
+		}
+		opts := append(sec.api, api.WithMetrics(selfmetrics.Handler(reg)),
+			api.WithReadyCheck("migrations", selfmetrics.MigrationsApplied(st, sch)))
+		if p.in != nil {
+			opts = append(opts, api.WithReadyCheck("spool", func(context.Context) error { return p.in.SpoolReady() }))
+		}
+		srv, err := api.New(c.API, st, reports, version, log, opts...)
+		if err != nil {
+			return err
+		}
+		reg.MustRegister(selfmetrics.NewAPICollector(srv))
+		if err := srv.Start(); err != nil {
+			return err
+		}
+		p.api = srv
+	}
+	if c.Role == RoleIngest {
+		h, err := startHealth(c.HealthListen, st, sch, p, reg, version, log)
+		if err != nil {
+			return err
+		}
+		p.health = h
+	}
+	if c.Role == RoleServe {
+		label, where := c.Store.Location()
+		fmt.Fprintf(stdout, `mcpdrift %s is running
+  OTLP/gRPC  %s
+  OTLP/HTTP  %s://%s/v1/logs
+  API        %s://%s/api/v1/tools
+  %-10s %s
+  spool      %s
+Press Ctrl-C to stop.
+`, version, p.in.GRPCAddr(), scheme(c.OTLPTLS.Enabled()), p.in.HTTPAddr(), scheme(c.API.TLS.Enabled()), p.api.Addr(),
+			label, where, orOff(c.Ingest.Spool.Dir))
+	}
+
+	<-ctx.Done()
+	return p.shutdown()
+}
+
+// process is the components a Run started, for the shutdown.
+type process struct {
+	cfg      Config
+	log      *slog.Logger
+	in       *ingest.Server
+	api      *api.Server
+	health   *http.Server
+	draining atomic.Bool // readiness fails from the start of the shutdown
+	done     bool
+}
+
+// shutdown stops the components gracefully: the API and the health
+// listener stop answering (readiness first), the ingester finishes the
+// requests in flight and writes what is pending.
+func (p *process) shutdown() error {
+	p.done = true
+	p.draining.Store(true)
+	p.log.Info("shutting down", "timeout", p.cfg.ShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if p.api != nil {
+		errs = append(errs, p.api.Shutdown(ctx))
+	}
+	if p.in != nil {
+		errs = append(errs, p.in.Shutdown(ctx))
+	}
+	if p.health != nil {
+		errs = append(errs, p.health.Shutdown(ctx))
+	}
+	p.log.Info(p.cfg.Program + " stopped")
+	return errors.Join(errs...)
+}
+
+// stop releases what a failed start left running.
+func (p *process) stop() {
+	if p.done {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+	defer cancel()
+	if p.api != nil {
+		_ = p.api.Shutdown(ctx)
+	}
+	if p.in != nil {
+		_ = p.in.Shutdown(ctx)
+	}
+	if p.health != nil {
+		_ = p.health.Shutdown(ctx)
+	}
+}
+
+// migrate applies the pending migrations.
+func migrate(ctx context.Context, st Store, log *slog.Logger) error {
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot migrate: %w", err)
+	}
+	log.Info("schema up to date", "migrations_applied", applied)
+	return nil
+}
+
+// waitForStore pings the store until it answers, for at most wait.
+func waitForStore(ctx context.Context, st Store, wait time.Duration, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	delay := 500 * time.Millisecond
+	for {
+		err := st.Ping(ctx)
+		if err == nil {
+			return nil
+		}
+		log.Warn("waiting for the store", "error", err, "retry_in", delay)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the store did not answer within migrate.wait (%v): %w", wait, err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// scheme returns https with TLS, http without.
+func scheme(tls bool) string {
+	if tls {
+		return "https"
+	}
+	return "http"
+}
+
+func orOff(dir string) string {
+	if dir == "" {
+		return "off (exports are acknowledged once stored)"
+	}
+	return dir
+}
