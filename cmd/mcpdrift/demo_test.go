@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/ledgercheck"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -67,139 +69,36 @@ func TestReportsEqualLedger(t *testing.T) {
 	// included.
 	window := []string{"-from", ledger.Start.Add(-time.Minute).Format(time.RFC3339),
 		"-to", ledger.End.Add(time.Hour).Format(time.RFC3339), "-api", "http://" + srv.api, "-format", "json"}
-	report := func(dest any, name string, args ...string) {
-		t.Helper()
-		code, out, errOut := mcpdrift(t, append(append([]string{"report", name}, window...), args...)...)
+	fetch := func(dest any, name string, params map[string]string) error {
+		args := append([]string{"report", name}, window...)
+		for k, v := range params {
+			args = append(args, "-"+k, v)
+		}
+		code, out, errOut := mcpdrift(t, args...)
 		if code != 0 {
-			t.Fatalf("report %s: exit %d: %s", name, code, errOut)
+			return fmt.Errorf("report %s: exit %d: %s", name, code, errOut)
 		}
-		if err := json.Unmarshal([]byte(out), dest); err != nil {
-			t.Fatalf("report %s: %v", name, err)
-		}
+		return json.Unmarshal([]byte(out), dest)
 	}
-
-	// Calls per tool × outcome.
-	var stale api.ReportBody[queries.StaleUsageRow]
-	report(&stale, "stale-usage")
-	calls := map[string]map[string]int64{}
-	for _, r := range stale.Rows {
-		m := calls[r.Tool]
-		if m == nil {
-			m = map[string]int64{}
-			calls[r.Tool] = m
-		}
-		m["calls"] += int64(r.Calls)
-		m["current"] += int64(r.Current)
-		m["normalized"] += int64(r.Normalized)
-		m["rejected"] += int64(r.Rejected)
-		m["removed"] += int64(r.Removed)
-		m["failed"] += int64(r.Failed)
+	res, diffs, err := ledgercheck.Compare(ledger, fetch)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := map[string]map[string]int64{}
-	for tool, byOutcome := range ledger.Calls {
-		m := map[string]int64{"calls": 0, "current": 0, "normalized": 0, "rejected": 0, "removed": 0, "failed": 0}
-		for outcome, n := range byOutcome {
-			m["calls"] += n
-			if strings.HasPrefix(outcome, "rejected_") {
-				outcome = "rejected"
-			}
-			m[outcome] += n
-		}
-		want[tool] = m
-	}
-	if !reflect.DeepEqual(calls, want) {
-		t.Errorf("stale-usage calls by tool and outcome:\n report %v\n ledger %v", calls, want)
-	}
-
-	// Normalised calls per adapter, and the declared adapters.
-	var retire api.ReportBody[queries.AdapterRow]
-	report(&retire, "adapter-retirement")
-	normalized, declared := map[string]int64{}, map[string]bool{}
-	for _, r := range retire.Rows {
-		if r.WouldBeRejected > 0 {
-			normalized[r.AdapterID] = int64(r.WouldBeRejected)
-		}
-		if r.Registered {
-			declared[r.AdapterID] = true
-		}
-	}
-	wantNorm, wantDecl := map[string]int64{}, map[string]bool{}
-	for id, n := range ledger.Normalized {
-		if n > 0 {
-			wantNorm[id] = n
-		}
-	}
-	for id := range ledger.Adapters {
-		wantDecl[id] = true
-	}
-	if !reflect.DeepEqual(normalized, wantNorm) {
-		t.Errorf("normalised calls by adapter:\n report %v\n ledger %v", normalized, wantNorm)
-	}
-	if !reflect.DeepEqual(declared, wantDecl) {
-		t.Errorf("declared adapters:\n report %v\n ledger %v", declared, wantDecl)
-	}
-
-	// Repairs by action.
-	var repairs api.ReportBody[queries.RepairRow]
-	report(&repairs, "repairs")
-	byAction := map[string]int64{}
-	for _, r := range repairs.Rows {
-		for action, n := range map[string]uint64{"refresh_retry": r.RefreshRetries, "model_repair": r.ModelRepairs,
-			"human_approval": r.HumanApprovals, "abandon": r.Abandons} {
-			if n > 0 {
-				byAction[action] += int64(n)
-			}
-		}
-	}
-	if !reflect.DeepEqual(byAction, ledger.Repairs) {
-		t.Errorf("repairs by action:\n report %v\n ledger %v", byAction, ledger.Repairs)
-	}
-
-	// Violations by kind, page by page.
-	kinds := map[string]string{
-		"side_effect_on_rejection": queries.ViolationSideEffectRejected,
-		"mixed_revision":           queries.ViolationMixedRevision,
-		"removed_success":          queries.ViolationRemovedToolSuccess,
-		"auto_retry_across_change": queries.ViolationRetryAcrossChange,
-	}
-	wantKinds := map[string]int64{}
-	for name, n := range ledger.Violations {
-		if kinds[name] == "" {
-			t.Fatalf("the ledger counts a violation %q that no report kind matches", name)
-		}
-		wantKinds[kinds[name]] += n
-	}
-	gotKinds := map[string]int64{}
-	cursor, pages := "", 0
-	for {
-		var page api.ReportBody[queries.ViolationRow]
-		args := []string{"-limit", "7"}
-		if cursor != "" {
-			args = append(args, "-cursor", cursor)
-		}
-		report(&page, "violations", args...)
-		for _, r := range page.Rows {
-			gotKinds[r.Kind]++
-		}
-		pages++
-		if cursor = page.Next; cursor == "" {
-			break
-		}
+	for _, d := range diffs {
+		t.Error(d)
 	}
 	// Seed 6 at this rate injects every kind and makes every repair: a
 	// comparison that covers them all.
-	if len(wantKinds) != 4 || len(ledger.Repairs) != 4 {
-		t.Errorf("the run injected violations %v and repairs %v: pick a seed with all four of each", wantKinds, ledger.Repairs)
-	}
-	if !reflect.DeepEqual(gotKinds, wantKinds) {
-		t.Errorf("violations by kind (%d pages):\n report %v\n ledger %v", pages, gotKinds, wantKinds)
+	if len(res.Violations) != 4 || len(ledger.Repairs) != 4 {
+		t.Errorf("the run injected violations %v and repairs %v: pick a seed with all four of each", res.Violations, ledger.Repairs)
 	}
 	t.Logf("compared: calls of %d tools by outcome, %d adapters' normalised calls, repairs %v, violations %v over %d pages",
-		len(want), len(wantNorm), ledger.Repairs, wantKinds, pages)
+		res.Tools, res.Adapters, ledger.Repairs, res.Violations, res.Pages)
+	stale, retire := res.StaleUsage, res.AdapterRetirement
 
 	// The gate agrees with the report for the busiest adapter.
 	var busiest queries.AdapterRow
-	for _, r := range retire.Rows {
+	for _, r := range retire {
 		if r.Calls > busiest.Calls {
 			busiest = r
 		}
@@ -233,7 +132,7 @@ func TestReportsEqualLedger(t *testing.T) {
 	if err := json.Unmarshal(direct, &again); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(again.Rows, stale.Rows) {
+	if !reflect.DeepEqual(again.Rows, stale) {
 		t.Errorf("the data directory read directly gives other rows than the API did")
 
 	}
