@@ -368,4 +368,3 @@ func waitStored(t *testing.T, st *clickhouse.Store, tenant string, want int64) c
 		time.Sleep(200 * time.Millisecond)
 	}
 }
-
