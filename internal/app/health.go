@@ -22,7 +22,7 @@ const readyTimeout = 5 * time.Second
 // store answers (on a cluster, every shard: Store.Ping), holds the
 // schema, every migration this binary embeds applied, and the spool has
 // room.
-func ingestReady(ctx context.Context, st Store, sch schema.Options, p *process) error {
+func ingestReady(ctx context.Context, st Store, sch schema.Options, p *Process) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	if err := schemaReady(ctx, st, sch.Database); err != nil {
@@ -36,7 +36,7 @@ func ingestReady(ctx context.Context, st Store, sch schema.Options, p *process) 
 
 // startHealth serves, for the ingest role, /healthz (the process runs),
 // /readyz (ingestReady, and the process not shutting down) and /metrics.
-func startHealth(addr string, st Store, sch schema.Options, p *process, reg *prometheus.Registry, version string, log *slog.Logger) (*http.Server, error) {
+func startHealth(addr string, st Store, sch schema.Options, p *Process, reg *prometheus.Registry, version string, log *slog.Logger) (*http.Server, string, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", selfmetrics.Handler(reg))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -59,7 +59,7 @@ func startHealth(addr string, st Store, sch schema.Options, p *process, reg *pro
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+		return nil, "", fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -68,5 +68,5 @@ func startHealth(addr string, st Store, sch schema.Options, p *process, reg *pro
 		}
 	}()
 	log.Info("health listening", "addr", ln.Addr().String())
-	return srv, nil
+	return srv, ln.Addr().String(), nil
 }

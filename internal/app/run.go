@@ -19,35 +19,53 @@ import (
 
 // Run runs the process c describes until ctx ends, then shuts it down
 // within c.ShutdownTimeout. The all-in-one role prints where it listens to
-// stdout; logs go to stderr.
+// stdout; logs go to stderr. With c.MigrateOnly it migrates and returns.
 func Run(ctx context.Context, c Config, version string, stdout, stderr io.Writer) error {
+	p, err := Start(ctx, c, version, stdout, stderr)
+	if err != nil || c.MigrateOnly {
+		return err
+	}
+	<-ctx.Done()
+	return p.Shutdown()
+}
+
+// Start starts the process c describes and returns once it serves; the
+// caller shuts it down. With c.MigrateOnly it migrates, closes the store
+// and returns a process that runs nothing.
+func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writer) (_ *Process, err error) {
 	log, err := logging.New(stderr, c.LogLevel, c.LogFormat)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st, err := c.Store.Open(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer st.Close()
+	p := &Process{cfg: c, log: log, store: st}
+	defer func() {
+		if err != nil {
+			p.stop()
+		}
+	}()
 	sch := c.Store.Schema()
 	log.Info(c.Program+" starting", append([]any{"version", version, "role", string(c.Role)}, c.Store.Describe()...)...)
 
 	switch c.Role {
 	case RoleServe:
 		if err := migrate(ctx, st, log); err != nil {
-			return err
+			return nil, err
 		}
 	case RoleAPI:
 		if c.Migrate || c.MigrateOnly {
 			if err := waitForStore(ctx, st, c.MigrateWait, log); err != nil {
-				return err
+				return nil, err
 			}
 			if err := migrate(ctx, st, log); err != nil {
-				return err
+				return nil, err
 			}
 			if c.MigrateOnly {
-				return nil
+				p.stop()
+				return p, nil
 			}
 		}
 	case RoleIngest:
@@ -58,30 +76,28 @@ func Run(ctx context.Context, c Config, version string, stdout, stderr io.Writer
 
 	sec, err := newSecurity(c, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	reg, err := selfmetrics.NewRegistry()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p := &process{cfg: c, log: log}
-	defer p.stop()
 
 	if c.Role.Ingests() {
 		in, err := ingest.New(c.Ingest, st, log, sec.ingest...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.in = in
 		if err := in.Start(ctx); err != nil {
-			return err
+			return nil, err
 		}
 		reg.MustRegister(selfmetrics.NewIngestCollector(in))
 	}
 	if c.Role.Serves() {
 		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		opts := append(sec.api, api.WithMetrics(selfmetrics.Handler(reg)),
 			api.WithReadyCheck("migrations", selfmetrics.MigrationsApplied(st, sch)))
@@ -90,20 +106,20 @@ func Run(ctx context.Context, c Config, version string, stdout, stderr io.Writer
 		}
 		srv, err := api.New(c.API, st, reports, version, log, opts...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		reg.MustRegister(selfmetrics.NewAPICollector(srv))
 		if err := srv.Start(); err != nil {
-			return err
+			return nil, err
 		}
 		p.api = srv
 	}
 	if c.Role == RoleIngest {
-		h, err := startHealth(c.HealthListen, st, sch, p, reg, version, log)
+		h, addr, err := startHealth(c.HealthListen, st, sch, p, reg, version, log)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		p.health = h
+		p.health, p.healthAddr = h, addr
 	}
 	if c.Role == RoleServe {
 		label, where := c.Store.Location()
@@ -117,26 +133,43 @@ Press Ctrl-C to stop.
 `, version, p.in.GRPCAddr(), scheme(c.OTLPTLS.Enabled()), p.in.HTTPAddr(), scheme(c.API.TLS.Enabled()), p.api.Addr(),
 			label, where, orOff(c.Ingest.Spool.Dir))
 	}
-
-	<-ctx.Done()
-	return p.shutdown()
+	return p, nil
 }
 
-// process is the components a Run started, for the shutdown.
-type process struct {
-	cfg      Config
-	log      *slog.Logger
-	in       *ingest.Server
-	api      *api.Server
-	health   *http.Server
-	draining atomic.Bool // readiness fails from the start of the shutdown
-	done     bool
+// Process is the components a Start started.
+type Process struct {
+	cfg        Config
+	log        *slog.Logger
+	store      Store
+	in         *ingest.Server
+	api        *api.Server
+	health     *http.Server
+	healthAddr string
+	draining   atomic.Bool // readiness fails from the start of the shutdown
+	done       bool
 }
 
-// shutdown stops the components gracefully: the API and the health
-// listener stop answering (readiness first), the ingester finishes the
-// requests in flight and writes what is pending.
-func (p *process) shutdown() error {
+// Store is the process's store.
+func (p *Process) Store() Store { return p.store }
+
+// Ingester is the OTLP ingester, nil for a role without one.
+func (p *Process) Ingester() *ingest.Server { return p.in }
+
+// API is the report API, nil for a role without one.
+func (p *Process) API() *api.Server { return p.api }
+
+// HealthAddr is the address the ingest role's health listener is bound
+// to, empty for the other roles.
+func (p *Process) HealthAddr() string { return p.healthAddr }
+
+// Shutdown stops the components gracefully, within the configured
+// shutdown timeout: readiness fails first, the API stops, the ingester
+// finishes the requests in flight and writes what is pending; then the
+// store is closed.
+func (p *Process) Shutdown() error {
+	if p.done {
+		return nil
+	}
 	p.done = true
 	p.draining.Store(true)
 	p.log.Info("shutting down", "timeout", p.cfg.ShutdownTimeout)
@@ -152,15 +185,17 @@ func (p *process) shutdown() error {
 	if p.health != nil {
 		errs = append(errs, p.health.Shutdown(ctx))
 	}
+	errs = append(errs, p.store.Close())
 	p.log.Info(p.cfg.Program + " stopped")
 	return errors.Join(errs...)
 }
 
-// stop releases what a failed start left running.
-func (p *process) stop() {
+// stop releases what a failed or migrate-only start left running.
+func (p *Process) stop() {
 	if p.done {
 		return
 	}
+	p.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
 	defer cancel()
 	if p.api != nil {
@@ -172,6 +207,7 @@ func (p *process) stop() {
 	if p.health != nil {
 		_ = p.health.Shutdown(ctx)
 	}
+	_ = p.store.Close()
 }
 
 // migrate applies the pending migrations.
