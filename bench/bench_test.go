@@ -60,10 +60,14 @@ func TestSuiteSmoke(t *testing.T) {
 	if rep.Stored != events {
 		t.Errorf("stored %d events, want %d", rep.Stored, events)
 	}
+	if s := rep.Server; s == nil || s.StoredEvents != events || s.Inserts == 0 || s.ServerCPU <= 0 || s.IngestCPU <= 0 {
+		t.Errorf("the ingest role into a server: %+v, want %d events stored, its inserts and both processes' CPU", s, events)
+	}
 	wantFigures := []string{
 		"pdata.cpu_us_per_event", "pdata.events_per_s",
 		"ingest_no_store.cpu_us_per_event", "ingest_no_store.events_per_s",
 		"ingest_store.cpu_us_per_event", "ingest_store.events_per_s",
+		"ingest_server.cpu_us_per_event", "ingest_server.rows_per_insert",
 		"ingest_store.peak_anon_rss_mib", "ingest_store.peak_go_heap_mib",
 		"client_no_store.cpu_us_per_event", "client_store.cpu_us_per_event",
 		"report_load.events_per_s", "report_load.store_cpu_us_per_event", "report_load.optimize_s",

@@ -6,7 +6,10 @@
 //	b. the ingester without a store: OTLP/gRPC on loopback, decode,
 //	   validate, batch, answer — into a store.Writer that discards;
 //	c. the ingester into the embedded store (chDB), materialised views
-//	   included, checking that every event sent was stored;
+//	   included, checking that every event sent was stored; and the
+//	   scale-out ingest role, assembled as `ingest` runs it, into a
+//	   ClickHouse server run from libchdb in its own process, CPU of both
+//	   processes counted, and the rows per INSERT the server ran;
 //	d. the sending client's own cost.
 //
 // The requests are built once, before anything is measured, from the drift
@@ -86,6 +89,7 @@ func main() {
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.BoolVar(&cfg.SkipStore, "skip-store", false, "skip run (c), for machines without libchdb")
+	flag.BoolVar(&cfg.SkipServer, "skip-server", false, "skip run (c) of the ingest role into a ClickHouse server (run from libchdb)")
 	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, overload, or all")
 	flag.IntVar(&cfg.ReportEvents, "report-events", cfg.ReportEvents, "simulated events loaded into a fresh store for the reports and storage suites")
 	flag.IntVar(&cfg.ReportBatch, "report-batch", cfg.ReportBatch, "events per store Write of that load")

@@ -31,6 +31,9 @@ type Report struct {
 	Baseline *Phase `json:"baseline_pdata,omitempty"`
 	NoStore  *Phase `json:"ingest_no_store,omitempty"`
 	Store    *Phase `json:"ingest_store,omitempty"`
+	// Server is run (c) of the ingest role into a ClickHouse server; nil
+	// when it did not happen.
+	Server *ServerPhase `json:"ingest_server,omitempty"`
 	// Stored is the count of events in the store after run (c).
 	Stored int64 `json:"stored"`
 	// Load, Reports and Storage are the reports and storage suites'
@@ -59,6 +62,8 @@ type Machine struct {
 	// started: other work on the machine makes the rates unreliable.
 	LoadAvg    string `json:"loadavg,omitempty"`
 	ClickHouse string `json:"clickhouse,omitempty"`
+	// ClickHouseServer is the version of the server run (c) wrote to.
+	ClickHouseServer string `json:"clickhouse_server,omitempty"`
 }
 
 // ReportConfig is the part of Config that shapes the figures.
@@ -295,6 +300,21 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 			add(Figure{ID: "ingest_store.peak_go_heap_mib", Label: "(c) peak Go heap in use", Value: float64(p.PeakGoHeap) / (1 << 20), Unit: "MiB"})
 		}
 	}
+	if p := r.Server; p != nil {
+		f := Figure{ID: "ingest_server.cpu_us_per_event", Label: "(c) ingest role → ClickHouse server, CPU (both processes)", Value: p.CPUPerEvent(), Unit: "µs/event"}
+		if s := r.Store; s != nil {
+			f = ratio(f, "ingest_store.cpu_us_per_event", s.CPUPerEvent())
+			f.Target, f.Met = fmt.Sprintf("≤ %.1f× (c) embedded", targetServerRatio), met(f.Ratio <= targetServerRatio)
+		}
+		add(f)
+		add(Figure{ID: "ingest_server.ingest_cpu_us_per_event", Label: "(c) ingest role → server: the ingest process", Value: p.IngestCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
+		add(Figure{ID: "ingest_server.server_cpu_us_per_event", Label: "(c) ingest role → server: the server process", Value: p.ServerCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
+		add(Figure{ID: "ingest_server.rows_per_insert", Label: "(c) ingest role → server: rows per INSERT", Value: p.RowsPerInsert(), Unit: "rows",
+			Target: fmt.Sprintf("≥ %d", targetServerInsertRows), Met: met(p.RowsPerInsert() >= targetServerInsertRows)})
+		if p.Phase.Stored > 0 {
+			add(ratio(Figure{ID: "ingest_server.stored_events_per_s", Label: "(c) ingest role → server, rate stored", Value: float64(p.Events) / p.Phase.Stored, Unit: "events/s"}, baseRate, b.EventsPerSecond()))
+		}
+	}
 	if p := r.NoStore; p != nil {
 		add(ratio(Figure{ID: "client_no_store.cpu_us_per_event", Label: "(d) sender during (b), CPU", Value: p.ClientCPUPerEvent(), Unit: "µs/event"}, "ingest_no_store.cpu_us_per_event", p.CPUPerEvent()))
 	}
@@ -418,6 +438,11 @@ func (r *Report) table() string {
 			fmt.Fprintf(&out, "; (c) CPU includes %.2f s after the last answer until the process was idle (background merges)", p.Settle)
 		}
 		out.WriteString("\n")
+	}
+	if p := r.Server; p != nil {
+		fmt.Fprintf(&out, "(c) ingest role → ClickHouse %s server (libchdb run as a server, its own process): %d of %d events stored in %d INSERTs;\n"+
+			"    CPU %.2f s in the ingest process + %.2f s in the server, %.2f s of it after the last answer until both were idle\n",
+			r.Machine.ClickHouseServer, p.StoredEvents, p.Events, p.Inserts, p.IngestCPU, p.ServerCPU, p.Settle)
 	}
 	if r.Store != nil || r.NoStore != nil {
 		out.WriteString("CPU is the ingester's whole process (getrusage user+system, chDB threads included);\n" +
