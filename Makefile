@@ -7,18 +7,25 @@ BIN       := bin
 # The embedded store needs cgo (ClickHouse needs the stacks of cgo threads).
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-short fuzz bench libchdb vet fmt clean help plugin plugin-deps test-plugin
+.PHONY: all build run test test-race fuzz bench libchdb vet clean help plugin plugin-deps test-plugin demo telemetrygen-run
 
 all: build
 
 help:
-	@echo "make run      fetch libchdb if needed, build, and run the all-in-one on the embedded store"
-	@echo "make test     fetch libchdb if needed and run every test against the real engine"
-	@echo "make bench    run the benchmark suite and print figures against same-run baselines"
-	@echo "make libchdb  fetch libchdb.so into the per-user cache (or honour CHDB_LIB_PATH)"
-	@echo "make fuzz     run each fuzz target for a short, bounded time"
-	@echo "make plugin   build the Grafana plugin (frontend and backend for every platform) into grafana-plugin/dist"
+	@echo "make run        fetch libchdb if needed, build, and run the all-in-one on the embedded store"
+	@echo "make test       fetch libchdb if needed and run every test against the real engine: embedded,"
+	@echo "                a ClickHouse server and a 2-shard cluster (started from libchdb by the tests)"
+	@echo "make test-race  run the concurrent packages under the race detector"
+	@echo "make fuzz       run each fuzz target for a bounded number of inputs (FUZZTIME)"
+	@echo "make bench      run the benchmark suite and print figures against same-run baselines"
+	@echo "make demo       run a server on a temporary directory, simulate 50,000 events, print a report"
+	@echo "make libchdb    fetch libchdb.so into the per-user cache (or honour CHDB_LIB_PATH)"
+	@echo "make build      build bin/mcpdrift, bin/ingest and bin/api"
+	@echo "make vet        go vet and gofmt"
+	@echo "make plugin     build the Grafana plugin (frontend and backend for every platform) into grafana-plugin/dist"
 	@echo "make test-plugin  run the Grafana plugin's Go, type and jest tests"
+	@echo "make telemetrygen-run  drive a running mcpdrift with telemetrygen"
+	@echo "make clean      remove bin/"
 
 libchdb:
 	@scripts/fetch-libchdb.sh >/dev/null
@@ -31,7 +38,6 @@ run: libchdb build
 
 # A server on a temporary data directory, 50,000 simulated drift events, and
 # the adapter retirement report; the server stops when the demo ends.
-.PHONY: demo
 demo: libchdb build
 	@BIN=$(BIN) scripts/demo.sh
 
@@ -43,6 +49,12 @@ vet:
 test: libchdb vet
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m ./...
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
+
+# The packages whose goroutines share state — the batcher, the spool, the
+# server backend's sender, the assembly — under the race detector.
+RACE_PKGS := ./internal/ingest/ ./internal/spool/ ./store/clickhouse/ ./internal/app/
+test-race: libchdb
+	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 
 # Every Fuzz function in the module (found by go test -list), each for
 # FUZZTIME: a count of inputs (Nx) or a duration; see scripts/fuzz.sh.
@@ -56,7 +68,6 @@ bench: libchdb
 # The README's telemetrygen command line against a running mcpdrift (make run
 # in another terminal); skipped with the install line when telemetrygen is
 # not installed.
-.PHONY: telemetrygen-run
 telemetrygen-run: build
 	scripts/telemetrygen-run.sh $(TELEMETRYGEN_ENDPOINT)
 
