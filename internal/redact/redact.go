@@ -123,7 +123,8 @@ type Redactor struct {
 	keys     []string
 	paths    [][]step
 	patterns []*regexp.Regexp
-	secretIx []int // index of the secret group of each pattern, 0 for all
+	secretIx []int     // index of the secret group of each pattern, 0 for all
+	filters  []factors // the literals each pattern's matches hold
 	// Redacted counts the values replaced.
 	redacted atomic.Uint64
 	// ephemeral reports a random key.
@@ -169,6 +170,7 @@ func New(cfg Config) (*Redactor, error) {
 		}
 		r.patterns = append(r.patterns, re)
 		r.secretIx = append(r.secretIx, max(re.SubexpIndex("secret"), 0))
+		r.filters = append(r.filters, patternFactors(p))
 	}
 	return r, nil
 }
@@ -218,6 +220,9 @@ func (r *Redactor) Events(events []otelschema.Event) {
 // with nothing to redact is returned unchanged; one with secrets is
 // re-encoded compactly, keys sorted.
 func (r *Redactor) Args(s string) string {
+	if r.clean(s) {
+		return s
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
@@ -293,13 +298,47 @@ func (r *Redactor) markValue(v any) string {
 	return r.Marker(string(b))
 }
 
-// Text replaces every pattern match in s by its marker.
+// clean reports whether an argument document certainly holds nothing to
+// redact, without decoding it: no path rule is configured (paths pick
+// values by place, whatever they hold), it has no backslash (a JSON escape
+// could spell a key or a literal that the raw text does not), no secret
+// key appears in it, and no pattern's literals do. Every key and string of
+// the document is then a piece of its text, so none can match either.
+func (r *Redactor) clean(s string) bool {
+	if len(r.paths) > 0 || strings.IndexByte(s, '\\') >= 0 {
+		return false
+	}
+	n := normKey(s)
+	for _, k := range r.keys {
+		if strings.Contains(n, k) {
+			return false
+		}
+	}
+	var lower string
+	ascii := isASCII(s)
+	for _, f := range r.filters {
+		if !f.absent(s, &lower, ascii) {
+			return false
+		}
+	}
+	return true
+}
+
+// Text replaces every pattern match in s by its marker. A pattern runs only
+// when s holds one of the literals its matches require (factors).
 func (r *Redactor) Text(s string) string {
 	if s == "" {
 		return s
 	}
+	var lower string
+	ascii := isASCII(s)
 	for i, re := range r.patterns {
-		s = r.replace(s, re, r.secretIx[i])
+		if r.filters[i].absent(s, &lower, ascii) {
+			continue
+		}
+		if ns := r.replace(s, re, r.secretIx[i]); ns != s {
+			s, lower, ascii = ns, "", isASCII(ns)
+		}
 	}
 	return s
 }

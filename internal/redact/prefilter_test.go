@@ -1,0 +1,169 @@
+package redact
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/internal/simulate"
+	"github.com/mcpdrift/mcpdrift/otelschema"
+)
+
+var prefilterKey = []byte("0123456789abcdef0123456789abcdef")
+
+// TestPatternFactors pins the literals derived from each default pattern:
+// every default pattern has some, so that most strings skip every scan.
+func TestPatternFactors(t *testing.T) {
+	want := map[int]string{
+		0: "fold [earer asic]", 1: "[KIA SIA BIA CCA]", 3: "[PRIVATE KEY-----]", 5: "[xox]",
+		7: "[sk-]", 8: "[mcpdrift_]", 9: "[.eyJ]", 11: "fold [://]",
+	}
+	for i, p := range DefaultRules().Patterns {
+		f := patternFactors(p)
+		if !f.known || f.shortest() < 1 {
+			t.Errorf("pattern %d %q: no literal found", i, p)
+			continue
+		}
+		got := fmt.Sprint(f.lits)
+		if f.fold {
+			got = "fold " + got
+		}
+		if w, ok := want[i]; ok && got != w {
+			t.Errorf("pattern %d %q: literals %s, want %s", i, p, got, w)
+		}
+	}
+	for _, p := range []string{`.*`, `[a-z]+`, `a|.`, `(?:x)?y*`} {
+		if f := patternFactors(p); f.known {
+			t.Errorf("%q: literals %v, want none known", p, f.lits)
+		}
+	}
+}
+
+// unfiltered returns r with every pattern run on every string: the
+// reference the pre-filter must agree with.
+func unfiltered(r *Redactor) *Redactor {
+	return &Redactor{key: r.key, keys: r.keys, paths: r.paths, patterns: r.patterns, secretIx: r.secretIx,
+		filters: make([]factors, len(r.filters))}
+}
+
+// checkSame asserts that the pre-filter changes nothing for s.
+func checkSame(t *testing.T, r *Redactor, s string) {
+	t.Helper()
+	u := unfiltered(r)
+	if got, want := r.Text(s), u.Text(s); got != want {
+		t.Fatalf("Text(%q) = %q with the pre-filter, %q without", s, got, want)
+	}
+	if got, want := r.Args(s), u.Args(s); got != want {
+		t.Fatalf("Args(%q) = %q with the pre-filter, %q without", s, got, want)
+	}
+}
+
+func newTestRedactor(t testing.TB, rules Rules) *Redactor {
+	t.Helper()
+	r, err := New(Config{Rules: rules, Key: prefilterKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestPrefilterChangesNothing: on secrets of every default kind, spelled
+// in every case, inside JSON (escaped too) and text, and on the
+// simulator's arguments, redaction with the pre-filter equals redaction
+// with every pattern run.
+func TestPrefilterChangesNothing(t *testing.T) {
+	r := newTestRedactor(t, Rules{})
+	cases := []string{
+		`{"q":"x"}`, `plain text`, `{"header":"Bearer abcdefgh12345678"}`, `BEARER abcdefgh12345678`, `bAsIc Ym9iOnBhc3N3b3Jk`,
+		`use AKIAIOSFODNN7EXAMPLE now`, `AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY0"`,
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+		`ghp_abcdefghijklmnopqrstuvwxyz0123456789`, `xoxb-1234567890-abc`, `sk_live_abcdefghijklmnop1234`,
+		`sk-proj-abcdefghijklmnopqrstuvwx`, `mcpdrift_` + strings.Repeat("a", 40),
+		`eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnop`, `PassWord = hunter22`, `api-key: zzz1`,
+		`https://u:pw@x.example/`, `HTTPS://U:PW@X.EXAMPLE/`,
+		// JSON escapes that spell what the raw text does not.
+		`{"u":"https:\/\/u:pw@x.example\/"}`, `{"h":"Bearer\u0020abcdefgh12345678"}`, `{"p\u0061ssword":"x"}`,
+		// Non-ASCII text around secrets, and case folds beyond ASCII.
+		`ſecret=abc123`, `Token=ÄÖÜ12345`, `🙂 bearer abcdefgh12345678 🙂`, `KEY=ab\u212acd`,
+		`{"apiKey":"k"}`, `{"a":[{"password":"x"}]}`,
+	}
+	for _, s := range cases {
+		checkSame(t, r, s)
+	}
+	g, err := simulate.NewGenerator(simulate.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec simulate.Record
+	for n := 0; n < 20000 && g.Next(&rec); n++ {
+		for _, s := range []string{rec.Event.ArgsRaw, rec.Event.ArgsNormalized, rec.Event.ExternalTarget} {
+			if s != "" {
+				checkSame(t, r, s)
+			}
+		}
+	}
+}
+
+// FuzzPrefilter compares redaction with and without the pre-filter.
+func FuzzPrefilter(f *testing.F) {
+	for _, s := range []string{`{"password":"x"}`, `Bearer abcdefgh12345678`, `https:\/\/u:p@h`, `ſecret=x1y`, "AKIAIOSFODNN7EXAMPLE"} {
+		f.Add(s)
+	}
+	r := newTestRedactor(f, Rules{})
+	f.Fuzz(func(t *testing.T, s string) { checkSame(t, r, s) })
+}
+
+// simulatorEvents returns n events of the simulator's default fleet.
+func simulatorEvents(b *testing.B, n int) []otelschema.Event {
+	b.Helper()
+	g, err := simulate.NewGenerator(simulate.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rec simulate.Record
+	out := make([]otelschema.Event, 0, n)
+	for len(out) < n && g.Next(&rec) {
+		out = append(out, rec.Event)
+	}
+	return out
+}
+
+// BenchmarkEvents redacts the simulator's events (their argument mix has
+// secrets in some calls) with the default rules, with and without the
+// pre-filter; ns/op is per event.
+func BenchmarkEvents(b *testing.B) {
+	events := simulatorEvents(b, 20000)
+	r := newTestRedactor(b, Rules{})
+	for _, c := range []struct {
+		name string
+		r    *Redactor
+	}{{"prefilter", r}, {"every-pattern", unfiltered(r)}} {
+		b.Run(c.name, func(b *testing.B) {
+			batch := make([]otelschema.Event, len(events))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := i % len(events)
+				if j == 0 {
+					b.StopTimer()
+					copy(batch, events)
+					for k := range batch {
+						batch[k].Attributes = clonedMap(events[k].Attributes)
+					}
+					b.StartTimer()
+				}
+				c.r.Events(batch[j : j+1])
+			}
+		})
+	}
+}
+
+func clonedMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
