@@ -70,22 +70,8 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 		rep.Machine.ClickHouseServer = v
 	}
 
-	args := []string{"-store.dsn=" + node.DSN(),
-		"-otlp.grpc.listen=127.0.0.1:0", "-otlp.http.listen=127.0.0.1:0", "-health.listen=127.0.0.1:0",
-		"-ingest.spool.dir=" + filepath.Join(dir, "spool"),
-		// As (c): a spool large enough for the backlog, batches sealed
-		// once every sender has a request in them.
-		"-ingest.spool.max-bytes=" + strconv.FormatInt(max(1<<30, int64(rs.total)*1024), 10),
-		"-ingest.batch.max-events=" + strconv.Itoa(cfg.IngestBatch),
-		"-ingest.max-pending-events=" + strconv.Itoa(max(ingestDefaultMaxPending, 2*cfg.Streams*cfg.Batch, cfg.IngestBatch)),
-		"-ingest.insert.max-events=" + strconv.Itoa(cfg.InsertEvents),
-		"-log.level=error"}
-	if cfg.Ack != "" {
-		args = append(args, "-ingest.ack="+cfg.Ack)
-	}
-	if cfg.SpoolAfter > 0 {
-		args = append(args, "-ingest.spool.after="+cfg.SpoolAfter.String())
-	}
+	args := append(ingestArgs(cfg, rs), "-store.dsn="+node.DSN(), "-health.listen=127.0.0.1:0",
+		"-ingest.spool.dir="+filepath.Join(dir, "spool"))
 	c := app.DefaultConfig(app.RoleIngest, "ingest", app.NewServerStore())
 	if err := c.Parse(args, os.Stderr); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,8 +21,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
+	"github.com/mcpdrift/mcpdrift/internal/app"
+	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
-	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
@@ -375,7 +377,11 @@ func runAll(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error 
 	var d discard
 	bcfg := cfg
 	bcfg.SpoolAfter, bcfg.Ack = 0, ""
-	ph, err := runIngest(ctx, bcfg, rs, &d, "")
+	in, err := newIngester(ctx, bcfg, rs, &d)
+	if err != nil {
+		return fmt.Errorf("ingest without store: %w", err)
+	}
+	ph, err := runIngest(ctx, bcfg, rs, in, "")
 	if ph != nil {
 		rep.NoStore = ph
 	}
@@ -404,21 +410,35 @@ func runAll(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error 
 	return runStore(ctx, cfg, rs, rep)
 }
 
-// runStore opens and migrates an embedded store in a temporary data
-// directory, runs the ingester into it and checks the stored count.
+// runStore runs `mcpdrift serve` as its binary assembles it (app: the
+// embedded store in a temporary data directory, migrated, the ingester
+// with its defaults — spool, acknowledgement, redaction — and the API),
+// with the overrides ingestArgs lists, sends every request through it and
+// checks the stored count.
 func runStore(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error {
 	dir, err := os.MkdirTemp(cfg.TempDir, "mcpdrift-bench-store-")
 	if err != nil {
 		return fmt.Errorf("cannot create store directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	st, db, err := openStore(ctx, dir, rep)
+	c := app.DefaultConfig(app.RoleServe, "mcpdrift serve", embeddedstore.New())
+	if err := c.Parse(append(ingestArgs(cfg, rs), "-data.dir="+dir, "-api.listen=127.0.0.1:0"), os.Stderr); err != nil {
+		return err
+	}
+	p, err := app.Start(ctx, c, "bench", nopWriter{}, os.Stderr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-
-	ph, err := runIngest(ctx, cfg, rs, st, cfg.CPUProfile)
+	defer p.Shutdown()
+	st := p.Store()
+	db := c.Store.Schema().Database
+	if v, ok := st.(interface{ Version() string }); ok {
+		rep.Machine.ClickHouse = v.Version()
+	}
+	in := ingester{srv: p.Ingester(), isStore: true, spooled: c.Ingest.Ack == ingest.AckSpooled,
+		// The ingester only: the store stays open for the count.
+		shutdown: func() error { return shutdownIngester(p.Ingester()) }}
+	ph, err := runIngest(ctx, cfg, rs, in, cfg.CPUProfile)
 	if ph != nil {
 		rep.Store = ph
 	}
@@ -494,53 +514,83 @@ const (
 	settleMax    = 30 * time.Second
 )
 
-// runIngest starts an ingester writing to w, has the sender child send
-// every request through it over OTLP/gRPC, and measures the ingester's
-// process from the start signal to the last answer — then, for the store,
-// until the process is idle. It profiles that window to profilePath when
-// set, and checks the ingester's counters.
-func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, profilePath string) (*Phase, error) {
-	icfg := ingest.DefaultConfig()
-	icfg.GRPCListen, icfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
-	icfg.BatchMaxEvents = cfg.IngestBatch
-	icfg.MaxPendingEvents = max(icfg.MaxPendingEvents, 2*cfg.Streams*cfg.Batch, cfg.IngestBatch)
-	spooled := ingest.AckMode(cfg.Ack) == ingest.AckSpooled
-	if cfg.SpoolAfter > 0 || spooled {
-		dir, err := os.MkdirTemp("", "mcpdrift-bench-spool-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		icfg.Spool = spool.DefaultConfig(dir)
+// ingestArgs are the flags every ingest run passes over the role's
+// defaults: loopback listeners, batches sealed once every sender has a
+// request in them, room for the senders' backlog in the pending events
+// and the spool, and the run's acknowledgement mode.
+func ingestArgs(cfg Config, rs *requestSet) []string {
+	args := []string{"-otlp.grpc.listen=127.0.0.1:0", "-otlp.http.listen=127.0.0.1:0",
 		// Acknowledged once spooled, the senders run ahead of the store
 		// and the spool holds the backlog (≈ 370 B per event); its default
 		// 1 GiB would refuse them past ~2.9M events, and they do not retry.
-		icfg.Spool.MaxBytes = max(icfg.Spool.MaxBytes, int64(rs.total)*1024)
-		if cfg.SpoolAfter > 0 {
-			icfg.SpoolAfter = cfg.SpoolAfter
-		}
+		"-ingest.spool.max-bytes=" + strconv.FormatInt(max(1<<30, int64(rs.total)*1024), 10),
+		"-ingest.batch.max-events=" + strconv.Itoa(cfg.IngestBatch),
+		"-ingest.max-pending-events=" + strconv.Itoa(max(ingestDefaultMaxPending, 2*cfg.Streams*cfg.Batch, cfg.IngestBatch)),
+		"-ingest.insert.max-events=" + strconv.Itoa(cfg.InsertEvents),
+		"-log.level=error"}
+	if cfg.Ack != "" {
+		args = append(args, "-ingest.ack="+cfg.Ack)
 	}
-	if spooled {
-		icfg.Ack = ingest.AckSpooled
-		icfg.InsertMaxEvents = cfg.InsertEvents
+	if cfg.SpoolAfter > 0 {
+		args = append(args, "-ingest.spool.after="+cfg.SpoolAfter.String())
 	}
-	srv, err := ingest.New(icfg, w, cfg.Logger)
+	return args
+}
+
+// ingester is the ingester a run measures.
+type ingester struct {
+	srv *ingest.Server
+	// shutdown stops it gracefully, writing what is pending.
+	shutdown func() error
+	// isStore: it writes to a real store; spooled: it acknowledges once
+	// spooled.
+	isStore, spooled bool
+}
+
+func shutdownIngester(srv *ingest.Server) error {
+	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// newIngester returns an ingester writing to w, for the run without a
+// store: the ingest role's configuration and options (the default
+// redaction rules), its listeners on loopback.
+func newIngester(ctx context.Context, cfg Config, rs *requestSet, w store.Writer) (ingester, error) {
+	c := app.DefaultConfig(app.RoleIngest, "ingest", app.NewServerStore())
+	if err := c.Parse(append(ingestArgs(cfg, rs), "-store.dsn=clickhouse://127.0.0.1:9000", "-ingest.spool.dir=off"), os.Stderr); err != nil {
+		return ingester{}, err
+	}
+	redactor, err := c.Redact.Build()
 	if err != nil {
-		return nil, err
+		return ingester{}, err
 	}
+	srv, err := ingest.New(c.Ingest, w, cfg.Logger, ingest.WithRedactor(redactor))
+	if err != nil {
+		return ingester{}, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return ingester{}, errors.Join(err, shutdownIngester(srv))
+	}
+	return ingester{srv: srv, shutdown: func() error { return shutdownIngester(srv) }}, nil
+}
+
+// runIngest has the sender child send every request through in over
+// OTLP/gRPC, and measures the process from the start signal to the last
+// answer — then, for a store, until the process is idle. It profiles that
+// window to profilePath when set, checks the ingester's counters and
+// shuts the ingester down.
+func runIngest(ctx context.Context, cfg Config, rs *requestSet, in ingester, profilePath string) (*Phase, error) {
+	srv, isStore, spooled := in.srv, in.isStore, in.spooled
 	var stopped bool
 	shutdown := func() error {
 		if stopped {
 			return nil
 		}
 		stopped = true
-		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		return srv.Shutdown(sctx)
+		return in.shutdown()
 	}
-	if err := srv.Start(ctx); err != nil {
-		return nil, errors.Join(err, shutdown())
-	}
+	var err error
 	var prof *os.File
 	if profilePath != "" {
 		if prof, err = os.Create(profilePath); err != nil {
@@ -552,8 +602,11 @@ func runIngest(ctx context.Context, cfg Config, rs *requestSet, w store.Writer, 
 	if err != nil {
 		return nil, errors.Join(err, shutdown())
 	}
+	return measureIngest(ctx, rs, srv, cl, shutdown, isStore, spooled, prof)
+}
 
-	_, isStore := w.(*embedded.Store)
+// measureIngest measures one run of cl through srv; see runIngest.
+func measureIngest(ctx context.Context, rs *requestSet, srv *ingest.Server, cl *client, shutdown func() error, isStore, spooled bool, prof *os.File) (*Phase, error) {
 	var peak *memPeak
 	if isStore {
 		peak = sampleMemory(100 * time.Millisecond)
