@@ -228,7 +228,7 @@ func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
 		// Every event was made durable already: a retry.
 		return ticket{}, nil
 	case b.sp != nil && b.spooling.Load() && b.sp.Full():
-		return ticket{}, fmt.Errorf("%w: cannot admit %d events while the store is unavailable", ErrSpoolFull, n)
+		return ticket{}, fmt.Errorf("%w: cannot admit %d events until the spool has room again", ErrSpoolFull, n)
 	case n > b.maxPending:
 		// Would never fit, however long the client waits.
 		return ticket{}, fmt.Errorf("%w: %d events in one request, more than the %d the ingester holds", ErrTooLarge, n, b.maxPending)

@@ -25,5 +25,5 @@ var (
 	// ErrSpoolFull refuses a request that the store could not take in time
 	// and the spool had no room for (its size limit, or a full disk).
 	// Retryable.
-	ErrSpoolFull = errors.New("store unavailable and spool full")
+	ErrSpoolFull = errors.New("store slow or unavailable, and no room in the spool (its size limit or its disk)")
 )

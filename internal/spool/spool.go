@@ -37,6 +37,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
@@ -144,7 +145,8 @@ type Spool struct {
 	bytes   int64
 	records int64
 	cursor  Position
-	full    bool // the last append failed for lack of room
+	full    bool      // the last append failed for lack of room
+	fullAt  time.Time // when
 	closed  bool
 
 	rmu   sync.Mutex // guards rfile and rseq
@@ -159,6 +161,8 @@ type Spool struct {
 	// failWrite, when set, is called before each write to a segment file;
 	// an error it returns is the write's. Tests use it to inject ENOSPC.
 	failWrite func() error
+	// now is the clock of Full's retry interval; tests move it.
+	now func() time.Time
 }
 
 const (
@@ -186,7 +190,7 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Spool{cfg: cfg, log: logger, notify: make(chan struct{}, 1), lock: lock}
+	s := &Spool{cfg: cfg, log: logger, notify: make(chan struct{}, 1), lock: lock, now: time.Now}
 	entries, err := os.ReadDir(cfg.Dir)
 	if err != nil {
 		lock.Close()
@@ -351,7 +355,7 @@ func (s *Spool) append(r Record, next *Position) error {
 		s.mu.Unlock()
 		return ErrClosed
 	case s.bytes+n > s.cfg.MaxBytes:
-		s.full = true
+		s.full, s.fullAt = true, s.now()
 		bytes := s.bytes
 		s.mu.Unlock()
 		return fmt.Errorf("%w: cannot append a record of %d bytes to %d of %d", ErrFull, n, bytes, s.cfg.MaxBytes)
@@ -411,7 +415,7 @@ func (s *Spool) write(off int64) error {
 func (s *Spool) noSpace(err error, n int64) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		s.mu.Lock()
-		s.full = true
+		s.full, s.fullAt = true, s.now()
 		s.mu.Unlock()
 		return fmt.Errorf("%w: record of %d bytes: %w", ErrNoSpace, n, err)
 	}
@@ -470,12 +474,19 @@ func (s *Spool) syncDir() error {
 // waiting on an empty spool.
 func (s *Spool) Notify() <-chan struct{} { return s.notify }
 
-// Full reports whether the last append failed for lack of room, in the
-// spool or on the file system, and no record was replayed since.
+// FullRetry is how long Full holds after an append failed for lack of
+// room: then an append is tried again, since room may have been made
+// without the spool knowing (files deleted on a full disk, a quota
+// raised).
+const FullRetry = time.Second
+
+// Full reports whether an append failed for lack of room, in the spool or
+// on the file system, less than FullRetry ago, and no record was replayed
+// since.
 func (s *Spool) Full() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.full
+	return s.full && s.now().Sub(s.fullAt) < FullRetry
 }
 
 // Stats returns the spool's gauges and counters.

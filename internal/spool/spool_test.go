@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -333,6 +334,13 @@ func TestNoSpaceLeavesNothing(t *testing.T) {
 		t.Fatalf("append on a full disk: %v, want ErrNoSpace", err)
 	}
 	s.failWrite = nil
+	// Room made on the disk: Full lets an append be tried again after
+	// FullRetry, without any record replayed.
+	now := time.Now()
+	s.now = func() time.Time { return now.Add(FullRetry) }
+	if s.Full() {
+		t.Fatal("still full FullRetry after the failed append")
+	}
 	if _, err := s.Append(testRecord(2, 3)); err != nil {
 		t.Fatal(err)
 	}

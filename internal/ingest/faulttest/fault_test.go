@@ -680,3 +680,66 @@ func TestIdleRestartThenKill(t *testing.T) {
 	t.Logf("idle restart, then kill -9 with %d spooled records: acknowledged %d, stored %d, duplicates %d, missing %d",
 		st.Spool.Records, len(l.acked), len(s.Counts), dups, missing)
 }
+
+// TestSpoolDiskFullRecovers fills the spool's disk (a 1 MiB tmpfs, with a
+// ballast file) while the store fails: exports are refused with 503. Then
+// the disk is given room and the store comes back: exports must be
+// acknowledged again without a restart, and stored.
+func TestSpoolDiskFullRecovers(t *testing.T) {
+	requireLibrary(t)
+	// Acknowledged once spooled, as serve and ingest run by default: every
+	// export goes through the spool.
+	e := newEnv(t, "-ingest.ack", "spooled", "-ingest.spool.segment-bytes", "65536", "-ingest.spool.max-bytes", "67108864")
+	if err := os.MkdirAll(e.spool, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", e.spool).CombinedOutput(); err != nil {
+		t.Skipf("a tmpfs is needed (root): %s", bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", e.spool).Run() })
+	ballast := filepath.Join(e.spool, "ballast")
+	// Fill the disk, leaving no room for a segment.
+	if out, err := exec.Command("dd", "if=/dev/zero", "of="+ballast, "bs=64k").CombinedOutput(); err == nil {
+		t.Fatalf("dd filled more than 1 MiB: %s", out)
+	}
+	p := e.start()
+	p.fault(t, "fail")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l := &load{addr: e.httpAddr, perReq: 50, statuses: map[int]int{}}
+	refused := 0
+	for seq := 0; seq < 20 && refused == 0; seq++ {
+		r := send(ctx, l.addr, newExport(0, seq, l.perReq))
+		if r.status == http.StatusServiceUnavailable {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no export refused with the spool's disk full and the store failing")
+	}
+	// Room again, the store back: without a restart, exports are taken.
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	p.fault(t, "ok")
+	var ok bool
+	began := time.Now()
+	for seq := 100; time.Since(began) < 20*time.Second; seq++ {
+		ex := newExport(1, seq, l.perReq)
+		r := send(ctx, l.addr, ex)
+		if r.err == nil && r.status == http.StatusOK {
+			l.acked = append(l.acked, ex.ids...)
+			ok = true
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !ok {
+		t.Fatalf("exports still refused %s after the disk had room and the store was back", time.Since(began).Round(time.Millisecond))
+	}
+	t.Logf("acknowledged again %s after the disk had room and the store was back", time.Since(began).Round(time.Millisecond))
+	waitDrained(ctx, t, p)
+	p.stop(t)
+	s := e.count()
+	check(t, l, s)
+}
