@@ -26,8 +26,19 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 (2026-11-30T00:00:00Z), now, or relative (-7d, -24h)", s)
 	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, fmt.Errorf("invalid time %q: want a time between %s and %s, the range the store's DateTime64(9) columns hold",
+			s, minTime.Format(time.RFC3339), maxTime.Format(time.RFC3339))
+	}
 	return t.UTC(), nil
 }
+
+// The range of ClickHouse's DateTime64(9), the type of the events' times:
+// a time outside it cannot be bound to a report's query.
+var (
+	minTime = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(2262, 4, 11, 23, 47, 16, 0, time.UTC)
+)
 
 // parseDuration accepts Go durations and a day suffix ("7d").
 func parseDuration(s string) (time.Duration, error) {
