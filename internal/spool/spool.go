@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/dirlock"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
@@ -186,7 +187,11 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, quarantineDir), 0o750); err != nil {
 		return nil, fmt.Errorf("cannot create spool directory: %w", err)
 	}
-	lock, err := lockDir(cfg.Dir)
+	// Two processes on one spool would interleave segments and cursors.
+	lock, err := dirlock.Lock(cfg.Dir, lockFile)
+	if errors.Is(err, dirlock.ErrLocked) {
+		return nil, fmt.Errorf("%w: %w; give each ingester a spool directory of its own", ErrInUse, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -247,28 +252,6 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 		logger.Info("spool opened with records to replay", "dir", cfg.Dir, "records", s.records, "bytes", s.bytes, "segments", len(s.segs))
 	}
 	return s, nil
-}
-
-// lockDir takes an exclusive, non-blocking lock on the spool's lock file,
-// so that two processes never share a spool. The lock dies with the
-// process, so a crash never leaves the directory locked.
-func lockDir(dir string) (*os.File, error) {
-	p := filepath.Join(dir, lockFile)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o640)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open spool lock file: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			owner, _ := os.ReadFile(p)
-			return nil, fmt.Errorf("%w: %s is held by another process (pid %s); give each ingester a spool directory of its own", ErrInUse, dir, bytes.TrimSpace(owner))
-		}
-		return nil, fmt.Errorf("cannot lock %s: %w", p, err)
-	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt(fmt.Appendf(nil, "%d\n", os.Getpid()), 0)
-	return f, nil
 }
 
 // readCursor reads the cursor file; a missing or damaged one is the start.

@@ -5,7 +5,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,9 +13,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/dirlock"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
@@ -129,25 +128,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// lockDir takes an exclusive, non-blocking lock on dir's lock file. The lock
-// dies with the process, so a crash never leaves the directory locked.
+// lockDir takes the data directory's lock (dirlock).
 func lockDir(dir string) (*os.File, error) {
-	p := filepath.Join(dir, "mcpdrift.lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o640)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open lock file: %w", err)
+	f, err := dirlock.Lock(dir, "mcpdrift.lock")
+	if errors.Is(err, dirlock.ErrLocked) {
+		return nil, fmt.Errorf("%w: %w; stop that mcpdrift process, or point this one at another -data.dir", store.ErrInUse, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			owner, _ := os.ReadFile(p)
-			return nil, fmt.Errorf("%w: %s is held by another mcpdrift process (pid %s); stop it, or point this one at another -data.dir", store.ErrInUse, dir, bytes.TrimSpace(owner))
-		}
-		return nil, fmt.Errorf("cannot lock %s: %w", p, err)
-	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
-	return f, nil
+	return f, err
 }
 
 // Dir returns the absolute data directory.
