@@ -15,7 +15,8 @@ import (
 )
 
 // TestMeasureBytesPerEvent measures the on-disk bytes per event that the
-// README's capacity section is derived from: MCPDRIFT_MEASURE=1000000 loads
+// bytes-per-event table of docs/capacity.md is derived from:
+// MCPDRIFT_MEASURE=1000000 loads
 // that many simulator events into a fresh embedded store in batches of
 // 100k, runs OPTIMIZE FINAL on every table and prints system.parts per
 // table. It is skipped unless MCPDRIFT_MEASURE is set (it takes a minute).
