@@ -46,8 +46,14 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
 # MCPDRIFT_REQUIRE_CHDB turns "library missing" from a skip into a failure.
+# The end-to-end suites with real processes — the scale-out roles on a
+# cluster with a shard killed, the ingester killed and starved — run
+# verbosely, so that their figures (sent, acknowledged, stored,
+# duplicates) print in the log.
+E2E_PKGS := ./internal/scaleouttest/ ./internal/ingest/faulttest/
 test: libchdb vet
-	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m ./...
+	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest)
+	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m -v $(E2E_PKGS)
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
 
 # The packages whose goroutines share state — the batcher, the spool, the
