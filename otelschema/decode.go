@@ -419,6 +419,9 @@ type decodeState struct {
 	lim    Limits
 	now    int64 // Unix nanoseconds
 	shared int   // resource + scope attributes of the current record
+	// untimed: the current record has neither a time nor an observed
+	// time, and takes the time it was received.
+	untimed bool
 }
 
 // sharedAttr reports whether a resource or scope attribute of the
@@ -478,6 +481,7 @@ func (st *decodeState) startRecord(e *Event, name EventName, n int, ts, observed
 	if ts == 0 {
 		ts = observed
 	}
+	st.untimed = ts == 0
 	if err := st.setTimeAt(e, ts); err != nil {
 		return err
 	}
@@ -488,14 +492,21 @@ func (st *decodeState) startRecord(e *Event, name EventName, n int, ts, observed
 
 // endRecord ends the decoding of a drift record once its attributes are
 // in e: it checks the required attributes and sets the ID, bodyHash being
-// the xxhash64 of the record's string body ("" for any other body).
-func endRecord(e *Event, bodyHash uint64) error {
+// the xxhash64 of the record's string body ("" for any other body). A
+// record without a time is identified as if its time were zero: the time
+// it was received must not make each retry of it another event.
+func (st *decodeState) endRecord(e *Event, bodyHash uint64) error {
 	for _, a := range requiredBy[e.Name] {
 		if !a.present(e) {
 			return fail(ErrMissingAttribute, "%s: missing required attribute %s", e.Name, a.Name)
 		}
 	}
+	t := e.Time
+	if st.untimed {
+		e.Time = 0
+	}
 	e.ID = eventIDHash(e, bodyHash)
+	e.Time = t
 	return nil
 }
 
@@ -519,7 +530,7 @@ func (st *decodeState) decodeRecord(e *Event, name EventName, lr plog.LogRecord)
 	if b := lr.Body(); b.Type() == pcommon.ValueTypeStr {
 		body = b.Str()
 	}
-	return endRecord(e, xxhash.Sum64String(body))
+	return st.endRecord(e, xxhash.Sum64String(body))
 }
 
 // setTimeAt sets e.Time to ts, in Unix nanoseconds, or to now when ts is 0,

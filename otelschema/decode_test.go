@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 )
 
 // allAttrs sets every record attribute of the conventions (the resource
@@ -773,5 +774,41 @@ func TestResultByReasonCountsEveryRejection(t *testing.T) {
 	want[3] = MaxErrors // unknown enum value
 	if res.Rejected != 3*MaxErrors || res.ByReason != want || len(res.Errors) != MaxErrors {
 		t.Fatalf("rejected %d, by reason %v, %d errors kept; want %d, %v, %d", res.Rejected, res.ByReason, len(res.Errors), 3*MaxErrors, want, MaxErrors)
+	}
+}
+
+// TestUntimedRecordKeepsItsID: a record without a time (nor an observed
+// time) takes the time it is received, but not into its ID: the same
+// record sent twice, seconds apart, is one event, over both decoders. A
+// timed record keeps the ID its time gives it.
+func TestUntimedRecordKeepsItsID(t *testing.T) {
+	ld := logsWith(t, testResource, "mcp.drift.call", callAttrs())
+	lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	lr.SetTimestamp(0)
+	body, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[uint64]int{}
+	for _, at := range []time.Time{testNow, testNow.Add(7 * time.Second)} {
+		d := &Decoder{Limits: DefaultLimits(), Now: func() time.Time { return at }}
+		events, res := d.DecodeLogs(ld, nil)
+		wire, wres, err := d.DecodeLogsProto(body, nil)
+		if err != nil || res.Accepted != 1 || wres.Accepted != 1 {
+			t.Fatalf("decode: %+v %+v %v", res, wres, err)
+		}
+		if events[0].Time != at.UnixNano() || wire[0].Time != at.UnixNano() {
+			t.Errorf("untimed record timed %d and %d, want the receive time %d", events[0].Time, wire[0].Time, at.UnixNano())
+		}
+		ids[events[0].ID]++
+		ids[wire[0].ID]++
+	}
+	if len(ids) != 1 {
+		t.Errorf("the same untimed record got %d ids over two receptions and two decoders: %v", len(ids), ids)
+	}
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(testNow))
+	timed, _ := testDecoder().DecodeLogs(ld, nil)
+	if _, same := ids[timed[0].ID]; same {
+		t.Error("a timed record has the ID of the untimed one")
 	}
 }

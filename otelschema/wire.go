@@ -380,7 +380,7 @@ func (x *wireDecoder) decodeRecord(e *Event, name EventName) error {
 	if r.body.typ == pcommon.ValueTypeStr {
 		bodyHash = xxhash.Sum64(r.body.raw)
 	}
-	return endRecord(e, bodyHash)
+	return st.endRecord(e, bodyHash)
 }
 
 // attr returns the key and the value of a, the attribute at position i of
