@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,12 @@ type batcher struct {
 	// recent holds the ids of events made durable lately; an event whose
 	// id it holds is dropped at admission. Nil when disabled.
 	recent *idSet
+	// inflight maps the id of each event admitted and not yet settled to
+	// the part that holds it: an event admitted again meanwhile — the same
+	// export sent concurrently, a retry while the first try still waits —
+	// is not batched again, and its request waits for that part instead.
+	// Nil when recent is.
+	inflight map[uint64]partRef
 }
 
 // batch is a set of events written with one store.Write.
@@ -145,6 +152,9 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 		cancel:     cancel,
 		done:       make(chan struct{}),
 		recent:     newIDSet(cfg.DedupIDs),
+	}
+	if b.recent != nil {
+		b.inflight = make(map[uint64]partRef)
 	}
 	b.cond.L = &b.mu
 	b.insertDelay = cfg.InsertMaxDelay
@@ -198,6 +208,55 @@ func (b *batcher) dropRecentLocked(events []otelschema.Event) []otelschema.Event
 	return kept
 }
 
+// dropInflightLocked returns events without those whose id is in a part
+// not yet settled, counting them, with the parts to wait for instead, each
+// once; events itself when none is. The caller holds mu.
+func (b *batcher) dropInflightLocked(events []otelschema.Event) ([]otelschema.Event, []partRef) {
+	if len(b.inflight) == 0 {
+		return events, nil
+	}
+	var (
+		kept  []otelschema.Event
+		waits []partRef
+	)
+	for i := range events {
+		p, busy := b.inflight[events[i].ID]
+		if !busy || events[i].ID == 0 {
+			if kept != nil {
+				kept = append(kept, events[i])
+			}
+			continue
+		}
+		if kept == nil {
+			kept = make([]otelschema.Event, i, len(events))
+			copy(kept, events[:i])
+		}
+		b.stats.dedupHits.Add(1)
+		if !slices.Contains(waits, p) {
+			waits = append(waits, p)
+		}
+	}
+	if kept == nil {
+		return events, waits
+	}
+	return kept, waits
+}
+
+// settleLocked forgets the in-flight ids of bt, written (or refused):
+// from now on the recent set, or a new admission, answers for them. The
+// caller holds mu.
+func (b *batcher) settleLocked(bt *batch) {
+	if b.inflight == nil {
+		return
+	}
+	for i := range *bt.events {
+		id := (*bt.events)[i].ID
+		if p, ok := b.inflight[id]; ok && p.b == bt {
+			delete(b.inflight, id)
+		}
+	}
+}
+
 // Add admits events, copying them into batches, and waits until they are
 // durable. See enqueue and ticket.wait.
 func (b *batcher) Add(ctx context.Context, events []otelschema.Event) error {
@@ -222,11 +281,13 @@ func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
 		return ticket{}, ErrShuttingDown
 	}
 	events = b.dropRecentLocked(events)
+	events, waits := b.dropInflightLocked(events)
 	n := len(events)
 	switch {
 	case n == 0:
-		// Every event was made durable already: a retry.
-		return ticket{}, nil
+		// Every event was made durable already, or is being written: a
+		// retry.
+		return ticket{parts: waits}, nil
 	case b.sp != nil && b.spooling.Load() && b.sp.Full():
 		return ticket{}, fmt.Errorf("%w: cannot admit %d events until the spool has room again", ErrSpoolFull, n)
 	case n > b.maxPending:
@@ -236,7 +297,7 @@ func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
 		return ticket{}, fmt.Errorf("%w: cannot admit %d events with %d of %d pending", ErrOverloaded, n, b.pending, b.maxPending)
 	}
 	b.pending += n
-	var t ticket
+	t := ticket{parts: waits}
 	for len(events) > 0 {
 		if b.cur == nil {
 			b.cur = b.newBatch()
@@ -245,7 +306,15 @@ func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
 		k := min(b.maxEvents-len(*cur.events), len(events))
 		*cur.events = append(*cur.events, events[:k]...)
 		cur.ends = append(cur.ends, len(*cur.events))
-		t.parts = append(t.parts, partRef{b: cur, i: len(cur.ends) - 1})
+		part := partRef{b: cur, i: len(cur.ends) - 1}
+		t.parts = append(t.parts, part)
+		if b.inflight != nil {
+			for i := range events[:k] {
+				if id := events[i].ID; id != 0 { // as in the recent set
+					b.inflight[id] = part
+				}
+			}
+		}
 		events = events[k:]
 		if len(*cur.events) >= b.maxEvents {
 			b.sealLocked()
@@ -334,6 +403,7 @@ func (b *batcher) run() {
 		n := len(*bt.events)
 		b.mu.Lock()
 		b.pending -= n
+		b.settleLocked(bt)
 		if !detached {
 			// Not cleared, as in Server.putEvents: reuse overwrites. A
 			// batch whose write still runs keeps its slice.

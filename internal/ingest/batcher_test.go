@@ -241,3 +241,44 @@ func TestBatcherShutdownGivesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentRetryIsNotBatchedAgain: the same events admitted while
+// their first admission is still being written are not batched again;
+// the second request waits for the first one's write and shares its
+// outcome. Once settled, the events may be admitted anew (after a failed
+// write, the client's retry must be).
+func TestConcurrentRetryIsNotBatchedAgain(t *testing.T) {
+	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 4)}
+	var calls int
+	w.fail = func(b store.Batch) error {
+		calls++
+		if calls == 1 {
+			return errors.New("transient")
+		}
+		return nil
+	}
+	b := startBatcher(t, 100, 1000, time.Millisecond, w)
+	ev := events("retry", 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	first := mustEnqueue(t, b, ev)
+	<-w.entered // the first write is under way, blocked
+	second := mustEnqueue(t, b, ev)
+	if len(second.parts) != 1 || second.parts[0] != first.parts[0] {
+		t.Fatalf("the second admission holds parts %v, want to wait for the first's %v", second.parts, first.parts)
+	}
+	close(w.gate)
+	if err1, err2 := first.wait(ctx), second.wait(ctx); err1 == nil || err2 == nil {
+		t.Fatalf("a failed write: the first request got %v, the second %v; want both refused", err1, err2)
+	}
+	// The retry after the failure is admitted and written.
+	if err := mustEnqueue(t, b, ev).wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.batches) != 1 || len(w.batches[0].Events) != 5 {
+		t.Fatalf("stored %d batches, want the 5 events once", len(w.batches))
+	}
+}

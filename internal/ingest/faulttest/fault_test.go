@@ -743,3 +743,47 @@ func TestSpoolDiskFullRecovers(t *testing.T) {
 	s := e.count()
 	check(t, l, s)
 }
+
+// TestConcurrentIdenticalExports sends one export 8 times at once, as an
+// exporter retrying on a timeout while its first try still runs would:
+// every copy is acknowledged, and its events are stored once.
+func TestConcurrentIdenticalExports(t *testing.T) {
+	requireLibrary(t)
+	for _, ack := range []string{"stored", "spooled"} {
+		t.Run(ack, func(t *testing.T) {
+			e := newEnv(t, "-ingest.ack", ack, "-ingest.batch.max-delay", "200ms")
+			p := e.start()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			l := &load{addr: e.httpAddr, perReq: 20, statuses: map[int]int{}}
+			for round := range 5 {
+				ex := newExport(0, round, l.perReq)
+				l.sent.Add(int64(len(ex.ids)))
+				var wg sync.WaitGroup
+				results := make([]result, 8)
+				for i := range results {
+					wg.Go(func() { results[i] = send(ctx, l.addr, ex) })
+				}
+				wg.Wait()
+				for i, r := range results {
+					l.record(r)
+					if r.err != nil || r.status != http.StatusOK {
+						t.Fatalf("round %d, copy %d: status %d, %v", round, i, r.status, r.err)
+					}
+				}
+				l.acked = append(l.acked, ex.ids...)
+			}
+			waitDrained(ctx, t, p)
+			st, _ := p.stats()
+			p.stop(t)
+			s := e.count()
+			dups, missing := check(t, l, s)
+			stored := 0
+			for _, n := range s.Counts {
+				stored += n
+			}
+			t.Logf("%s: 5 exports of %d events, each sent 8 times at once: acknowledged %d copies, stored %d events (distinct %d), duplicates %d, missing %d, dedup hits %d",
+				ack, l.perReq, l.statuses[http.StatusOK], stored, len(s.Counts), dups, missing, st.DedupHits)
+		})
+	}
+}
