@@ -23,6 +23,13 @@ type Config struct {
 	// when it is gzip-compressed, the body once decompressed. Larger requests
 	// are refused with HTTP 413 or gRPC RESOURCE_EXHAUSTED.
 	MaxRequestBytes int
+	// MaxInflightBytes bounds the bytes of request bodies held at once, as
+	// received and once decompressed, over both protocols: a request that
+	// does not fit is refused before (or while) its body is read, with HTTP
+	// 503 and Retry-After or gRPC RESOURCE_EXHAUSTED and RetryInfo. Zero
+	// means unbounded. Decoded events are bounded apart, by
+	// MaxPendingEvents.
+	MaxInflightBytes int64
 	// BatchMaxEvents is the most events written to the store in one batch; a
 	// batch is written as soon as it holds that many.
 	BatchMaxEvents int
@@ -105,6 +112,7 @@ func DefaultConfig() Config {
 		GRPCListen:       "127.0.0.1:4317",
 		HTTPListen:       "127.0.0.1:4318",
 		MaxRequestBytes:  64 << 20,
+		MaxInflightBytes: 256 << 20,
 		BatchMaxEvents:   50000,
 		BatchMaxDelay:    200 * time.Millisecond,
 		MaxPendingEvents: 500000,
@@ -129,6 +137,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GRPCListen, "otlp.grpc.listen", c.GRPCListen, "OTLP/gRPC listen address")
 	fs.StringVar(&c.HTTPListen, "otlp.http.listen", c.HTTPListen, "OTLP/HTTP listen address")
 	fs.IntVar(&c.MaxRequestBytes, "otlp.max-request-bytes", c.MaxRequestBytes, "largest OTLP request accepted, compressed or not (413/RESOURCE_EXHAUSTED beyond)")
+	fs.Int64Var(&c.MaxInflightBytes, "otlp.max-inflight-bytes", c.MaxInflightBytes, "request bytes held at once, as received and decompressed, over both protocols; beyond, requests are refused before they are read (503/RESOURCE_EXHAUSTED, retryable); 0: unbounded")
 	fs.IntVar(&c.BatchMaxEvents, "ingest.batch.max-events", c.BatchMaxEvents, "events per batch: one spool append (fsync) or, with -ingest.ack stored, one store write")
 	fs.DurationVar(&c.BatchMaxDelay, "ingest.batch.max-delay", c.BatchMaxDelay, "longest a batch waits before it is written (with -ingest.ack spooled a batch is also written as soon as the spool is idle)")
 	fs.IntVar(&c.MaxPendingEvents, "ingest.max-pending-events", c.MaxPendingEvents, "events awaiting their write beyond which exports are refused (503/UNAVAILABLE)")
@@ -183,6 +192,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxRequestBytes <= 0:
 		return fmt.Errorf("%w: otlp.max-request-bytes: must be positive, not %d", ErrInvalidConfig, c.MaxRequestBytes)
+	case c.MaxInflightBytes < 0:
+		return fmt.Errorf("%w: otlp.max-inflight-bytes: must not be negative, not %d", ErrInvalidConfig, c.MaxInflightBytes)
+	case c.MaxInflightBytes > 0 && c.MaxInflightBytes < int64(c.MaxRequestBytes):
+		return fmt.Errorf("%w: otlp.max-inflight-bytes: %d must be at least otlp.max-request-bytes (%d), or 0", ErrInvalidConfig, c.MaxInflightBytes, c.MaxRequestBytes)
 	case c.BatchMaxEvents <= 0:
 		return fmt.Errorf("%w: ingest.batch.max-events: must be positive, not %d", ErrInvalidConfig, c.BatchMaxEvents)
 	case c.BatchMaxDelay <= 0:

@@ -26,51 +26,85 @@ type grpcLogs struct {
 	s *Server
 }
 
-// logsExporter is what logsServiceDesc serves.
-type logsExporter interface {
+// rawExporter serves an OTLP Export method over raw messages.
+type rawExporter interface {
 	export(ctx context.Context, req *rawRequest) (rawResponse, error)
 }
 
-// logsServiceDesc is the OTLP LogsService (opentelemetry-proto
-// collector/logs/v1/logs_service.proto) over raw messages.
-var logsServiceDesc = grpc.ServiceDesc{
-	ServiceName: "opentelemetry.proto.collector.logs.v1.LogsService",
-	HandlerType: (*logsExporter)(nil),
-	Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: exportLogsHandler}},
-	Metadata:    "opentelemetry/proto/collector/logs/v1/logs_service.proto",
+// rawServiceDesc is an OTLP collector service with its Export method over
+// raw messages: the handler receives the request's bytes and the exporter
+// decodes them, so that a malformed request is its INVALID_ARGUMENT, not
+// the codec's INTERNAL.
+func rawServiceDesc(service, protoFile string) grpc.ServiceDesc {
+	full := "/" + service + "/Export"
+	handler := func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+		req := new(rawRequest)
+		if err := dec(req); err != nil {
+			return nil, err
+		}
+		defer req.free()
+		export := func(ctx context.Context, req any) (any, error) {
+			return srv.(rawExporter).export(ctx, req.(*rawRequest))
+		}
+		if interceptor == nil {
+			return export(ctx, req)
+		}
+		return interceptor(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, export)
+	}
+	return grpc.ServiceDesc{
+		ServiceName: service,
+		HandlerType: (*rawExporter)(nil),
+		Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: handler}},
+		Metadata:    protoFile,
+	}
 }
 
-// exportLogsHandler is the Export method's handler: it receives the
-// request, runs the interceptors (authentication), and releases gRPC's
-// buffer once the call is answered, if export has not done it sooner.
-func exportLogsHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	req := new(rawRequest)
-	if err := dec(req); err != nil {
-		return nil, err
+// The OTLP services, from opentelemetry-proto's collector/*/v1/*.proto.
+var (
+	logsServiceDesc   = rawServiceDesc("opentelemetry.proto.collector.logs.v1.LogsService", "opentelemetry/proto/collector/logs/v1/logs_service.proto")
+	tracesServiceDesc = rawServiceDesc("opentelemetry.proto.collector.trace.v1.TraceService", "opentelemetry/proto/collector/trace/v1/trace_service.proto")
+)
+
+// admit counts a gRPC export and reserves its bytes in the in-flight
+// budget; release frees gRPC's buffer and returns the bytes, once.
+func (s *Server) admit(ctx context.Context, req *rawRequest) (release func(), err error) {
+	s.stats.requests.Add(1)
+	n := int64(len(req.bytes()))
+	if !s.inflight.take(n) {
+		req.free()
+		return nil, s.grpcStatus(ctx, s.inflight.errFull(n))
 	}
-	defer req.free()
-	export := func(ctx context.Context, req any) (any, error) {
-		return srv.(logsExporter).export(ctx, req.(*rawRequest))
-	}
-	if interceptor == nil {
-		return export(ctx, req)
-	}
-	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: "/opentelemetry.proto.collector.logs.v1.LogsService/Export"}
-	return interceptor(ctx, req, info, export)
+	released := false
+	return func() {
+		if !released {
+			released = true
+			req.free()
+			s.inflight.give(n)
+		}
+	}, nil
 }
 
 // export serves one Export call.
 func (g *grpcLogs) export(ctx context.Context, req *rawRequest) (rawResponse, error) {
 	s := g.s
-	s.stats.requests.Add(1)
-	res, err := s.ingestLogsProto(ctx, req.bytes(), req.free)
+	release, err := s.admit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	res, err := s.ingestLogsProto(ctx, req.bytes(), release)
 	switch {
 	case errors.Is(err, errMalformed):
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	case err != nil:
 		return nil, s.grpcStatus(ctx, err)
 	}
-	out, err := logsResponse(res).MarshalProto()
+	return marshalResponse(s, logsResponse(res))
+}
+
+// marshalResponse encodes the answer to an export whose events are stored.
+func marshalResponse(s *Server, resp interface{ MarshalProto() ([]byte, error) }) (rawResponse, error) {
+	out, err := resp.MarshalProto()
 	if err != nil {
 		// The events are stored; the client may retry and send duplicates.
 		s.stats.refusedInternal.Add(1)

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -97,7 +96,7 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 		res, err = s.ingestLogsProto(r.Context(), body.Bytes(), func() { s.putBody(body) })
 	} else {
 		req := plogotlp.NewExportRequest()
-		if !s.unmarshal(w, enc, body, req) {
+		if !s.unmarshal(w, r, enc, body, req) {
 			return
 		}
 		res, err = s.ingestLogs(r.Context(), req.Logs())
@@ -119,14 +118,14 @@ func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
 // in which the answer is due.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, path string, req otlpMessage) (encoding, bool) {
 	enc, body, ok := s.readExport(w, r, path)
-	return enc, ok && s.unmarshal(w, enc, body, req)
+	return enc, ok && s.unmarshal(w, r, enc, body, req)
 }
 
 // readExport counts an export request to path and reads its body into a
 // pooled buffer, which the caller returns with putBody. When the request
 // cannot be read it answers it, counts the refusal and returns false;
 // otherwise it returns the request's encoding, in which the answer is due.
-func (s *Server) readExport(w http.ResponseWriter, r *http.Request, path string) (encoding, *bytes.Buffer, bool) {
+func (s *Server) readExport(w http.ResponseWriter, r *http.Request, path string) (encoding, *body, bool) {
 	s.stats.requests.Add(1)
 	if r.Method != http.MethodPost {
 		s.stats.refusedMethod.Add(1)
@@ -143,6 +142,8 @@ func (s *Server) readExport(w http.ResponseWriter, r *http.Request, path string)
 	body, err := s.readBody(w, r)
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrInflightFull):
+			s.writeIngestError(w, r, enc, err)
 		case errors.Is(err, ErrTooLarge):
 			s.stats.refusedTooLarge.Add(1)
 			s.writeStatus(w, enc, http.StatusRequestEntityTooLarge, codes.InvalidArgument, err.Error())
@@ -161,10 +162,25 @@ func (s *Server) readExport(w http.ResponseWriter, r *http.Request, path string)
 // unmarshal decodes body, in enc, into req and returns the body to the
 // pool. When body cannot be decoded it answers the request, counts the
 // refusal and returns false.
-func (s *Server) unmarshal(w http.ResponseWriter, enc encoding, body *bytes.Buffer, req otlpMessage) bool {
+func (s *Server) unmarshal(w http.ResponseWriter, r *http.Request, enc encoding, body *body, req otlpMessage) bool {
 	var err error
 	if enc == encodingJSON {
-		err = req.UnmarshalJSON(body.Bytes())
+		// pdata's JSON decoding holds about twice the body again while it
+		// runs (the unescaped strings, then the pdata values): that too
+		// comes out of the in-flight budget.
+		extra := jsonDecodeFactor * int64(body.Len())
+		if !s.inflight.take(extra) {
+			err := s.inflight.errFull(extra)
+			s.putBody(body)
+			s.writeIngestError(w, r, enc, err)
+			return false
+		}
+		defer s.inflight.give(extra)
+		if jsonTooDeep(body.Bytes(), maxJSONDepth) {
+			err = fmt.Errorf("objects and arrays nested more than %d levels deep", maxJSONDepth)
+		} else {
+			err = req.UnmarshalJSON(body.Bytes())
+		}
 	} else {
 		err = req.UnmarshalProto(body.Bytes())
 	}
@@ -212,12 +228,68 @@ func (s *Server) writeResponse(w http.ResponseWriter, enc encoding, resp otlpMes
 }
 
 // maxPooledBody bounds the capacity of the body buffers kept for reuse.
-const maxPooledBody = 16 << 20
+const maxPooledBody = 4 << 20
+
+// body is a request body read into a pooled buffer, with the bytes of the
+// in-flight budget it holds until putBody.
+type body struct {
+	b    []byte
+	held int64
+}
+
+// Bytes returns the body, valid until putBody.
+func (b *body) Bytes() []byte { return b.b }
+
+// Len returns the body's length.
+func (b *body) Len() int { return len(b.b) }
+
+// minBodyGrowth is the smallest growth of a body's buffer.
+const minBodyGrowth = 32 << 10
+
+// readFrom reads src into b until its end or max+1 bytes (one past the
+// limit tells a body of exactly the limit from a larger one). The buffer
+// doubles as it fills, and each growth is taken from bud before it is
+// allocated, so that a request that does not fit is refused without the
+// memory it would have taken; the bytes read into a buffer that was
+// already there are taken as they come.
+func (b *body) readFrom(src io.Reader, max int, bud *budget) error {
+	for {
+		if len(b.b) == cap(b.b) {
+			if len(b.b) > max {
+				return nil
+			}
+			size := min(cap(b.b)+len(b.b)+minBodyGrowth, max+1)
+			if more := int64(size) - b.held; more > 0 {
+				if !bud.take(more) {
+					return bud.errFull(more)
+				}
+				b.held += more
+			}
+			grown := make([]byte, len(b.b), size)
+			copy(grown, b.b)
+			b.b = grown
+		}
+		n, err := src.Read(b.b[len(b.b):cap(b.b)])
+		b.b = b.b[:len(b.b)+n]
+		if more := int64(len(b.b)) - b.held; more > 0 {
+			if !bud.take(more) {
+				return bud.errFull(more)
+			}
+			b.held += more
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
 
 // readBody reads the request body, decompressing it when it is gzipped,
 // into a pooled buffer that the caller returns with putBody. Both the body
 // as sent and as decompressed are limited to MaxRequestBytes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, error) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*body, error) {
 	limit := s.cfg.MaxRequestBytes
 	if r.ContentLength > int64(limit) {
 		return nil, fmt.Errorf("%w: body of %d bytes, over the limit of %d", ErrTooLarge, r.ContentLength, limit)
@@ -240,17 +312,29 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer
 		return nil, fmt.Errorf("%w %q: use gzip or none", errUnsupportedEncoding, ce)
 	}
 	buf := s.getBody()
-	if !gzipped && r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+	// The body as sent is reserved before it is read; what decompression
+	// adds, as it is read.
+	if r.ContentLength > 0 {
+		if !s.inflight.take(r.ContentLength) {
+			s.putBody(buf)
+			return nil, s.inflight.errFull(r.ContentLength)
+		}
+		buf.held = r.ContentLength
 	}
-	// One byte past the limit tells a body of exactly the limit from a
-	// larger one.
-	_, err := buf.ReadFrom(io.LimitReader(src, int64(limit)+1))
+	if !gzipped && r.ContentLength > 0 && cap(buf.b) < int(r.ContentLength)+1 {
+		// Room for the whole body and the byte that tells it is over, in
+		// one allocation, the body as sent being reserved already.
+		buf.b = make([]byte, 0, r.ContentLength+1)
+	}
+	err := buf.readFrom(src, limit, s.inflight)
 	if err == nil && buf.Len() > limit {
 		err = fmt.Errorf("%w: body over the limit of %d bytes once decompressed", ErrTooLarge, limit)
 	}
 	if err != nil {
 		s.putBody(buf)
+		if errors.Is(err, ErrInflightFull) {
+			return nil, err
+		}
 		if gzipped {
 			return nil, bodyError(err, limit, "cannot decompress gzip body: %w")
 		}
@@ -271,18 +355,21 @@ func bodyError(err error, limit int, format string) error {
 	return fmt.Errorf("%w: "+format, errMalformed, err)
 }
 
-func (s *Server) getBody() *bytes.Buffer {
-	if b, ok := s.bodies.Get().(*bytes.Buffer); ok {
+func (s *Server) getBody() *body {
+	if b, ok := s.bodies.Get().(*body); ok {
 		return b
 	}
-	return new(bytes.Buffer)
+	return new(body)
 }
 
-func (s *Server) putBody(b *bytes.Buffer) {
-	if b.Cap() > maxPooledBody {
+// putBody returns b's budget and keeps b for reuse.
+func (s *Server) putBody(b *body) {
+	s.inflight.give(b.held)
+	b.held = 0
+	if cap(b.b) > maxPooledBody {
 		return
 	}
-	b.Reset()
+	b.b = b.b[:0]
 	s.bodies.Put(b)
 }
 

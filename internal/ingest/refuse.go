@@ -33,6 +33,9 @@ func (s *Server) refuse(ctx context.Context, err error) refusal {
 	case errors.Is(err, ErrSpoolFull):
 		c.refusedSpoolFull.Add(1)
 		return refusal{http.StatusServiceUnavailable, codes.Unavailable, true}
+	case errors.Is(err, ErrInflightFull):
+		c.refusedInflight.Add(1)
+		return refusal{http.StatusServiceUnavailable, codes.ResourceExhausted, true}
 	case errors.Is(err, ErrShuttingDown):
 		c.refusedShuttingDown.Add(1)
 		return refusal{http.StatusServiceUnavailable, codes.Unavailable, true}

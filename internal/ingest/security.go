@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
@@ -149,9 +149,9 @@ func (s *Server) grpcOptions() []grpc.ServerOption {
 	if s.sec.tls != nil {
 		opts = append(opts, grpc.Creds(grpcTLS(s.sec.tls)))
 	}
-	if s.sec.tokens != nil {
-		opts = append(opts, grpc.ChainUnaryInterceptor(s.grpcAuth))
-	}
+	// Before gRPC reads a message: a request is authenticated, and refused
+	// when the in-flight budget is spent, on its headers alone.
+	opts = append(opts, grpc.InTapHandle(s.grpcTap))
 	return opts
 }
 
@@ -159,25 +159,34 @@ func (s *Server) grpcOptions() []grpc.ServerOption {
 // metadata of an OTLP/gRPC one.
 const maxHeaderBytes = 1 << 20
 
-// grpcAuth authenticates a unary gRPC call by its authorization metadata.
-func (s *Server) grpcAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	var header string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get("authorization"); len(v) > 0 {
+// grpcTap runs on a gRPC call's headers, before its message is read: it
+// authenticates the call by its authorization metadata, when tokens are
+// configured, and refuses it as RESOURCE_EXHAUSTED, retryable, while the
+// in-flight budget is spent. A refusal here costs the ingester no more
+// than the headers.
+func (s *Server) grpcTap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if s.sec.tokens != nil {
+		var header string
+		if v := info.Header.Get("authorization"); len(v) > 0 {
 			header = v[0]
 		}
+		p, code, msg := s.authenticate(header)
+		switch code {
+		case 0:
+			ctx = context.WithValue(ctx, principalKey{}, p)
+		case http.StatusForbidden:
+			s.stats.requests.Add(1)
+			return ctx, status.Error(codes.PermissionDenied, msg)
+		default:
+			s.stats.requests.Add(1)
+			return ctx, status.Error(codes.Unauthenticated, msg)
+		}
 	}
-	p, code, msg := s.authenticate(header)
-	switch code {
-	case 0:
-	case http.StatusForbidden:
+	if s.inflight.full() {
 		s.stats.requests.Add(1)
-		return nil, status.Error(codes.PermissionDenied, msg)
-	default:
-		s.stats.requests.Add(1)
-		return nil, status.Error(codes.Unauthenticated, msg)
+		return ctx, s.grpcStatus(ctx, s.inflight.errFull(0))
 	}
-	return handler(context.WithValue(ctx, principalKey{}, p), req)
+	return ctx, nil
 }
 
 // wrapTLS returns ln serving TLS when configured (OTLP/HTTP; gRPC has its

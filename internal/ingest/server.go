@@ -19,7 +19,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed requests
 
@@ -38,10 +37,11 @@ type Server struct {
 	logger  *slog.Logger
 	decoder otelschema.Decoder
 
-	batcher *batcher
-	spool   *spool.Spool // nil without one
-	stats   counters
-	sec     security // tokens, TLS, redaction (security.go)
+	batcher  *batcher
+	spool    *spool.Spool // nil without one
+	inflight *budget      // request bytes held at once; nil: unbounded
+	stats    counters
+	sec      security // tokens, TLS, redaction (security.go)
 
 	events  sync.Pool // *[]otelschema.Event decoded from one request
 	bodies  sync.Pool // *bytes.Buffer holding one request body
@@ -72,9 +72,10 @@ func New(cfg Config, w store.Writer, logger *slog.Logger, opts ...Option) (*Serv
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		cfg:     cfg,
-		logger:  logger,
-		decoder: otelschema.Decoder{Limits: cfg.Limits},
+		cfg:      cfg,
+		logger:   logger,
+		decoder:  otelschema.Decoder{Limits: cfg.Limits},
+		inflight: newBudget(cfg.MaxInflightBytes),
 	}
 	if cfg.Spool.Dir != "" {
 		sp, err := spool.Open(cfg.Spool, logger)
@@ -87,7 +88,7 @@ func New(cfg Config, w store.Writer, logger *slog.Logger, opts ...Option) (*Serv
 	s.handler = s.authHTTP(s.newMux())
 	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxRequestBytes), grpc.ForceServerCodecV2(newGRPCCodec())}, s.grpcOptions()...)...)
 	s.grpcSrv.RegisterService(&logsServiceDesc, &grpcLogs{s: s})
-	ptraceotlp.RegisterGRPCServer(s.grpcSrv, &grpcTraces{s: s})
+	s.grpcSrv.RegisterService(&tracesServiceDesc, &grpcTraces{s: s})
 	s.batcher = newBatcher(cfg, w, s.spool, &s.stats, logger)
 	s.seedRecent(w)
 	if err := s.openSpooledTenants(); err != nil {

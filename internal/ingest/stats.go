@@ -102,6 +102,9 @@ type RefusedStats struct {
 	// Overloaded is requests refused because MaxPendingEvents was reached
 	// (503 / UNAVAILABLE).
 	Overloaded uint64
+	// Inflight is requests refused before their body was read because it
+	// did not fit in MaxInflightBytes (503 / RESOURCE_EXHAUSTED, retryable).
+	Inflight uint64
 	// SpoolFull is requests refused because the store could not take their
 	// events in time and the spool had no room for them (503 / UNAVAILABLE).
 	SpoolFull uint64
@@ -131,7 +134,7 @@ type counters struct {
 	refusedMethod, refusedMediaType, refusedTooLarge, refusedMalformed atomic.Uint64
 	refusedOverloaded, refusedShuttingDown, refusedStoreRetryable      atomic.Uint64
 	refusedInvalidData, refusedInternal, refusedCanceled               atomic.Uint64
-	refusedSpoolFull                                                   atomic.Uint64
+	refusedSpoolFull, refusedInflight                                  atomic.Uint64
 
 	// rejectedBy counts rejected records by signal (0 logs, 1 spans) and
 	// reason, indexed as RejectReasons.
@@ -273,6 +276,7 @@ func (c *counters) snapshot() Stats {
 			Malformed:      c.refusedMalformed.Load(),
 			Overloaded:     c.refusedOverloaded.Load(),
 			SpoolFull:      c.refusedSpoolFull.Load(),
+			Inflight:       c.refusedInflight.Load(),
 			ShuttingDown:   c.refusedShuttingDown.Load(),
 			StoreRetryable: c.refusedStoreRetryable.Load(),
 			InvalidData:    c.refusedInvalidData.Load(),

@@ -2,28 +2,41 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
-// grpcTraces serves the OTLP/gRPC TraceService, as grpcLogs serves the
-// LogsService.
+// grpcTraces serves the OTLP/gRPC TraceService over raw messages, as
+// grpcLogs serves the LogsService; the spans are decoded with pdata.
 type grpcTraces struct {
-	ptraceotlp.UnimplementedGRPCServer
 	s *Server
 }
 
-// Export implements ptraceotlp.GRPCServer.
-func (g *grpcTraces) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+// export serves one Export call.
+func (g *grpcTraces) export(ctx context.Context, req *rawRequest) (rawResponse, error) {
 	s := g.s
-	s.stats.requests.Add(1)
-	res, err := s.ingestTraces(ctx, req.Traces())
+	release, err := s.admit(ctx, req)
 	if err != nil {
-		return ptraceotlp.NewExportResponse(), s.grpcStatus(ctx, err)
+		return nil, err
 	}
-	return tracesResponse(res), nil
+	defer release()
+	tr := ptraceotlp.NewExportRequest()
+	if err := tr.UnmarshalProto(req.bytes()); err != nil {
+		s.stats.refusedMalformed.Add(1)
+		return nil, status.Error(codes.InvalidArgument, fmt.Sprintf("cannot decode request of %d bytes: %v", len(req.bytes()), err))
+	}
+	// pdata copied what it keeps.
+	release()
+	res, err := s.ingestTraces(ctx, tr.Traces())
+	if err != nil {
+		return nil, s.grpcStatus(ctx, err)
+	}
+	return marshalResponse(s, tracesResponse(res))
 }
 
 // tracesResponse is the answer to a traces export whose events are stored:

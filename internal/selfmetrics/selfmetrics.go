@@ -137,7 +137,7 @@ func (c *ingestCollector) Collect(ch chan<- prometheus.Metric) {
 		n      uint64
 	}{
 		{"method", rf.Method}, {"media_type", rf.MediaType}, {"too_large", rf.TooLarge},
-		{"malformed", rf.Malformed}, {"overloaded", rf.Overloaded}, {"spool_full", rf.SpoolFull},
+		{"malformed", rf.Malformed}, {"overloaded", rf.Overloaded}, {"spool_full", rf.SpoolFull}, {"inflight", rf.Inflight},
 		{"shutting_down", rf.ShuttingDown}, {"store_retryable", rf.StoreRetryable},
 		{"invalid_data", rf.InvalidData}, {"internal", rf.Internal}, {"canceled", rf.Canceled},
 	} {

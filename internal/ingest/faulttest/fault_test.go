@@ -9,9 +9,11 @@ package faulttest
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -19,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -785,5 +788,108 @@ func TestConcurrentIdenticalExports(t *testing.T) {
 			t.Logf("%s: 5 exports of %d events, each sent 8 times at once: acknowledged %d copies, stored %d events (distinct %d), duplicates %d, missing %d, dedup hits %d",
 				ack, l.perReq, l.statuses[http.StatusOK], stored, len(s.Counts), dups, missing, st.DedupHits)
 		})
+	}
+}
+
+// floodBody is a gzipped OTLP/JSON logs request of one plain record whose
+// body is a string of n bytes: small on the wire, n bytes once
+// decompressed.
+func floodBody(t *testing.T, n int) []byte {
+	t.Helper()
+	var raw bytes.Buffer
+	raw.WriteString(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"`)
+	raw.Write(bytes.Repeat([]byte("a"), n))
+	raw.WriteString(`"}}]}]}]}`)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	if _, err := zw.Write(raw.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return z.Bytes()
+}
+
+// vmHWM returns the peak resident memory of process pid, in bytes.
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestGzipFloodMemoryBound floods ingestd with 32 concurrent gzipped
+// OTLP/JSON requests of 60 MiB each once decompressed (about 60 KiB on
+// the wire), three rounds: the bytes held at once are bounded by
+// -otlp.max-inflight-bytes (256 MiB by default), requests beyond it are
+// refused with 503 and Retry-After, and the process's peak RSS grows by
+// less than the documented bound, four times the budget (the Go heap may
+// reach twice what is live before it is collected). Without the budget
+// the same flood took the peak RSS up by 6.4 GiB.
+func TestGzipFloodMemoryBound(t *testing.T) {
+	requireLibrary(t)
+	const (
+		streams   = 32
+		rounds    = 3
+		bodyBytes = 60 << 20
+		growth    = 4 * 256 << 20 // the bound asserted on the peak RSS's growth
+	)
+	e := newEnv(t)
+	p := e.start()
+	body := floodBody(t, bodyBytes)
+	before := vmHWM(t, p.cmd.Process.Pid)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	statuses := map[int]int{}
+	var mu sync.Mutex
+	noRetry := 0
+	for range rounds {
+		var wg sync.WaitGroup
+		for range streams {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+e.httpAddr+"/v1/logs", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Content-Encoding", "gzip")
+				resp, err := client.Do(req)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					statuses[0]++
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				statuses[resp.StatusCode]++
+				if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+					noRetry++
+				}
+			})
+		}
+		wg.Wait()
+	}
+	peak := vmHWM(t, p.cmd.Process.Pid)
+	st, _ := p.stats()
+	p.stop(t)
+	t.Logf("gzip flood: %d rounds of %d concurrent requests of %d KiB on the wire, %d MiB decompressed: answers %v; refused for the in-flight budget %d; peak RSS %d MiB, %d MiB before (growth %d MiB, bound %d MiB)",
+		rounds, streams, len(body)>>10, bodyBytes>>20, statuses, st.Refused.Inflight, peak>>20, before>>20, (peak-before)>>20, growth>>20)
+	if statuses[http.StatusOK] == 0 || statuses[http.StatusServiceUnavailable] == 0 || st.Refused.Inflight == 0 {
+		t.Errorf("answers %v: want some requests taken and some refused for the in-flight budget", statuses)
+	}
+	if noRetry > 0 {
+		t.Errorf("%d refusals without Retry-After", noRetry)
+	}
+	if peak-before > growth {
+		t.Errorf("peak RSS grew by %d MiB, over the bound of %d MiB", (peak-before)>>20, growth>>20)
 	}
 }

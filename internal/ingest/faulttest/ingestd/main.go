@@ -41,6 +41,7 @@ func run() error {
 	control := flag.String("control.listen", "127.0.0.1:0", "control endpoint: /fault?mode=ok|fail|hang, /stats")
 	flag.StringVar(&cfg.HTTPListen, "otlp.http.listen", "127.0.0.1:0", "")
 	flag.StringVar(&cfg.GRPCListen, "otlp.grpc.listen", "127.0.0.1:0", "")
+	flag.Int64Var(&cfg.MaxInflightBytes, "otlp.max-inflight-bytes", cfg.MaxInflightBytes, "")
 	flag.StringVar(&cfg.Spool.Dir, "ingest.spool.dir", "", "")
 	flag.Int64Var(&cfg.Spool.MaxBytes, "ingest.spool.max-bytes", cfg.Spool.MaxBytes, "")
 	flag.Int64Var(&cfg.Spool.SegmentBytes, "ingest.spool.segment-bytes", 1<<20, "")
