@@ -97,7 +97,7 @@ type Result struct {
 // Reasons are the rejection reasons Result.ByReason counts, in its order.
 var Reasons = [...]error{
 	ErrUnknownEvent, ErrMissingAttribute, ErrWrongType, ErrUnknownValue,
-	ErrTooManyAttributes, ErrTooLong, ErrInvalidUTF8, ErrTimeRange,
+	ErrTooManyAttributes, ErrTooLong, ErrInvalidUTF8, ErrTimeRange, ErrNegative,
 }
 
 // reject counts one rejected record and keeps it among the first
@@ -182,6 +182,8 @@ var (
 	ErrInvalidUTF8 = errors.New("invalid UTF-8")
 	// ErrTimeRange: an event time outside Limits.MaxPast and MaxFuture.
 	ErrTimeRange = errors.New("timestamp out of range")
+	// ErrNegative: a negative count or duration.
+	ErrNegative = errors.New("negative value")
 )
 
 // ruleError is a rejection: a precise message and the sentinel it wraps.
@@ -586,6 +588,21 @@ func (st *decodeState) extraString(e *Event, k, s string) error {
 }
 
 // value converts v to the type of a, or says precisely why it cannot.
+// intValue reads an integer: an int, a decimal string or a whole double.
+func intValue(v *value) (int64, bool) {
+	switch v.typ {
+	case pcommon.ValueTypeInt:
+		return v.int(), true
+	case pcommon.ValueTypeStr:
+		return parseDecimal(v.str)
+	case pcommon.ValueTypeDouble:
+		if f := v.double(); f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+			return int64(f), true
+		}
+	}
+	return 0, false
+}
+
 func (st *decodeState) value(a *Attribute, v *value) (decoded, error) {
 	vt := v.typ
 	switch a.Type {
@@ -600,18 +617,15 @@ func (st *decodeState) value(a *Attribute, v *value) (decoded, error) {
 			return decoded{s: strconv.FormatInt(v.int(), 10)}, nil
 		}
 	case TypeInt:
-		switch vt {
-		case pcommon.ValueTypeInt:
-			return decoded{i: v.int()}, nil
-		case pcommon.ValueTypeStr:
-			if i, ok := parseDecimal(v.str); ok {
-				return decoded{i: i}, nil
-			}
-		case pcommon.ValueTypeDouble:
-			if f := v.double(); f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
-				return decoded{i: int64(f)}, nil
-			}
+		i, ok := intValue(v)
+		if !ok {
+			break
 		}
+		// Every integer of the conventions is a count or a duration.
+		if i < 0 {
+			return decoded{}, fail(ErrNegative, "%s: %d is negative: want a count or duration, 0 or more", a.Name, i)
+		}
+		return decoded{i: i}, nil
 	case TypeBool:
 		switch vt {
 		case pcommon.ValueTypeBool:

@@ -3,6 +3,7 @@ package otelschema
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -218,10 +219,9 @@ func TestDecodeCoercions(t *testing.T) {
 		// Ints.
 		{AttrRetryAttempt, int64(3), func(e *Event) any { return e.RetryAttempt }, int64(3)},
 		{AttrRetryAttempt, "3", func(e *Event) any { return e.RetryAttempt }, int64(3)},
-		{AttrRetryAttempt, "-2", func(e *Event) any { return e.RetryAttempt }, int64(-2)},
 		{AttrRetryAttempt, 4.0, func(e *Event) any { return e.RetryAttempt }, int64(4)},
 		{AttrSessionAgeS, "9223372036854775807", func(e *Event) any { return e.SessionAgeS }, int64(9223372036854775807)},
-		{AttrExternalRequests, -1e18, func(e *Event) any { return e.ExternalRequests }, int64(-1e18)},
+		{AttrExternalRequests, 1e18, func(e *Event) any { return e.ExternalRequests }, int64(1e18)},
 		// Bools.
 		{AttrSideEffectStarted, true, func(e *Event) any { return e.SideEffectStarted }, true},
 		{AttrSideEffectStarted, "true", func(e *Event) any { return e.SideEffectStarted }, true},
@@ -810,5 +810,25 @@ func TestUntimedRecordKeepsItsID(t *testing.T) {
 	timed, _ := testDecoder().DecodeLogs(ld, nil)
 	if _, same := ids[timed[0].ID]; same {
 		t.Error("a timed record has the ID of the untimed one")
+	}
+}
+
+// TestNegativeCountsRejected: every integer of the conventions is a count
+// or a duration; a negative one rejects its record, naming the attribute,
+// whatever the value's type.
+func TestNegativeCountsRejected(t *testing.T) {
+	for _, tc := range []struct {
+		attr  string
+		value any
+	}{
+		{AttrRetryAttempt, int64(-1)},
+		{AttrRetryAttempt, "-2"},
+		{AttrExternalRequests, -1e18},
+		{AttrSessionAgeS, int64(math.MinInt64)},
+	} {
+		_, err, res := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call", callAttrs(kv{tc.attr, tc.value})))
+		if !errors.Is(err, ErrNegative) || !strings.Contains(err.Error(), tc.attr+": ") || res.Rejected != 1 {
+			t.Errorf("%s = %v: %v, want a rejection for a negative value naming the attribute", tc.attr, tc.value, err)
+		}
 	}
 }

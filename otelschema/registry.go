@@ -36,7 +36,7 @@ func (t Type) Accepts() string {
 	case TypeString:
 		return "string; int (formatted in base 10)"
 	case TypeInt:
-		return "int; string of base-10 digits; double with an integral value"
+		return "int; string of base-10 digits; double with an integral value — 0 or more: every integer is a count or a duration"
 	case TypeBool:
 		return `bool; string "true" or "false"`
 	case TypeEnum:

@@ -145,6 +145,8 @@ func mutateRecord(rng *rand.Rand, lr plog.LogRecord) {
 	case 18:
 		lr.SetTraceID(pcommon.TraceID{1, 2, 3})
 		lr.SetSpanID(pcommon.SpanID{4})
+	case 19:
+		a.PutInt(otelschema.AttrRetryAttempt, -rng.Int64N(1<<40)-1)
 	}
 }
 

@@ -150,7 +150,7 @@ type counters struct {
 var rejectReasons = [len(otelschema.Reasons) + 1]string{
 	"unknown_event", "missing_attribute", "wrong_type", "unknown_value",
 	"too_many_attributes", "too_long", "invalid_utf8", "time_range",
-	"unclassified",
+	"negative", "unclassified",
 }
 
 // RejectReasons returns the reasons of Stats.RejectedByReason, in order.
