@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -47,14 +48,33 @@ func factorsOf(re *syntax.Regexp) factors {
 			return factorsOf(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		// Every part of a concatenation appears in a match: the part whose
-		// shortest literal is the longest filters best.
+		// Every part of a concatenation appears in a match, and so does
+		// every run of consecutive parts that spell a few strings (literals,
+		// small classes): the one whose shortest literal is the longest
+		// filters best.
 		var best factors
-		for _, sub := range re.Sub {
-			f := factorsOf(sub)
-			if f.known && (!best.known || f.shortest() > best.shortest()) {
+		consider := func(f factors) {
+			// An empty literal, which a run of optional parts may spell,
+			// is in every string: it filters nothing.
+			if f.known && f.shortest() > 0 && (!best.known || f.shortest() > best.shortest()) {
 				best = f
 			}
+		}
+		var run factors
+		for _, sub := range re.Sub {
+			consider(factorsOf(sub))
+			if e, ok := spell(sub); ok {
+				if run.known {
+					run, ok = product(run, e)
+				} else {
+					run = e
+				}
+				if ok {
+					consider(run)
+					continue
+				}
+			}
+			run = factors{}
 		}
 		return best
 	case syntax.OpAlternate:
@@ -77,6 +97,97 @@ func factorsOf(re *syntax.Regexp) factors {
 		return all
 	}
 	return factors{}
+}
+
+// maxSpelled bounds the strings a run of a concatenation is spelled as.
+const maxSpelled = 64
+
+// spell returns the strings re matches, when it matches a few whole
+// strings only: a literal, a small class, an alternation or a
+// concatenation of those.
+func spell(re *syntax.Regexp) (factors, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return factorsOf(re), true
+	case syntax.OpCapture:
+		return spell(re.Sub[0])
+	case syntax.OpQuest:
+		f, ok := spell(re.Sub[0])
+		if !ok || len(f.lits) == maxSpelled {
+			return factors{}, false
+		}
+		f.lits = append(f.lits, "")
+		return f, true
+	case syntax.OpCharClass:
+		var lits []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
+				if len(lits) == maxSpelled {
+					return factors{}, false
+				}
+				lits = append(lits, string(c))
+			}
+		}
+		return factors{lits: lits, known: len(lits) > 0}, len(lits) > 0
+	case syntax.OpAlternate:
+		var all factors
+		for _, sub := range re.Sub {
+			f, ok := spell(sub)
+			if !ok || len(all.lits)+len(f.lits) > maxSpelled {
+				return factors{}, false
+			}
+			all.lits = append(all.lits, f.lits...)
+			all.fold = all.fold || f.fold
+		}
+		all.known = true
+		return dedupe(lowerIfFold(all)), true
+	case syntax.OpConcat:
+		var run factors
+		for i, sub := range re.Sub {
+			f, ok := spell(sub)
+			if !ok {
+				return factors{}, false
+			}
+			if i == 0 {
+				run = f
+				continue
+			}
+			if run, ok = product(run, f); !ok {
+				return factors{}, false
+			}
+		}
+		return run, run.known
+	}
+	return factors{}, false
+}
+
+// product spells a followed by b, if that is not too many strings.
+func product(a, b factors) (factors, bool) {
+	if len(a.lits)*len(b.lits) > maxSpelled {
+		return factors{}, false
+	}
+	out := factors{fold: a.fold || b.fold, known: true}
+	for _, x := range a.lits {
+		for _, y := range b.lits {
+			out.lits = append(out.lits, x+y)
+		}
+	}
+	return dedupe(lowerIfFold(out)), true
+}
+
+func lowerIfFold(f factors) factors {
+	if f.fold {
+		for i, l := range f.lits {
+			f.lits[i] = strings.ToLower(l)
+		}
+	}
+	return f
+}
+
+func dedupe(f factors) factors {
+	slices.Sort(f.lits)
+	f.lits = slices.Compact(f.lits)
+	return f
 }
 
 // shortest is the length of the shortest literal.
@@ -123,4 +234,127 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// scanner finds, in one pass over a string, which groups of literals it
+// holds any literal of: an Aho–Corasick automaton over bytes, ASCII
+// letters folded to lower case, and with skip bytes, when set, left out of
+// the input as normKey leaves them out of keys. Literals are matched
+// case-insensitively: for a case-sensitive one that is a superset of its
+// matches, which is all a pre-filter needs.
+type scanner struct {
+	class  [256]uint8 // byte → its class; 0 for a byte no literal has
+	skip   [256]bool  // bytes left out of the input
+	n      int        // classes, the 0 one included
+	next   []int32    // state*n + class → state
+	out    [][]uint64 // state → the groups it completes, as a bit set
+	words  int        // words of a group bit set
+	groups int
+}
+
+// fold lower-cases an ASCII letter.
+func fold(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// newScanner builds the scanner of groups of literals; skip lists the
+// bytes to leave out of the input.
+func newScanner(groups [][]string, skip string) *scanner {
+	sc := &scanner{groups: len(groups), words: (len(groups) + 63) / 64}
+	for i := 0; i < len(skip); i++ {
+		sc.skip[skip[i]] = true
+	}
+	// Classes: the folded bytes the literals use.
+	sc.n = 1
+	for _, g := range groups {
+		for _, l := range g {
+			for i := 0; i < len(l); i++ {
+				if b := fold(l[i]); sc.class[b] == 0 {
+					sc.class[b] = uint8(sc.n)
+					sc.n++
+				}
+			}
+		}
+	}
+	for b := 'A'; b <= 'Z'; b++ {
+		sc.class[b] = sc.class[b+'a'-'A']
+	}
+	// The trie, then the failure links, breadth first.
+	type node struct {
+		edges map[uint8]int32
+		out   []uint64
+	}
+	nodes := []node{{edges: map[uint8]int32{}, out: make([]uint64, sc.words)}}
+	for gi, g := range groups {
+		for _, l := range g {
+			cur := int32(0)
+			for i := 0; i < len(l); i++ {
+				c := sc.class[fold(l[i])]
+				nx, ok := nodes[cur].edges[c]
+				if !ok {
+					nx = int32(len(nodes))
+					nodes = append(nodes, node{edges: map[uint8]int32{}, out: make([]uint64, sc.words)})
+					nodes[cur].edges[c] = nx
+				}
+				cur = nx
+			}
+			nodes[cur].out[gi/64] |= 1 << (gi % 64)
+		}
+	}
+	sc.next = make([]int32, len(nodes)*sc.n)
+	sc.out = make([][]uint64, len(nodes))
+	fail := make([]int32, len(nodes))
+	queue := []int32{0}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if s != 0 {
+			for w := range sc.words {
+				nodes[s].out[w] |= nodes[fail[s]].out[w]
+			}
+		}
+		for _, bits := range nodes[s].out {
+			if bits != 0 {
+				sc.out[s] = nodes[s].out
+				break
+			}
+		}
+		for c := range sc.n {
+			if nx, ok := nodes[s].edges[uint8(c)]; ok {
+				if s != 0 {
+					fail[nx] = sc.next[int(fail[s])*sc.n+c]
+				}
+				sc.next[int(s)*sc.n+c] = nx
+				queue = append(queue, nx)
+			} else if s != 0 {
+				sc.next[int(s)*sc.n+c] = sc.next[int(fail[s])*sc.n+c]
+			}
+		}
+	}
+	return sc
+}
+
+// scan sets in found (of words bits) the groups s holds a literal of, and
+// reports whether it found any.
+func (sc *scanner) scan(s string, found []uint64) bool {
+	clear(found)
+	any := false
+	state := int32(0)
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if sc.skip[b] {
+			continue
+		}
+		state = sc.next[int(state)*sc.n+int(sc.class[b])]
+		if out := sc.out[state]; out != nil {
+			for w, bits := range out {
+				found[w] |= bits
+			}
+			any = true
+		}
+	}
+	return any
 }

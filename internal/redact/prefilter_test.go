@@ -15,7 +15,7 @@ var prefilterKey = []byte("0123456789abcdef0123456789abcdef")
 // every default pattern has some, so that most strings skip every scan.
 func TestPatternFactors(t *testing.T) {
 	want := map[int]string{
-		0: "fold [earer asic]", 1: "[KIA SIA BIA CCA]", 3: "[PRIVATE KEY-----]", 5: "[xox]",
+		0: "fold [basic bearer]", 1: "[ABIA ACCA AKIA ASIA]", 3: "[PRIVATE KEY-----]", 5: "[xoxa- xoxb- xoxo- xoxp- xoxr- xoxs-]",
 		7: "[sk-]", 8: "[mcpdrift_]", 9: "[.eyJ]", 11: "fold [://]",
 	}
 	for i, p := range DefaultRules().Patterns {
@@ -43,7 +43,58 @@ func TestPatternFactors(t *testing.T) {
 // reference the pre-filter must agree with.
 func unfiltered(r *Redactor) *Redactor {
 	return &Redactor{key: r.key, keys: r.keys, paths: r.paths, patterns: r.patterns, secretIx: r.secretIx,
-		filters: make([]factors, len(r.filters))}
+		filters: make([]factors, len(r.filters)), patScan: newScanner(make([][]string, len(r.filters)), ""), keyScan: r.keyScan}
+}
+
+// naiveSecretKey is secretKey as normKey and strings.Contains decide it.
+func naiveSecretKey(r *Redactor, k string) bool {
+	n := normKey(k)
+	for _, rk := range r.keys {
+		if strings.Contains(n, rk) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestScanner checks the one-pass scanner against strings.Contains over
+// every literal, on the default rules' literals and keys.
+func TestScanner(t *testing.T) {
+	r := newTestRedactor(t, Rules{})
+	for _, k := range []string{"password", "X-Api-Key", "apiKey", "client_secret", "Authorization", "max_tokens", "author",
+		"keyboard", "q", "", "p.a-s_s w/o/r/d", "PASSWORD", "passw0rd", "sessionkey", "session-key", "tok", "🙂token🙂", "toke\n"} {
+		if got, want := r.secretKey(k), naiveSecretKey(r, k); got != want {
+			t.Errorf("secretKey(%q) = %v, normKey says %v", k, got, want)
+		}
+	}
+	groups := [][]string{{"abc", "bcd"}, {"cd"}, {"x"}, {"BEARER"}, {}}
+	sc := newScanner(groups, "")
+	for _, s := range []string{"", "ab", "abc", "xbcd", "zzcd", "Bearer", "ABCD", "abxcd"} {
+		found := make([]uint64, sc.words)
+		sc.scan(s, found)
+		for gi, g := range groups {
+			want := false
+			for _, l := range g {
+				want = want || strings.Contains(strings.ToLower(s), strings.ToLower(l))
+			}
+			if got := found[0]&(1<<gi) != 0; got != want {
+				t.Errorf("scan(%q): group %v found %v, want %v", s, g, got, want)
+			}
+		}
+	}
+}
+
+// FuzzKeyScan compares secretKey with normKey and strings.Contains.
+func FuzzKeyScan(f *testing.F) {
+	for _, s := range []string{"password", "x-api-key", "max_tokens", "a.p.i.k.e.y", "\xffsecret"} {
+		f.Add(s)
+	}
+	r := newTestRedactor(f, Rules{})
+	f.Fuzz(func(t *testing.T, k string) {
+		if got, want := r.secretKey(k), naiveSecretKey(r, k); got != want {
+			t.Fatalf("secretKey(%q) = %v, normKey says %v", k, got, want)
+		}
+	})
 }
 
 // checkSame asserts that the pre-filter changes nothing for s.

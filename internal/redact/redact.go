@@ -125,6 +125,9 @@ type Redactor struct {
 	patterns []*regexp.Regexp
 	secretIx []int     // index of the secret group of each pattern, 0 for all
 	filters  []factors // the literals each pattern's matches hold
+	// patScan finds which patterns' literals a string holds; keyScan
+	// whether it holds a secret key, as normKey spells keys.
+	patScan, keyScan *scanner
 	// Redacted counts the values replaced.
 	redacted atomic.Uint64
 	// ephemeral reports a random key.
@@ -172,6 +175,12 @@ func New(cfg Config) (*Redactor, error) {
 		r.secretIx = append(r.secretIx, max(re.SubexpIndex("secret"), 0))
 		r.filters = append(r.filters, patternFactors(p))
 	}
+	groups := make([][]string, len(r.filters))
+	for i, f := range r.filters {
+		groups[i] = f.lits
+	}
+	r.patScan = newScanner(groups, "")
+	r.keyScan = newScanner([][]string{r.keys}, normKeySkip)
 	return r, nil
 }
 
@@ -188,8 +197,11 @@ func (r *Redactor) Marker(secret string) string {
 	return MarkerPrefix + hex.EncodeToString(m.Sum(nil))[:hashHex] + "]"
 }
 
-// Events redacts the events in place: their raw and normalised arguments,
-// external target and extra attributes.
+// Events redacts the events in place: their raw and normalised arguments;
+// their external target, identifiers that a client chooses (request,
+// session, run and service instance ids, idempotency keys, the request id
+// a retry names) and error code, by pattern; and their extra attributes.
+// An event's ID is computed before: redaction does not change it.
 func (r *Redactor) Events(events []otelschema.Event) {
 	for i := range events {
 		e := &events[i]
@@ -199,8 +211,11 @@ func (r *Redactor) Events(events []otelschema.Event) {
 		if e.ArgsNormalized != "" {
 			e.ArgsNormalized = r.Args(e.ArgsNormalized)
 		}
-		if e.ExternalTarget != "" {
-			e.ExternalTarget = r.Text(e.ExternalTarget)
+		for _, p := range []*string{&e.ExternalTarget, &e.RequestID, &e.SessionID, &e.RunID, &e.ServiceInstance,
+			&e.IdempotencyKey, &e.RetryOf, &e.ErrorCode} {
+			if *p != "" {
+				*p = r.Text(*p)
+			}
 		}
 		for k, v := range e.Attributes {
 			if r.secretKey(k) && !IsMarker(v) {
@@ -301,27 +316,76 @@ func (r *Redactor) markValue(v any) string {
 // clean reports whether an argument document certainly holds nothing to
 // redact, without decoding it: no path rule is configured (paths pick
 // values by place, whatever they hold), it has no backslash (a JSON escape
-// could spell a key or a literal that the raw text does not), no secret
-// key appears in it, and no pattern's literals do. Every key and string of
-// the document is then a piece of its text, so none can match either.
+// could spell a key or a literal that the raw text does not), no string
+// followed by a colon (an object key, if the document is JSON) is a secret
+// key, and no pattern's literals appear anywhere. Every key and string of
+// the document is then a piece of its text, so none can match either;
+// and a document that is not JSON is redacted by pattern only.
 func (r *Redactor) clean(s string) bool {
 	if len(r.paths) > 0 || strings.IndexByte(s, '\\') >= 0 {
 		return false
 	}
-	n := normKey(s)
-	for _, k := range r.keys {
-		if strings.Contains(n, k) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		n := strings.IndexByte(s[i+1:], '"')
+		if n < 0 {
+			break
+		}
+		str, k := s[i+1:i+1+n], i+2+n
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r') {
+			k++
+		}
+		if k < len(s) && s[k] == ':' && r.secretKey(str) {
 			return false
 		}
+		i += n + 1
 	}
-	var lower string
-	ascii := isASCII(s)
-	for _, f := range r.filters {
-		if !f.absent(s, &lower, ascii) {
+	var c candidates
+	r.candidates(s, &c)
+	for i := range r.patterns {
+		if c.may(r, i, s) {
 			return false
 		}
 	}
 	return true
+}
+
+// candidates says which patterns may match a string: on an ASCII string,
+// those whose literals one scan found (and those without literals); on any
+// other, those whose literals are not certainly absent.
+type candidates struct {
+	ascii bool
+	buf   [4]uint64 // the patterns found, up to 256 of them
+	more  []uint64  // the patterns found, past 256 patterns
+	lower string    // the string lower-cased, for absent
+}
+
+func (r *Redactor) candidates(s string, c *candidates) {
+	c.ascii, c.lower = isASCII(s), ""
+	if !c.ascii {
+		return
+	}
+	if w := r.patScan.words; w > len(c.buf) {
+		c.more = make([]uint64, w)
+		r.patScan.scan(s, c.more)
+		return
+	}
+	r.patScan.scan(s, c.buf[:r.patScan.words])
+}
+
+// may reports whether pattern i may match s, the string of c.
+func (c *candidates) may(r *Redactor, i int, s string) bool {
+	switch {
+	case !c.ascii:
+		return !r.filters[i].absent(s, &c.lower, false)
+	case !r.filters[i].known:
+		return true
+	case c.more != nil:
+		return c.more[i/64]&(1<<(i%64)) != 0
+	}
+	return c.buf[i/64]&(1<<(i%64)) != 0
 }
 
 // Text replaces every pattern match in s by its marker. A pattern runs only
@@ -330,14 +394,16 @@ func (r *Redactor) Text(s string) string {
 	if s == "" {
 		return s
 	}
-	var lower string
-	ascii := isASCII(s)
+	var c candidates
+	r.candidates(s, &c)
 	for i, re := range r.patterns {
-		if r.filters[i].absent(s, &lower, ascii) {
+		if !c.may(r, i, s) {
 			continue
 		}
 		if ns := r.replace(s, re, r.secretIx[i]); ns != s {
-			s, lower, ascii = ns, "", isASCII(ns)
+			// Look again at what the marker left.
+			s = ns
+			r.candidates(s, &c)
 		}
 	}
 	return s
@@ -371,16 +437,15 @@ func (r *Redactor) replace(s string, re *regexp.Regexp, group int) string {
 	return b.String()
 }
 
-// secretKey reports whether a key names a secret.
+// secretKey reports whether a key names a secret: whether, spelled as
+// normKey spells keys, it holds a key of the rules.
 func (r *Redactor) secretKey(k string) bool {
-	n := normKey(k)
-	for _, rk := range r.keys {
-		if strings.Contains(n, rk) {
-			return true
-		}
-	}
-	return false
+	var one [1]uint64
+	return r.keyScan.scan(k, one[:])
 }
+
+// normKeySkip are the bytes normKey leaves out.
+const normKeySkip = "-_. "
 
 func normKey(k string) string {
 	return strings.Map(func(c rune) rune {

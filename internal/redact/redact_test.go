@@ -200,3 +200,30 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// TestEventIdentifiersRedacted: a secret a client puts in an identifier
+// or an error code is redacted by pattern, as one in an argument is; an
+// identifier without a secret is kept.
+func TestEventIdentifiersRedacted(t *testing.T) {
+	r := newRedactor(t, redact.Rules{})
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnop"
+	events := []otelschema.Event{{
+		RequestID: "req-" + jwt, SessionID: jwt, RunID: "run token=abc123", ServiceInstance: "https://u:pw@host/",
+		IdempotencyKey: "ghp_abcdefghijklmnopqrstuvwxyz0123456789", RetryOf: "Bearer abcdefgh12345678",
+		ErrorCode: "AKIAIOSFODNN7EXAMPLE",
+	}, {RequestID: "42", SessionID: "sess-1", RunID: "run-1", ErrorCode: "STALE_TOOL_SCHEMA"}}
+	r.Events(events)
+	e := events[0]
+	for name, v := range map[string]string{"request id": e.RequestID, "session id": e.SessionID, "run id": e.RunID,
+		"service instance": e.ServiceInstance, "idempotency key": e.IdempotencyKey, "retry of": e.RetryOf, "error code": e.ErrorCode} {
+		if !markerAnywhere.MatchString(v) {
+			t.Errorf("%s %q: not redacted", name, v)
+		}
+	}
+	if e.SessionID != r.Marker(jwt) {
+		t.Errorf("session id %q, want the marker of the JWT, the same wherever it appears", e.SessionID)
+	}
+	if k := events[1]; k.RequestID != "42" || k.SessionID != "sess-1" || k.RunID != "run-1" || k.ErrorCode != "STALE_TOOL_SCHEMA" {
+		t.Errorf("identifiers without secrets changed: %+v", k)
+	}
+}
