@@ -2,6 +2,9 @@ package ingest
 
 import (
 	"math/bits"
+	"slices"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
 // idSet remembers about the last limit event ids added to it, in two
@@ -67,4 +70,91 @@ func (s *idSet) add(id uint64) {
 	}
 	s.cur[i] = id
 	s.n++
+}
+
+// remember adds the ids of events made durable to the recent set.
+func (b *batcher) remember(events []otelschema.Event) {
+	if b.recent == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range events {
+		b.recent.add(events[i].ID)
+	}
+}
+
+// dropRecent returns events without those whose id is in the recent set,
+// counting them; events itself when none is. The caller holds mu.
+func (b *batcher) dropRecentLocked(events []otelschema.Event) []otelschema.Event {
+	if b.recent == nil {
+		return events
+	}
+	var kept []otelschema.Event
+	for i := range events {
+		if b.recent.has(events[i].ID) {
+			if kept == nil {
+				kept = make([]otelschema.Event, i, len(events))
+				copy(kept, events[:i])
+			}
+			b.stats.dedupHits.Add(1)
+			continue
+		}
+		if kept != nil {
+			kept = append(kept, events[i])
+		}
+	}
+	if kept == nil {
+		return events
+	}
+	return kept
+}
+
+// dropInflightLocked returns events without those whose id is in a part
+// not yet settled, counting them, with the parts to wait for instead, each
+// once; events itself when none is. The caller holds mu.
+func (b *batcher) dropInflightLocked(events []otelschema.Event) ([]otelschema.Event, []partRef) {
+	if len(b.inflight) == 0 {
+		return events, nil
+	}
+	var (
+		kept  []otelschema.Event
+		waits []partRef
+	)
+	for i := range events {
+		p, busy := b.inflight[events[i].ID]
+		if !busy || events[i].ID == 0 {
+			if kept != nil {
+				kept = append(kept, events[i])
+			}
+			continue
+		}
+		if kept == nil {
+			kept = make([]otelschema.Event, i, len(events))
+			copy(kept, events[:i])
+		}
+		b.stats.dedupHits.Add(1)
+		if !slices.Contains(waits, p) {
+			waits = append(waits, p)
+		}
+	}
+	if kept == nil {
+		return events, waits
+	}
+	return kept, waits
+}
+
+// settleLocked forgets the in-flight ids of bt, written (or refused):
+// from now on the recent set, or a new admission, answers for them. The
+// caller holds mu.
+func (b *batcher) settleLocked(bt *batch) {
+	if b.inflight == nil {
+		return
+	}
+	for i := range *bt.events {
+		id := (*bt.events)[i].ID
+		if p, ok := b.inflight[id]; ok && p.b == bt {
+			delete(b.inflight, id)
+		}
+	}
 }

@@ -60,7 +60,7 @@ func FuzzHTTPLogs(f *testing.F) {
 		if got := rec.Header().Get("Content-Type"); got != enc.mediaType() {
 			t.Fatalf("answer in %q, want %q", got, enc.mediaType())
 		}
-		if p := s.batcher.Pending(); p != 0 {
+		if p := s.tenants.def.b.Pending(); p != 0 {
 			t.Fatalf("%d events pending after the request returned", p)
 		}
 	})

@@ -3,9 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -14,8 +12,6 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
-
-	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
 // grpcLogs serves the OTLP/gRPC LogsService. gRPC itself receives the
@@ -100,29 +96,6 @@ func (g *grpcLogs) export(ctx context.Context, req *rawRequest) (rawResponse, er
 		return nil, s.grpcStatus(ctx, err)
 	}
 	return marshalResponse(s, logsResponse(res))
-}
-
-// marshalResponse encodes the answer to an export whose events are stored.
-func marshalResponse(s *Server, resp interface{ MarshalProto() ([]byte, error) }) (rawResponse, error) {
-	out, err := resp.MarshalProto()
-	if err != nil {
-		// The events are stored; the client may retry and send duplicates.
-		s.stats.refusedInternal.Add(1)
-		return nil, status.Error(codes.Internal, fmt.Sprintf("cannot encode response: %v", err))
-	}
-	return out, nil
-}
-
-// logsResponse is the answer to a logs export whose events are stored: a
-// partial success when records were rejected.
-func logsResponse(res otelschema.Result) plogotlp.ExportResponse {
-	resp := plogotlp.NewExportResponse()
-	if res.Rejected > 0 {
-		ps := resp.PartialSuccess()
-		ps.SetRejectedLogRecords(int64(res.Rejected))
-		ps.SetErrorMessage(res.Message())
-	}
-	return resp
 }
 
 // rawRequest is an OTLP/gRPC request as its protobuf bytes: a reference to

@@ -311,7 +311,7 @@ func TestShutdownFinishesRequests(t *testing.T) {
 	go func() {
 		done <- do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+pathLogs, mediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 3})))
 	}()
-	for s.batcher.Pending() == 0 {
+	for s.tenants.def.b.Pending() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

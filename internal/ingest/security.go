@@ -3,13 +3,9 @@ package ingest
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,9 +18,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
-	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
-	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // Option configures a Server's security: tokens, TLS, redaction.
@@ -48,26 +42,13 @@ func WithTLS(cfg *tls.Config) Option { return func(s *Server) { s.sec.tls = cfg 
 // stored or logged.
 func WithRedactor(r *redact.Redactor) Option { return func(s *Server) { s.sec.redactor = r } }
 
-// security is the ingester's authentication, TLS and redaction, and the
-// batchers of the tenants other than Config.Tenant.
+// security is the ingester's authentication, TLS and redaction.
 type security struct {
 	tokens   *auth.Tokens
 	tls      *tls.Config
 	redactor *redact.Redactor
-	// writer is the store the tenant batchers write to.
-	writer store.Writer
 	// authFailures counts exports refused for their token.
 	authFailures atomic.Uint64
-
-	mu      sync.Mutex
-	tenants map[string]*tenantBatcher
-	closed  bool
-}
-
-// tenantBatcher is the batcher of one tenant, and its spool.
-type tenantBatcher struct {
-	b  *batcher
-	sp *spool.Spool
 }
 
 // AuthFailures returns how many exports were refused for their token.
@@ -200,136 +181,13 @@ func (s *Server) wrapTLS(ln net.Listener) net.Listener {
 	return tls.NewListener(ln, cfg)
 }
 
-// batcherFor returns the batcher of the tenant ctx was authenticated for:
-// the server's own for Config.Tenant and without tokens.
-func (s *Server) batcherFor(ctx context.Context) (*batcher, error) {
-	p, ok := ctx.Value(principalKey{}).(auth.Principal)
-	if !ok || p.Tenant == s.cfg.Tenant {
-		return s.batcher, nil
-	}
-	s.sec.mu.Lock()
-	defer s.sec.mu.Unlock()
-	if s.sec.closed {
-		return nil, ErrShuttingDown
-	}
-	if tb, ok := s.sec.tenants[p.Tenant]; ok {
-		return tb.b, nil
-	}
-	tb, err := s.openTenant(p.Tenant)
-	if err != nil {
-		return nil, err
-	}
-	return tb.b, nil
-}
-
-// openTenant starts the batcher of tenant, with its spool; the caller
-// holds sec.mu.
-func (s *Server) openTenant(tenant string) (*tenantBatcher, error) {
-	if err := auth.ValidTenant(tenant); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidData, err)
-	}
-	cfg := s.cfg
-	cfg.Tenant = tenant
-	tb := &tenantBatcher{}
-	if s.cfg.Spool.Dir != "" {
-		cfg.Spool.Dir = filepath.Join(s.cfg.Spool.Dir, "tenants", tenant)
-		sp, err := spool.Open(cfg.Spool, s.logger.With("tenant", tenant))
-		if err != nil {
-			return nil, fmt.Errorf("cannot open the spool of tenant %s: %w", tenant, err)
-		}
-		tb.sp = sp
-	}
-	tb.b = newBatcher(cfg, s.sec.writer, tb.sp, &s.stats, s.logger.With("tenant", tenant))
-	if tb.b.recent != nil && tb.sp != nil {
-		_ = tb.sp.Scan(func(r spool.Record) error {
-			tb.b.remember(r.Events)
-			return nil
-		})
-	}
-	if l, ok := s.sec.writer.(store.EventIDLister); ok && tb.b.recent != nil && cfg.DedupWindow > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), seedRecentTimeout)
-		ids, err := l.EventIDsSince(ctx, tenant, time.Now().Add(-cfg.DedupWindow), cfg.DedupIDs/2)
-		cancel()
-		if err != nil {
-			s.logger.Warn("cannot load recent event ids of a tenant", "tenant", tenant, "error", err)
-		}
-		tb.b.mu.Lock()
-		for _, id := range ids {
-			tb.b.recent.add(id)
-		}
-		tb.b.mu.Unlock()
-	}
-	if s.sec.tenants == nil {
-		s.sec.tenants = map[string]*tenantBatcher{}
-	}
-	s.sec.tenants[tenant] = tb
-	s.logger.Info("tenant batcher started", "tenant", tenant, "spool", cfg.Spool.Dir)
-	return tb, nil
-}
-
-// openSpooledTenants starts the batchers of the tenants whose spools hold
-// records left by an earlier process, so that they are replayed whether or
-// not the tenant sends again.
-func (s *Server) openSpooledTenants() error {
-	if s.sec.tokens == nil || s.cfg.Spool.Dir == "" {
-		return nil
-	}
-	entries, err := os.ReadDir(filepath.Join(s.cfg.Spool.Dir, "tenants"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cannot list the tenant spools: %w", err)
-	}
-	s.sec.mu.Lock()
-	defer s.sec.mu.Unlock()
-	for _, e := range entries {
-		if !e.IsDir() || e.Name() == s.cfg.Tenant || auth.ValidTenant(e.Name()) != nil {
-			continue
-		}
-		if _, err := s.openTenant(e.Name()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// drainTenants makes every tenant batcher write its batches at once.
-func (s *Server) drainTenants() {
-	s.sec.mu.Lock()
-	defer s.sec.mu.Unlock()
-	s.sec.closed = true
-	for _, tb := range s.sec.tenants {
-		tb.b.Drain()
-	}
-}
-
-// shutdownTenants shuts every tenant batcher down and closes its spool.
-func (s *Server) shutdownTenants(ctx context.Context) error {
-	s.sec.mu.Lock()
-	defer s.sec.mu.Unlock()
-	var errs []error
-	for tenant, tb := range s.sec.tenants {
-		if err := tb.b.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("cannot flush the pending events of tenant %s: %w", tenant, err))
-		}
-		if tb.sp != nil {
-			if err := tb.sp.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("cannot close the spool of tenant %s: %w", tenant, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // grpcTLS returns the gRPC transport credentials of cfg, negotiating h2.
 func grpcTLS(cfg *tls.Config) credentials.TransportCredentials {
 	return credentials.NewTLS(cfg.Clone())
 }
 
-// initSecurity applies opts and keeps the writer tenant batchers write to.
-func (s *Server) initSecurity(w store.Writer, opts []Option) {
-	s.sec.writer = w
+// initSecurity applies opts.
+func (s *Server) initSecurity(opts []Option) {
 	for _, o := range opts {
 		o(s)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,7 +22,9 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
+	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // newSecureServer starts a server on w with opts, shut down at the end of
@@ -275,4 +278,35 @@ func sendLogs(t *testing.T, url string, ld plog.Logs) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("export: %d", resp.StatusCode)
 	}
+}
+
+// TestTenantSpoolsCount: the spool gauges of Stats and the readiness of
+// the spool cover every tenant's spool, not only the default tenant's.
+func TestTenantSpoolsCount(t *testing.T) {
+	tokens, tk := ingestTokens(t)
+	cfg := testConfig()
+	cfg.Spool = spool.Config{Dir: t.TempDir(), MaxBytes: 64 << 10, SegmentBytes: 32 << 10}
+	cfg.Ack = AckSpooled
+	w := &sink{fail: func(store.Batch) error { return errors.New("store down") }}
+	s := newSecureServer(t, cfg, w, WithTokens(tokens))
+	url := "http://" + s.HTTPAddr().String() + pathLogs
+	hc := &http.Client{Timeout: 10 * time.Second}
+	if a := post(t, hc, url, "Bearer "+tk["globex"], drift{valid: 40}); a.status != http.StatusOK {
+		t.Fatalf("globex: %d", a.status)
+	}
+	if st := s.Stats(); st.Spool.Records == 0 || st.Spool.Bytes == 0 {
+		t.Errorf("Stats().Spool = %+v with globex's export in its spool, want it counted", st.Spool)
+	}
+	for range 20 {
+		if a := post(t, hc, url, "Bearer "+tk["globex"], drift{valid: 40}); a.status != http.StatusOK {
+			break
+		}
+	}
+	if err := s.SpoolReady(); !errors.Is(err, ErrSpoolNearlyFull) || !strings.Contains(err.Error(), "tenant globex") {
+		t.Errorf("SpoolReady with globex's spool full: %v, want ErrSpoolNearlyFull naming the tenant", err)
+	}
+	// The store back, the spools drain before the shutdown.
+	w.mu.Lock()
+	w.fail = nil
+	w.mu.Unlock()
 }

@@ -22,7 +22,6 @@ import (
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed requests
 
-	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -37,9 +36,8 @@ type Server struct {
 	logger  *slog.Logger
 	decoder otelschema.Decoder
 
-	batcher  *batcher
-	spool    *spool.Spool // nil without one
-	inflight *budget      // request bytes held at once; nil: unbounded
+	tenants  tenants // every tenant's batcher and spool
+	inflight *budget // request bytes held at once; nil: unbounded
 	stats    counters
 	sec      security // tokens, TLS, redaction (security.go)
 
@@ -77,67 +75,23 @@ func New(cfg Config, w store.Writer, logger *slog.Logger, opts ...Option) (*Serv
 		decoder:  otelschema.Decoder{Limits: cfg.Limits},
 		inflight: newBudget(cfg.MaxInflightBytes),
 	}
-	if cfg.Spool.Dir != "" {
-		sp, err := spool.Open(cfg.Spool, logger)
-		if err != nil {
-			return nil, fmt.Errorf("cannot open the ingest spool: %w", err)
-		}
-		s.spool = sp
-	}
-	s.initSecurity(w, opts)
+	s.tenants.w = w
+	s.initSecurity(opts)
 	s.handler = s.authHTTP(s.newMux())
 	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxRequestBytes), grpc.ForceServerCodecV2(newGRPCCodec())}, s.grpcOptions()...)...)
 	s.grpcSrv.RegisterService(&logsServiceDesc, &grpcLogs{s: s})
 	s.grpcSrv.RegisterService(&tracesServiceDesc, &grpcTraces{s: s})
-	s.batcher = newBatcher(cfg, w, s.spool, &s.stats, logger)
-	s.seedRecent(w)
+	s.tenants.mu.Lock()
+	_, err := s.openTenantLocked(cfg.Tenant)
+	s.tenants.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the ingest spool: %w", err)
+	}
 	if err := s.openSpooledTenants(); err != nil {
 		_ = s.Shutdown(context.Background())
 		return nil, err
 	}
 	return s, nil
-}
-
-// seedRecentTimeout bounds the start-up query for recent event ids.
-const seedRecentTimeout = 30 * time.Second
-
-// seedRecent fills the batcher's recent ids with the events waiting in the
-// spool and, when the store can list them, the events it stored within
-// DedupWindow, so that a client's retry of an export made durable just
-// before a restart is dropped. Failures only cost that protection.
-func (s *Server) seedRecent(w store.Writer) {
-	b := s.batcher
-	if b.recent == nil {
-		return
-	}
-	var n int
-	if s.spool != nil {
-		err := s.spool.Scan(func(r spool.Record) error {
-			b.remember(r.Events)
-			n += len(r.Events)
-			return nil
-		})
-		if err != nil {
-			s.logger.Warn("cannot read the spool's event ids", "error", err)
-		}
-	}
-	if l, ok := w.(store.EventIDLister); ok && s.cfg.DedupWindow > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), seedRecentTimeout)
-		defer cancel()
-		ids, err := l.EventIDsSince(ctx, s.cfg.Tenant, time.Now().Add(-s.cfg.DedupWindow), s.cfg.DedupIDs/2)
-		if err != nil {
-			s.logger.Warn("cannot load recent event ids: retries of exports stored before this start may be stored twice", "error", err)
-		}
-		b.mu.Lock()
-		for _, id := range ids {
-			b.recent.add(id)
-		}
-		b.mu.Unlock()
-		n += len(ids)
-	}
-	if n > 0 {
-		s.logger.Info("recent event ids loaded for deduplication", "ids", n, "window", s.cfg.DedupWindow)
-	}
 }
 
 // HTTPHandler returns the OTLP/HTTP handler, the one served on HTTPListen.
@@ -214,13 +168,18 @@ func (s *Server) HTTPAddr() net.Addr {
 	return s.httpAddr
 }
 
-// Stats returns the counters since New.
+// Stats returns the counters since New; the spool's gauges are those of
+// every tenant's spool together.
 func (s *Server) Stats() Stats {
 	st := s.stats.snapshot()
-	if s.spool != nil {
-		sp := s.spool.Stats()
-		st.Spool.Bytes, st.Spool.Records, st.Spool.Quarantined = sp.Bytes, sp.Records, sp.Quarantined
-	}
+	s.eachTenant(func(t *tenant) {
+		if t.sp != nil {
+			sp := t.sp.Stats()
+			st.Spool.Bytes += sp.Bytes
+			st.Spool.Records += sp.Records
+			st.Spool.Quarantined += sp.Quarantined
+		}
+	})
 	return st
 }
 
@@ -240,7 +199,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 
 	var errs []error
-	s.batcher.Drain()
 	s.drainTenants()
 	if started {
 		grpcDone := make(chan struct{})
@@ -269,16 +227,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.serving.Wait()
 		}
 	}
-	if err := s.batcher.Shutdown(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("cannot flush pending events: %w", err))
-	}
 	if err := s.shutdownTenants(ctx); err != nil {
 		errs = append(errs, err)
-	}
-	if s.spool != nil {
-		if err := s.spool.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("cannot close the spool: %w", err))
-		}
 	}
 	st := s.Stats()
 	s.logger.Info("OTLP ingest stopped",
@@ -346,12 +296,12 @@ func (s *Server) ingestTraces(ctx context.Context, td ptrace.Traces) (otelschema
 // until they are durable.
 func (s *Server) store(ctx context.Context, dst *[]otelschema.Event, events []otelschema.Event) error {
 	s.redact(events)
-	b, err := s.batcherFor(ctx)
+	tn, err := s.tenantFor(ctx)
 	if err != nil {
 		s.putEvents(dst, events)
 		return err
 	}
-	t, err := b.enqueue(events)
+	t, err := tn.b.enqueue(events)
 	// The batcher copied the events: the slice can serve another request.
 	s.putEvents(dst, events)
 	if err == nil {
@@ -386,17 +336,20 @@ func (s *Server) putEvents(p *[]otelschema.Event, events []otelschema.Event) {
 // exports.
 var ErrSpoolNearlyFull = errors.New("spool nearly full")
 
-// SpoolReady reports whether the spool has room for at least one more
-// segment; it is nil without a spool. Readiness checks use it to take an
-// instance whose store cannot keep up out of rotation before it refuses
-// exports.
+// SpoolReady reports whether every tenant's spool has room for at least
+// one more segment; it is nil without a spool. Readiness checks use it to
+// take an instance whose store cannot keep up out of rotation before it
+// refuses exports.
 func (s *Server) SpoolReady() error {
-	if s.spool == nil {
-		return nil
-	}
-	st := s.spool.Stats()
-	if room := s.cfg.Spool.MaxBytes - st.Bytes; room < s.cfg.Spool.SegmentBytes {
-		return fmt.Errorf("%w: %d of %d bytes used, %d records waiting for the store", ErrSpoolNearlyFull, st.Bytes, s.cfg.Spool.MaxBytes, st.Records)
-	}
-	return nil
+	var err error
+	s.eachTenant(func(t *tenant) {
+		if t.sp == nil || err != nil {
+			return
+		}
+		st := t.sp.Stats()
+		if room := s.cfg.Spool.MaxBytes - st.Bytes; room < s.cfg.Spool.SegmentBytes {
+			err = fmt.Errorf("%w: tenant %s: %d of %d bytes used, %d records waiting for the store", ErrSpoolNearlyFull, t.name, st.Bytes, s.cfg.Spool.MaxBytes, st.Records)
+		}
+	})
+	return err
 }

@@ -7,8 +7,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
 // grpcTraces serves the OTLP/gRPC TraceService over raw messages, as
@@ -37,16 +35,4 @@ func (g *grpcTraces) export(ctx context.Context, req *rawRequest) (rawResponse, 
 		return nil, s.grpcStatus(ctx, err)
 	}
 	return marshalResponse(s, tracesResponse(res))
-}
-
-// tracesResponse is the answer to a traces export whose events are stored:
-// a partial success when spans were rejected.
-func tracesResponse(res otelschema.Result) ptraceotlp.ExportResponse {
-	resp := ptraceotlp.NewExportResponse()
-	if res.Rejected > 0 {
-		ps := resp.PartialSuccess()
-		ps.SetRejectedSpans(int64(res.Rejected))
-		ps.SetErrorMessage(res.Message())
-	}
-	return resp
 }
