@@ -9,8 +9,8 @@ type Event struct {
 	// run, request id, tool, retry attempt, outcome, repair action, adapter
 	// id and the record's string body (see eventID for the exact encoding).
 	// The same record sent twice gets the same ID, so stored counts can be
-	// made idempotent; a record with neither timestamp is timed on receipt,
-	// so its retries get new IDs.
+	// made idempotent; a record with neither timestamp is timed on receipt
+	// but identified as if its time were zero, so its retries keep one ID.
 	ID   uint64
 	Name EventName
 	// Time is the event time in Unix nanoseconds: the record's timestamp,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -70,7 +71,7 @@ func TestGroupReadAheadAndCommit(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10)) }
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestInflightSurvivesRestart: the group recorded before an insert is what
 // the next process finds; a damaged file, or one the cursor has passed, is

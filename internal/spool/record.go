@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // Record is one batch held in the spool: what store.Batch carries.
@@ -30,17 +31,22 @@ type Record struct {
 //	magic   [4]byte  "MDS1"
 //	length  uint32   payload length, little endian
 //	crc     uint32   CRC-32C (Castagnoli) of the length field and the payload
-//	payload          version byte 1, tenant, token, event count, events
+//	payload          version byte 2, tenant, token, the columns, event count, events
 //
-// Strings are a uvarint length and the bytes; integers are little-endian
-// fixed width (IDs, times) or zig-zag varints; attributes are written in key
-// order. The magic lets replay find the next record after a corrupt one.
+// The columns are those of store.EventColumns when the record was
+// written: their count, then each one's name, kind (a byte) and, for a
+// fixed string, size; each event is its values in that order. A record
+// written before a column was added or removed replays all the same: a
+// column the record lacks is left zero, one the declaration lacks is
+// skipped. Strings are a uvarint length and the bytes; UInt64 and
+// nanosecond times are little-endian fixed width, other integers zig-zag
+// varints, enums and bools a byte, a map its entry count and its entries in
+// key order. The magic lets replay find the next record after a corrupt
+// one. Version 1 records, of releases before the column declaration, are
+// still read (record_v1.go).
 const (
 	headerSize     = 12
-	payloadVersion = 1
-	// minEventSize is the fewest bytes one encoded event takes, used to
-	// bound allocations when decoding an untrusted count.
-	minEventSize = 8 + 1 + 8 + 16 + 8 + 1
+	payloadVersion = 2
 )
 
 var magic = [4]byte{'M', 'D', 'S', '1'}
@@ -118,6 +124,7 @@ func appendPayload(b []byte, r *Record) []byte {
 	b = append(b, payloadVersion)
 	b = appendString(b, r.Tenant)
 	b = appendString(b, r.Token)
+	b = append(b, columnsHeader...)
 	b = binary.AppendUvarint(b, uint64(len(r.Events)))
 	for i := range r.Events {
 		b = appendEvent(b, &r.Events[i])
@@ -125,56 +132,58 @@ func appendPayload(b []byte, r *Record) []byte {
 	return b
 }
 
-func appendEvent(b []byte, e *otelschema.Event) []byte {
-	b = binary.LittleEndian.AppendUint64(b, e.ID)
-	b = append(b, byte(e.Name))
-	b = binary.LittleEndian.AppendUint64(b, uint64(e.Time))
-	b = append(b, e.TraceID[:]...)
-	b = append(b, e.SpanID[:]...)
-	for _, s := range []string{
-		e.Service, e.ServiceVersion, e.ServiceInstance, e.ServiceNamespace, e.Environment,
-		e.Tool, e.Method, e.RequestID, e.SessionID, e.ProtocolVersion, e.ClientName, e.ClientVersion,
-		e.RevisionClient, e.RevisionServer, e.RevisionValidated, e.RevisionBefore, e.RevisionAfter,
-		e.AdapterID, e.ExternalTarget, e.ErrorCode, e.RequiredAction,
-		e.RetryOf, e.IdempotencyKey, e.RunID,
-		e.AdapterRevisionFrom, e.AdapterRevisionTo, e.ContractField, e.ArgsRaw, e.ArgsNormalized,
-	} {
-		b = appendString(b, s)
-	}
-	b = append(b, byte(e.Outcome), byte(e.ChangeClass), byte(e.RepairAction), byte(e.RepairResult),
-		byte(e.Approval), byte(e.Privilege), byte(e.RefreshResult), flags(e))
-	for _, v := range []int64{e.ExternalRequests, e.RetryAttempt, e.RepairDurationMs, e.SessionAgeS, e.NotificationLagMs, e.AdapterWindowEnd} {
-		b = binary.AppendVarint(b, v)
-	}
-	b = binary.AppendUvarint(b, uint64(len(e.Attributes)))
-	if len(e.Attributes) > 0 {
-		keys := make([]string, 0, len(e.Attributes))
-		for k := range e.Attributes {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b = appendString(b, k)
-			b = appendString(b, e.Attributes[k])
+// columnsHeader is the columns part of a payload: store.EventColumns.
+var columnsHeader = func() []byte {
+	b := binary.AppendUvarint(nil, uint64(len(store.EventColumns)))
+	for _, c := range store.EventColumns {
+		b = appendString(b, c.Name)
+		b = append(b, byte(c.Kind))
+		if c.Kind == store.KindFixed {
+			b = binary.AppendUvarint(b, uint64(c.Size))
 		}
 	}
 	return b
-}
+}()
 
-const (
-	flagSideEffect = 1 << iota
-	flagRepairAutomatic
-)
-
-func flags(e *otelschema.Event) byte {
-	var f byte
-	if e.SideEffectStarted {
-		f |= flagSideEffect
+func appendEvent(b []byte, e *otelschema.Event) []byte {
+	for i := range store.EventColumns {
+		c := &store.EventColumns[i]
+		switch c.Kind {
+		case store.KindString:
+			b = appendString(b, *c.StringAt(e))
+		case store.KindUInt64:
+			b = binary.LittleEndian.AppendUint64(b, *c.UintAt(e))
+		case store.KindNanos:
+			b = binary.LittleEndian.AppendUint64(b, uint64(*c.IntAt(e)))
+		case store.KindInt64, store.KindSeconds:
+			b = binary.AppendVarint(b, *c.IntAt(e))
+		case store.KindEnum:
+			b = append(b, *c.EnumAt(e))
+		case store.KindBool:
+			if *c.BoolAt(e) {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		case store.KindFixed:
+			b = append(b, c.FixedAt(e)...)
+		case store.KindMap:
+			m := *c.MapAt(e)
+			b = binary.AppendUvarint(b, uint64(len(m)))
+			if len(m) > 0 {
+				keys := make([]string, 0, len(m))
+				for k := range m {
+					keys = append(keys, k)
+				}
+				slices.Sort(keys)
+				for _, k := range keys {
+					b = appendString(b, k)
+					b = appendString(b, m[k])
+				}
+			}
+		}
 	}
-	if e.RepairAutomatic {
-		f |= flagRepairAutomatic
-	}
-	return f
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -272,15 +281,21 @@ func (r *reader) str(what string) string {
 // the group's buffer rather than copying it there.
 func decodePayload(p []byte, dst []otelschema.Event) (Record, error) {
 	r := &reader{b: p, whole: unsafe.String(unsafe.SliceData(p), len(p))}
-	if v := r.byte1("version"); r.err == nil && v != payloadVersion {
+	v := r.byte1("version")
+	if r.err == nil && v != payloadVersion && v != payloadVersionV1 {
 		return Record{}, fmt.Errorf("%w: unknown version %d", errPayload, v)
 	}
 	rec := Record{Tenant: r.str("tenant"), Token: r.str("token")}
+	var plan []planned
+	minSize := minEventSizeV1
+	if v == payloadVersion {
+		plan, minSize = readColumns(r)
+	}
 	n := r.uvarint("event count")
 	if r.err != nil {
 		return Record{}, r.err
 	}
-	if n > uint64(len(r.b)/minEventSize) {
+	if n > uint64(len(r.b)/minSize) {
 		return Record{}, fmt.Errorf("%w: %d events cannot fit in %d bytes", errPayload, n, len(r.b))
 	}
 	base := len(dst)
@@ -288,7 +303,11 @@ func decodePayload(p []byte, dst []otelschema.Event) (Record, error) {
 	for i := range int(n) {
 		e := &rec.Events[base+i]
 		*e = otelschema.Event{} // dst's spare room may hold an earlier group's events
-		decodeEvent(r, e)
+		if v == payloadVersion {
+			decodeEvent(r, e, plan)
+		} else {
+			decodeEventV1(r, e)
+		}
 		if r.err != nil {
 			return Record{}, fmt.Errorf("event %d of %d: %w", i+1, n, r.err)
 		}
@@ -299,50 +318,121 @@ func decodePayload(p []byte, dst []otelschema.Event) (Record, error) {
 	return rec, nil
 }
 
-func decodeEvent(r *reader, e *otelschema.Event) {
-	e.ID = r.u64("id")
-	e.Name = otelschema.EventName(r.byte1("name"))
-	e.Time = int64(r.u64("time"))
-	copy(e.TraceID[:], r.bytes(16, "trace id"))
-	copy(e.SpanID[:], r.bytes(8, "span id"))
-	for _, p := range []*string{
-		&e.Service, &e.ServiceVersion, &e.ServiceInstance, &e.ServiceNamespace, &e.Environment,
-		&e.Tool, &e.Method, &e.RequestID, &e.SessionID, &e.ProtocolVersion, &e.ClientName, &e.ClientVersion,
-		&e.RevisionClient, &e.RevisionServer, &e.RevisionValidated, &e.RevisionBefore, &e.RevisionAfter,
-		&e.AdapterID, &e.ExternalTarget, &e.ErrorCode, &e.RequiredAction,
-		&e.RetryOf, &e.IdempotencyKey, &e.RunID,
-		&e.AdapterRevisionFrom, &e.AdapterRevisionTo, &e.ContractField, &e.ArgsRaw, &e.ArgsNormalized,
-	} {
-		*p = r.str("string field")
+// planned is one column of a record: its kind and size as the record
+// says, and the column of store.EventColumns it fills (nil for one the
+// declaration no longer has, or has with another kind: skipped).
+type planned struct {
+	kind store.Kind
+	size int
+	col  *store.Column
+}
+
+// readColumns reads a payload's columns and returns how to decode its
+// events, with the fewest bytes one takes (at least 1).
+func readColumns(r *reader) ([]planned, int) {
+	n := r.uvarint("column count")
+	if r.err != nil || n > uint64(len(r.b)/2) {
+		r.fail("columns")
+		return nil, 1
 	}
-	enums := r.bytes(8, "enums")
-	if enums != nil {
-		e.Outcome = otelschema.Outcome(enums[0])
-		e.ChangeClass = otelschema.ChangeClass(enums[1])
-		e.RepairAction = otelschema.RepairAction(enums[2])
-		e.RepairResult = otelschema.RepairResult(enums[3])
-		e.Approval = otelschema.Approval(enums[4])
-		e.Privilege = otelschema.Privilege(enums[5])
-		e.RefreshResult = otelschema.RefreshResult(enums[6])
-		e.SideEffectStarted = enums[7]&flagSideEffect != 0
-		e.RepairAutomatic = enums[7]&flagRepairAutomatic != 0
+	plan := make([]planned, n)
+	minSize := 0
+	for i := range plan {
+		name := r.str("column name")
+		p := planned{kind: store.Kind(r.byte1("column kind"))}
+		switch p.kind {
+		case store.KindFixed:
+			size := r.uvarint("column size")
+			if size > 1<<16 {
+				r.fail("column size")
+			}
+			p.size = int(size)
+			minSize += p.size
+		case store.KindUInt64, store.KindNanos:
+			minSize += 8
+		case store.KindString, store.KindInt64, store.KindSeconds, store.KindEnum, store.KindBool, store.KindMap:
+			minSize++
+		default:
+			r.fail(fmt.Sprintf("column %q of kind %d", name, p.kind))
+		}
+		if c := columnByName[name]; c != nil && c.Kind == p.kind && c.Size == p.size {
+			p.col = c
+		}
+		plan[i] = p
 	}
-	for _, p := range []*int64{&e.ExternalRequests, &e.RetryAttempt, &e.RepairDurationMs, &e.SessionAgeS, &e.NotificationLagMs, &e.AdapterWindowEnd} {
-		*p = r.varint("integer field")
+	return plan, max(minSize, 1)
+}
+
+// columnByName indexes store.EventColumns.
+var columnByName = func() map[string]*store.Column {
+	m := make(map[string]*store.Column, len(store.EventColumns))
+	for i := range store.EventColumns {
+		m[store.EventColumns[i].Name] = &store.EventColumns[i]
 	}
-	n := r.uvarint("attribute count")
-	if r.err != nil {
-		return
-	}
-	if n > uint64(len(r.b)/2) || n > math.MaxInt32 {
-		r.fail("attributes")
-		return
-	}
-	if n > 0 {
-		e.Attributes = make(map[string]string, n)
-		for range n {
-			k := r.str("attribute key")
-			e.Attributes[k] = r.str("attribute value")
+	return m
+}()
+
+func decodeEvent(r *reader, e *otelschema.Event, plan []planned) {
+	for _, p := range plan {
+		c := p.col
+		switch p.kind {
+		case store.KindString:
+			if v := r.str("string column"); c != nil {
+				*c.StringAt(e) = v
+			}
+		case store.KindUInt64:
+			if v := r.u64("uint64 column"); c != nil {
+				*c.UintAt(e) = v
+			}
+		case store.KindNanos:
+			if v := r.u64("time column"); c != nil {
+				*c.IntAt(e) = int64(v)
+			}
+		case store.KindInt64, store.KindSeconds:
+			if v := r.varint("integer column"); c != nil {
+				*c.IntAt(e) = v
+			}
+		case store.KindEnum:
+			if v := r.byte1("enum column"); c != nil {
+				*c.EnumAt(e) = v
+			}
+		case store.KindBool:
+			if v := r.byte1("bool column"); c != nil {
+				*c.BoolAt(e) = v != 0
+			}
+		case store.KindFixed:
+			if v := r.bytes(p.size, "fixed column"); c != nil {
+				copy(c.FixedAt(e), v)
+			}
+		case store.KindMap:
+			m := r.stringMap()
+			if c != nil {
+				*c.MapAt(e) = m
+			}
+		}
+		if r.err != nil {
+			return
 		}
 	}
+}
+
+// stringMap reads a map's entry count and its entries; nil when empty.
+func (r *reader) stringMap() map[string]string {
+	n := r.uvarint("map entry count")
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)/2) || n > math.MaxInt32 {
+		r.fail("map")
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]string, n)
+	for range n {
+		k := r.str("map key")
+		m[k] = r.str("map value")
+	}
+	return m
 }

@@ -244,7 +244,7 @@ func (s *Store) insertSettings(c *chunk) clickhouse.Settings {
 // flush inserts c as one native block into events_in.
 func (s *Store) flush(ctx context.Context, c *chunk) error {
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(s.insertSettings(c)))
-	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertColumns
+	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns
 	// The batch keeps its connection from PrepareBatch to Send: with
 	// driver.WithReleaseConnection the driver ends the INSERT at once, empty,
 	// and Send runs it a second time.

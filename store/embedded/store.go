@@ -246,17 +246,14 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	s.encMu.Lock()
 	defer s.encMu.Unlock()
 	blk := &s.enc
-	blk.reset()
-	for i := range b.Events {
-		blk.add(tenant, &b.Events[i])
-	}
+	blk.encode(tenant, b.Events)
 	defer func() {
 		if blk.size() > maxKeptEncoding {
 			*blk = nativeBlock{}
 		}
 	}()
 	chunks := blk.chunks()
-	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + insertEventsColumns + insertSettings(b.Token)
+	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns + insertSettings(b.Token)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
