@@ -358,3 +358,15 @@ func (sc *scanner) scan(s string, found []uint64) bool {
 	}
 	return any
 }
+
+// each calls fn at every index of s where a literal ends, with the groups
+// of the literals that end there. The scanner must skip no byte.
+func (sc *scanner) each(s string, fn func(end int, found []uint64)) {
+	state := int32(0)
+	for i := 0; i < len(s); i++ {
+		state = sc.next[int(state)*sc.n+int(sc.class[s[i]])]
+		if out := sc.out[state]; out != nil {
+			fn(i, out)
+		}
+	}
+}

@@ -39,11 +39,12 @@ func TestPatternFactors(t *testing.T) {
 	}
 }
 
-// unfiltered returns r with every pattern run on every string: the
-// reference the pre-filter must agree with.
+// unfiltered returns r with every pattern run on every whole string: the
+// reference the pre-filter and the regions must agree with.
 func unfiltered(r *Redactor) *Redactor {
 	return &Redactor{key: r.key, keys: r.keys, paths: r.paths, patterns: r.patterns, secretIx: r.secretIx,
-		filters: make([]factors, len(r.filters)), patScan: newScanner(make([][]string, len(r.filters)), ""), keyScan: r.keyScan}
+		filters: make([]factors, len(r.filters)), locators: make([]*locator, len(r.locators)), regionMin: -1,
+		patScan: newScanner(make([][]string, len(r.filters)), ""), keyScan: r.keyScan}
 }
 
 // naiveSecretKey is secretKey as normKey and strings.Contains decide it.

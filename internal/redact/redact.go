@@ -123,8 +123,12 @@ type Redactor struct {
 	keys     []string
 	paths    [][]step
 	patterns []*regexp.Regexp
-	secretIx []int     // index of the secret group of each pattern, 0 for all
-	filters  []factors // the literals each pattern's matches hold
+	secretIx []int      // index of the secret group of each pattern, 0 for all
+	filters  []factors  // the literals each pattern's matches hold
+	locators []*locator // where in a string each pattern's matches can lie
+	// regionMin is the length from which a pattern runs on the regions
+	// its locator finds rather than on the whole string; -1: never.
+	regionMin int
 	// patScan finds which patterns' literals a string holds; keyScan
 	// whether it holds a secret key, as normKey spells keys.
 	patScan, keyScan *scanner
@@ -144,7 +148,7 @@ func New(cfg Config) (*Redactor, error) {
 		rules.Keys = append(d.Keys, rules.Keys...)
 		rules.Patterns = append(d.Patterns, rules.Patterns...)
 	}
-	r := &Redactor{key: cfg.Key}
+	r := &Redactor{key: cfg.Key, regionMin: regionMin}
 	if len(r.key) == 0 {
 		r.key = make([]byte, 32)
 		if _, err := rand.Read(r.key); err != nil {
@@ -173,7 +177,9 @@ func New(cfg Config) (*Redactor, error) {
 		}
 		r.patterns = append(r.patterns, re)
 		r.secretIx = append(r.secretIx, max(re.SubexpIndex("secret"), 0))
-		r.filters = append(r.filters, patternFactors(p))
+		f := patternFactors(p)
+		r.filters = append(r.filters, f)
+		r.locators = append(r.locators, newLocator(p, f))
 	}
 	groups := make([][]string, len(r.filters))
 	for i, f := range r.filters {
@@ -396,11 +402,11 @@ func (r *Redactor) Text(s string) string {
 	}
 	var c candidates
 	r.candidates(s, &c)
-	for i, re := range r.patterns {
+	for i := range r.patterns {
 		if !c.may(r, i, s) {
 			continue
 		}
-		if ns := r.replace(s, re, r.secretIx[i]); ns != s {
+		if ns := r.replace(s, i, c.ascii); ns != s {
 			// Look again at what the marker left.
 			s = ns
 			r.candidates(s, &c)
@@ -409,8 +415,11 @@ func (r *Redactor) Text(s string) string {
 	return s
 }
 
-func (r *Redactor) replace(s string, re *regexp.Regexp, group int) string {
-	matches := re.FindAllStringSubmatchIndex(s, -1)
+// replace replaces the matches of pattern i in s, the secret group of each
+// if it has one, by their markers.
+func (r *Redactor) replace(s string, i int, ascii bool) string {
+	group := r.secretIx[i]
+	matches := r.matches(s, i, ascii)
 	if matches == nil {
 		return s
 	}
@@ -435,6 +444,19 @@ func (r *Redactor) replace(s string, re *regexp.Regexp, group int) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// matches returns the submatch indexes of every match of pattern i in s,
+// as FindAllStringSubmatchIndex does; a long ASCII string is scanned where
+// its locator says matches can lie.
+func (r *Redactor) matches(s string, i int, ascii bool) [][]int {
+	re, l := r.patterns[i], r.locators[i]
+	if l != nil && ascii && r.regionMin >= 0 && len(s) >= r.regionMin {
+		if m, ok := l.matches(re, s); ok {
+			return m
+		}
+	}
+	return re.FindAllStringSubmatchIndex(s, -1)
 }
 
 // secretKey reports whether a key names a secret: whether, spelled as
