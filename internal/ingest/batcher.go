@@ -90,6 +90,10 @@ type batcher struct {
 	// recent holds the ids of events made durable lately; an event whose
 	// id it holds is dropped at admission. Nil when disabled.
 	recent *idSet
+	// journal keeps recent's ids beside the spool, for the next process;
+	// nil without a spool. journaled is how many it gave at start-up.
+	journal   *idJournal
+	journaled int
 	// inflight maps the id of each event admitted and not yet settled to
 	// the part that holds it: an event admitted again meanwhile — the same
 	// export sent concurrently, a retry while the first try still waits —
@@ -149,6 +153,17 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 	}
 	if b.recent != nil {
 		b.inflight = make(map[uint64]partRef)
+		if sp != nil && cfg.Spool.Dir != "" {
+			j, ids, err := openIDJournal(cfg.Spool.Dir, cfg.DedupIDs/2, logger)
+			if err != nil {
+				logger.Warn("no recent-id journal: after a restart, retries of exports stored before it may be stored twice", "error", err)
+			}
+			b.journal = j
+			for _, id := range ids {
+				b.recent.add(id)
+			}
+			b.journaled = len(ids)
+		}
 	}
 	b.cond.L = &b.mu
 	b.insertDelay = cfg.InsertMaxDelay
@@ -331,6 +346,12 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 			}
 		}
 	}
+	b.mu.Lock()
+	if jerr := b.journal.close(); jerr != nil {
+		b.logger.Warn("cannot close the recent-id journal", "error", jerr)
+	}
+	b.journal = nil
+	b.mu.Unlock()
 	return err
 }
 

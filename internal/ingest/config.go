@@ -87,11 +87,13 @@ type Config struct {
 	// DedupIDs is how many ids of recently stored events the ingester
 	// remembers (16 bytes each) to drop the events of an export that a
 	// client sends again after it was made durable — a retry after a lost
-	// answer. Zero disables it.
+	// answer. With a spool they are journaled beside it (8 bytes each) and
+	// loaded again at start-up, whatever the events' time. Zero disables
+	// it.
 	DedupIDs int
 	// DedupWindow is how far back, in event time, the ids are loaded at
-	// start-up from a store that can list them (and from the spool), so
-	// that a retry across a restart is dropped too.
+	// start-up from a store that can list them, so that a retry across a
+	// restart is dropped without a spool too.
 	DedupWindow time.Duration
 }
 
@@ -157,7 +159,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar((*string)(&c.Ack), "ingest.ack", string(c.Ack), `when an export is acknowledged: "spooled" (once fsynced to the spool; the store is written in large grouped inserts) or "stored" (once inserted, or spooled when the store is slow or failing); empty: spooled with a spool, stored without`)
 	fs.IntVar(&c.InsertMaxEvents, "ingest.insert.max-events", c.InsertMaxEvents, "with -ingest.ack spooled: most events per store insert")
 	fs.DurationVar(&c.InsertMaxDelay, "ingest.insert.max-delay", c.InsertMaxDelay, "with -ingest.ack spooled: longest the store insert waits for more spooled batches (how far reports trail acknowledgements)")
-	fs.IntVar(&c.DedupIDs, "ingest.dedup.ids", c.DedupIDs, "ids of recently stored events kept to drop retried exports (16 bytes each)")
+	fs.IntVar(&c.DedupIDs, "ingest.dedup.ids", c.DedupIDs, "ids of recently stored events kept to drop retried exports (16 bytes each; journaled beside the spool, 8 bytes each)")
 	fs.DurationVar(&c.DedupWindow, "ingest.dedup.window", c.DedupWindow, "how far back, in event time, stored ids are loaded at start-up")
 }
 

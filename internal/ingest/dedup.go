@@ -72,7 +72,8 @@ func (s *idSet) add(id uint64) {
 	s.n++
 }
 
-// remember adds the ids of events made durable to the recent set.
+// remember adds the ids of events made durable to the recent set and its
+// journal.
 func (b *batcher) remember(events []otelschema.Event) {
 	if b.recent == nil {
 		return
@@ -81,6 +82,20 @@ func (b *batcher) remember(events []otelschema.Event) {
 	defer b.mu.Unlock()
 	for i := range events {
 		b.recent.add(events[i].ID)
+	}
+	b.journal.add(events)
+}
+
+// seed adds ids durable elsewhere (in the spool, in the store) to the
+// recent set, not to its journal.
+func (b *batcher) seed(ids []uint64) {
+	if b.recent == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		b.recent.add(id)
 	}
 }
 

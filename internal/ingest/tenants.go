@@ -92,19 +92,25 @@ func (s *Server) openTenantLocked(name string) (*tenant, error) {
 // seedRecentTimeout bounds the start-up query for recent event ids.
 const seedRecentTimeout = 30 * time.Second
 
-// seedRecent fills t's recent ids with the events waiting in its spool
-// and, when the store can list them, the events it stored within
-// DedupWindow, so that a client's retry of an export made durable just
-// before a restart is dropped. Failures only cost that protection.
+// seedRecent fills t's recent ids, past those its batcher read from the
+// recent-id journal, with the events waiting in its spool and, when the
+// store can list them, the events it stored within DedupWindow, so that a
+// client's retry of an export made durable just before a restart is
+// dropped. Failures only cost that protection.
 func (s *Server) seedRecent(t *tenant) {
 	b := t.b
 	if b.recent == nil {
 		return
 	}
-	var n int
+	n := b.journaled
 	if t.sp != nil {
+		var ids []uint64
 		err := t.sp.Scan(func(r spool.Record) error {
-			b.remember(r.Events)
+			ids = ids[:0]
+			for i := range r.Events {
+				ids = append(ids, r.Events[i].ID)
+			}
+			b.seed(ids)
 			n += len(r.Events)
 			return nil
 		})
@@ -119,15 +125,11 @@ func (s *Server) seedRecent(t *tenant) {
 		if err != nil {
 			s.logger.Warn("cannot load recent event ids: retries of exports stored before this start may be stored twice", "tenant", t.name, "error", err)
 		}
-		b.mu.Lock()
-		for _, id := range ids {
-			b.recent.add(id)
-		}
-		b.mu.Unlock()
+		b.seed(ids)
 		n += len(ids)
 	}
 	if n > 0 {
-		s.logger.Info("recent event ids loaded for deduplication", "tenant", t.name, "ids", n, "window", s.cfg.DedupWindow)
+		s.logger.Info("recent event ids loaded for deduplication", "tenant", t.name, "ids", n, "journaled", b.journaled, "window", s.cfg.DedupWindow)
 	}
 }
 

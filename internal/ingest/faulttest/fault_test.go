@@ -240,12 +240,15 @@ type export struct {
 	body []byte
 }
 
-func newExport(worker, seq, n int) export {
+func newExport(worker, seq, n int) export { return newExportAt(worker, seq, n, time.Now()) }
+
+// newExportAt is newExport with its events timed at.
+func newExportAt(worker, seq, n int, at time.Time) export {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().Attributes().PutStr(otelschema.AttrServiceName, "fault-mcp")
 	sl := rl.ScopeLogs().AppendEmpty()
-	now := pcommon.NewTimestampFromTime(time.Now())
+	now := pcommon.NewTimestampFromTime(at)
 	ex := export{}
 	for i := range n {
 		id := fmt.Sprintf("w%d-e%d-%d", worker, seq, i)
@@ -787,6 +790,70 @@ func TestConcurrentIdenticalExports(t *testing.T) {
 			}
 			t.Logf("%s: 5 exports of %d events, each sent 8 times at once: acknowledged %d copies, stored %d events (distinct %d), duplicates %d, missing %d, dedup hits %d",
 				ack, l.perReq, l.statuses[http.StatusOK], stored, len(s.Counts), dups, missing, st.DedupHits)
+		})
+	}
+}
+
+// TestOldEventsRetriedAfterKill: exports of events timed an hour ago (a
+// client sending from a queue of its own after an outage), older than the
+// window whose ids the store lists at start-up, are stored; ingestd is
+// killed and restarted, and the client sends them again, among new
+// exports: each event is stored once.
+func TestOldEventsRetriedAfterKill(t *testing.T) {
+	requireLibrary(t)
+	for _, ack := range []string{"stored", "spooled"} {
+		t.Run(ack, func(t *testing.T) {
+			e := newEnv(t, "-ingest.ack", ack)
+			p := e.start()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			l := &load{addr: e.httpAddr, perReq: 50, statuses: map[int]int{}}
+			old := time.Now().Add(-time.Hour)
+			var exports []export
+			for seq := range 20 {
+				ex := newExportAt(0, seq, l.perReq, old)
+				l.sent.Add(int64(len(ex.ids)))
+				if r := send(ctx, l.addr, ex); r.err != nil || r.status != http.StatusOK {
+					t.Fatalf("export %d: status %d, %v", seq, r.status, r.err)
+				}
+				exports = append(exports, ex)
+				l.acked = append(l.acked, ex.ids...)
+			}
+			waitDrained(ctx, t, p)
+			p.kill()
+
+			p = e.start()
+			var wg sync.WaitGroup
+			for i, ex := range exports {
+				fresh := newExport(1, i, l.perReq)
+				l.sent.Add(int64(len(fresh.ids)))
+				for _, x := range []export{ex, fresh} {
+					wg.Go(func() {
+						r := send(ctx, l.addr, x)
+						l.record(r)
+						if r.err != nil || r.status != http.StatusOK {
+							t.Errorf("after the restart: status %d, %v", r.status, r.err)
+							return
+						}
+						if x.ids[0] == fresh.ids[0] {
+							l.mu.Lock()
+							l.acked = append(l.acked, x.ids...)
+							l.mu.Unlock()
+						}
+					})
+				}
+			}
+			wg.Wait()
+			st := waitDrained(ctx, t, p)
+			p.stop(t)
+			s := e.count()
+			dups, missing := check(t, l, s)
+			var stored int
+			for _, n := range s.Counts {
+				stored += n
+			}
+			t.Logf("%s: %d events timed 1 h ago stored, kill -9, sent again among %d new ones: acknowledged %d, stored %d (distinct %d), duplicates %d, missing %d; dedup hits %d",
+				ack, len(exports)*l.perReq, len(exports)*l.perReq, len(l.acked), stored, len(s.Counts), dups, missing, st.DedupHits)
 		})
 	}
 }
