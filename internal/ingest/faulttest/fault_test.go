@@ -794,6 +794,83 @@ func TestConcurrentIdenticalExports(t *testing.T) {
 	}
 }
 
+// TestStoreDiskFull puts the embedded store's data directory on a tmpfs
+// and fills it: inserts fail for want of space, exports are acknowledged
+// once spooled (the spool is on another disk), the failures are logged;
+// once the disk has room again the spool is replayed without a restart
+// and every acknowledged event is stored once, in every table.
+func TestStoreDiskFull(t *testing.T) {
+	requireLibrary(t)
+	e := newEnv(t, "-ingest.ack", "spooled")
+	if err := os.MkdirAll(e.data, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", e.data).CombinedOutput(); err != nil {
+		t.Skipf("a tmpfs is needed (root): %s", bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", e.data).Run() })
+	p := e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	l := &load{addr: e.httpAddr, perReq: 200, statuses: map[int]int{}}
+	sendSome := func(worker, n int) {
+		for seq := range n {
+			ex := newExport(worker, seq, l.perReq)
+			l.sent.Add(int64(len(ex.ids)))
+			r := send(ctx, l.addr, ex)
+			l.record(r)
+			if r.err != nil || r.status != http.StatusOK {
+				t.Fatalf("export %d of worker %d: status %d, %v", seq, worker, r.status, r.err)
+			}
+			l.acked = append(l.acked, ex.ids...)
+		}
+	}
+	sendSome(0, 10)
+	waitDrained(ctx, t, p)
+	ballast := filepath.Join(e.data, "ballast")
+	if out, err := exec.Command("dd", "if=/dev/zero", "of="+ballast, "bs=1M").CombinedOutput(); err == nil {
+		t.Fatalf("dd filled more than the tmpfs: %s", out)
+	}
+	sendSome(1, 20)
+	deadline := time.Now().Add(20 * time.Second)
+	var full ingest.Stats
+	for {
+		full, _ = p.stats()
+		if full.WriteErrors > 0 && full.Spool.Records > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed store write with the store's disk full: %+v", full)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var logged string
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(line, "store write failed") {
+			logged = line
+			break
+		}
+	}
+	if logged == "" {
+		t.Errorf("the failing writes are not logged:\n%s", tail(p.stderr.String(), 2000))
+	}
+	if logged != "" && !strings.Contains(logged, "NOT_ENOUGH_SPACE") && !strings.Contains(logged, "No space left") {
+		t.Errorf("the failure logged is not the full disk: %s", logged)
+	}
+	t.Logf("logged: %.400s", logged)
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	st := waitDrained(ctx, t, p)
+	drained := time.Since(began).Round(time.Millisecond)
+	p.stop(t)
+	s := e.count()
+	dups, missing := check(t, l, s)
+	t.Logf("store on a full 256 MiB tmpfs: acknowledged %d (spooled), failed writes %d, spool drained %s after the disk had room; stored %d, duplicates %d, missing %d; replayed %d",
+		len(l.acked), full.WriteErrors, drained, len(s.Counts), dups, missing, st.Spool.ReplayedEvents)
+}
+
 // TestOldEventsRetriedAfterKill: exports of events timed an hour ago (a
 // client sending from a queue of its own after an outage), older than the
 // window whose ids the store lists at start-up, are stored; ingestd is
