@@ -1,8 +1,12 @@
 package schema
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,16 +103,19 @@ func TestGoldenDeduplicationWindow(t *testing.T) {
 	}
 }
 
-// TestChecksumsPredateCluster pins the checksums of the migration files as
-// released: stores record them, so a released migration is never edited
-// (add a new one), and cluster-mode rendering leaves them unchanged.
-func TestChecksumsPredateCluster(t *testing.T) {
+// TestChecksums pins the checksums of the migrations: stores record them,
+// so a released migration's statements never change (add a new one), its
+// comments may, and cluster-mode rendering leaves them unchanged.
+func TestChecksums(t *testing.T) {
 	want := map[int]string{
-		1: "72e84571746bce555beadff6369e74d3084a1322d70b22890571616f55636b4c",
-		2: "7aea8e349e287b38a027a7a3c34ce7ef7a8b65868f45467bc1e3f232a99b434b",
-		3: "f3582cbeaaad3e12204d9b4901dbe4ac8723ed84b4c9eda3220064d328d313aa",
-		4: "40748c02dbaf23f47e9c17e5de13cce53391c521ccee59296b55ab39207044b0",
-		5: "781c1f9a7b3a69dd0b741a40dff309c9e4174ac12932cf632402584a2171637b",
+		1: "60a3877ff7215b3322198f5b014caafcae3da2c05355495d9912c6ba2cab6334",
+		2: "6431bc8088b953b18dd7de2a08e727581824d286267c1a243b54111e8f8df2bc",
+		3: "273de8f561ef241384865aff05de17438897d0661003cf3d8ec52bbe6fd552ee",
+		4: "dc852f42eedfb6e73d21eb6a0e190b61aad6c5a18cec9f17b742849000fceee4",
+		5: "49a83cd810128841804d36a91ccc2c5725bb8905d4b422233a7831f95a6f2b84",
+		6: "33b794a59eb358e1ee1d03f2e24adee2444dc566867a10d680eea581bac05649",
+		7: "2c57309a79e1e45c6f9910ca5fd895403a403447c2722ae26d2ad76d0c343c2d",
+		8: "f4fc39c462aeaf573442c2aeec1bffb78ad829e479561db9d31fc7013f4e29bc",
 	}
 	for _, cluster := range []string{"", "c"} {
 		opts := DefaultOptions()
@@ -122,7 +129,50 @@ func TestChecksumsPredateCluster(t *testing.T) {
 				t.Errorf("cluster %q: migration %d checksum %s, want %s (recorded by existing stores)", cluster, m.Version, m.Checksum, w)
 			}
 		}
+		// Comments do not count; statements do.
+		raw := []byte("-- a comment\nCREATE TABLE {{table \"t\"}}{{.OnCluster}} (x UInt8)\n    -- another\nENGINE = MergeTree ORDER BY x;\n")
+		edited := bytes.Replace(raw, []byte("a comment"), []byte("a corrected comment"), 1)
+		changed := bytes.Replace(raw, []byte("UInt8"), []byte("UInt16"), 1)
+		if checksum(raw) != checksum(edited) || checksum(raw) == checksum(changed) {
+			t.Errorf("a comment's edit changes the checksum (%v), or a statement's does not (%v)", checksum(raw) != checksum(edited), checksum(raw) == checksum(changed))
+		}
 	}
+}
+
+// TestReleasedChecksumsMatch: a store that recorded the checksums of the
+// migrations as released (comments included) migrates with nothing to do.
+func TestReleasedChecksumsMatch(t *testing.T) {
+	var applied []string
+	for v, sum := range releasedChecksums {
+		applied = append(applied, fmt.Sprintf(`{"version":%d,"checksum":%q}`, v, sum))
+	}
+	r := &appliedRecorder{applied: "[" + strings.Join(applied, ",") + "]"}
+	opts := DefaultOptions()
+	versions, err := Apply(context.Background(), r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range versions {
+		if _, released := releasedChecksums[v]; released {
+			t.Errorf("released migration %d applied again", v)
+		}
+	}
+	// A record that matches neither is refused.
+	r = &appliedRecorder{applied: `[{"version":1,"checksum":"0000"}]`}
+	if _, err := Apply(context.Background(), r, opts); !errors.Is(err, ErrChecksum) {
+		t.Errorf("a foreign checksum: %v, want ErrChecksum", err)
+	}
+}
+
+// appliedRecorder is a recorder whose migrations table holds applied, a
+// JSON array of rows.
+type appliedRecorder struct {
+	recorder
+	applied string
+}
+
+func (r *appliedRecorder) Query(_ context.Context, _ store.Query, _ store.Params, dst any) error {
+	return json.Unmarshal([]byte(r.applied), dst)
 }
 
 // TestClusterStatements checks properties every cluster statement must have.

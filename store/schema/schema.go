@@ -28,7 +28,9 @@
 // tables. Statements that only a cluster needs sit in {{if .Cluster}} blocks.
 // A migration's checksum is computed on the file with those actions replaced
 // by their single-node rendering, so that checksums recorded before cluster
-// mode existed still match.
+// mode existed still match, and without its comment lines, so that a
+// comment can be corrected in a released migration; a store records it, and
+// a file whose statements change no longer matches (add a new migration).
 package schema
 
 import (
@@ -110,8 +112,35 @@ type Migration struct {
 	Name    string
 	// Statements are the rendered SQL statements, in order.
 	Statements []string
-	// Checksum is the SHA-256 of the file as written (before rendering).
+	// Checksum is the SHA-256 of the file as written (before rendering),
+	// in its single-node form, its comment lines left out.
 	Checksum string
+}
+
+// releasedChecksums are the checksums stores recorded for the first
+// migrations, computed on their files comments included, as they were
+// released: such a record matches its migration too.
+var releasedChecksums = map[int]string{
+	1: "72e84571746bce555beadff6369e74d3084a1322d70b22890571616f55636b4c",
+	2: "7aea8e349e287b38a027a7a3c34ce7ef7a8b65868f45467bc1e3f232a99b434b",
+	3: "f3582cbeaaad3e12204d9b4901dbe4ac8723ed84b4c9eda3220064d328d313aa",
+	4: "40748c02dbaf23f47e9c17e5de13cce53391c521ccee59296b55ab39207044b0",
+	5: "781c1f9a7b3a69dd0b741a40dff309c9e4174ac12932cf632402584a2171637b",
+	6: "e3d8747ac480919a6e6931a64f493e51615d5f74d38b808e9c654937ad3e4e69",
+	7: "d8e15f30fa29d471e53cb2f2b0641f248e489aa507edc094c32d894282239869",
+	8: "38d8bfa686e0e987e894770477ddf87d8502fc7a2af86e2083c3317fc7928811",
+}
+
+// checksum is the checksum of a migration file.
+func checksum(raw []byte) string {
+	var b bytes.Buffer
+	for _, line := range bytes.SplitAfter(singleNodeForm(raw), []byte("\n")) {
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("--")) {
+			b.Write(line)
+		}
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return hex.EncodeToString(sum[:])
 }
 
 var fileRE = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
@@ -146,14 +175,13 @@ func Migrations(opts Options) ([]Migration, error) {
 			return nil, fmt.Errorf("cannot render migration %s: %w", e.Name(), err)
 		}
 		// The checksum covers the file as written, so that changing a
-		// setting such as the retention does not invalidate it, with the
-		// cluster actions in their single-node form (see the package doc).
-		sum := sha256.Sum256(singleNodeForm(raw))
+		// setting such as the retention does not invalidate it (see the
+		// package doc).
 		out = append(out, Migration{
 			Version:    version,
 			Name:       m[2],
 			Statements: splitStatements(buf.String()),
-			Checksum:   hex.EncodeToString(sum[:]),
+			Checksum:   checksum(raw),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
@@ -286,7 +314,7 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 	var versions []int
 	for _, m := range migrations {
 		if sum, ok := done[m.Version]; ok {
-			if sum != m.Checksum {
+			if sum != m.Checksum && sum != releasedChecksums[m.Version] {
 				return versions, fmt.Errorf("migration %04d_%s: %w (recorded %.12s, file %.12s)", m.Version, m.Name, ErrChecksum, sum, m.Checksum)
 			}
 			continue

@@ -242,7 +242,7 @@ GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
          adapter_id, service, environment, client_name, client_version, privilege;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=72e84571746bce555beadff6369e74d3084a1322d70b22890571616f55636b4c, name=init, version=1;
+-- params: checksum=60a3877ff7215b3322198f5b014caafcae3da2c05355495d9912c6ba2cab6334, name=init, version=1;
 
 ALTER TABLE mcpdrift.calls_1h
     ADD COLUMN IF NOT EXISTS error_code LowCardinality(String) AFTER privilege,
@@ -532,7 +532,7 @@ GROUP BY tenant, minute, tool, revision_client, change_class, repair_action,
          repair_automatic, repair_result, service, environment, client_name, client_version;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=7aea8e349e287b38a027a7a3c34ce7ef7a8b65868f45467bc1e3f232a99b434b, name=rollups, version=2;
+-- params: checksum=6431bc8088b953b18dd7de2a08e727581824d286267c1a243b54111e8f8df2bc, name=rollups, version=2;
 
 DROP VIEW IF EXISTS mcpdrift.calls_1h_mv;
 
@@ -800,7 +800,7 @@ WHERE adapter_id != ''
 GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=f3582cbeaaad3e12204d9b4901dbe4ac8723ed84b4c9eda3220064d328d313aa, name=report_rollups, version=3;
+-- params: checksum=273de8f561ef241384865aff05de17438897d0661003cf3d8ec52bbe6fd552ee, name=report_rollups, version=3;
 
 CREATE TABLE IF NOT EXISTS mcpdrift.violation_candidates
 (
@@ -981,7 +981,7 @@ WHERE (session_id != '' OR run_id != '')
   AND (SELECT count() FROM mcpdrift.propagation_events) = 0;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=40748c02dbaf23f47e9c17e5de13cce53391c521ccee59296b55ab39207044b0, name=report_tables, version=4;
+-- params: checksum=dc852f42eedfb6e73d21eb6a0e190b61aad6c5a18cec9f17b742849000fceee4, name=report_tables, version=4;
 
 ALTER TABLE mcpdrift.events_in
     MODIFY COLUMN tenant String,
@@ -1010,7 +1010,7 @@ ALTER TABLE mcpdrift.events_in
     MODIFY COLUMN attributes Map(String, String);
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=781c1f9a7b3a69dd0b741a40dff309c9e4174ac12932cf632402584a2171637b, name=plain_input, version=5;
+-- params: checksum=49a83cd810128841804d36a91ccc2c5725bb8905d4b422233a7831f95a6f2b84, name=plain_input, version=5;
 
 CREATE TABLE IF NOT EXISTS mcpdrift.adapter_call_candidates
 (
@@ -1077,7 +1077,7 @@ ALTER TABLE mcpdrift.violation_candidates
 SETTINGS mutations_sync = 2;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=e3d8747ac480919a6e6931a64f493e51615d5f74d38b808e9c654937ad3e4e69, name=adapter_call_candidates, version=6;
+-- params: checksum=33b794a59eb358e1ee1d03f2e24adee2444dc566867a10d680eea581bac05649, name=adapter_call_candidates, version=6;
 
 CREATE TABLE IF NOT EXISTS mcpdrift.recent_calls
 (
@@ -1147,7 +1147,7 @@ DROP VIEW IF EXISTS mcpdrift.calls_1m_mv;
 DROP TABLE IF EXISTS mcpdrift.calls_1m;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=d8e15f30fa29d471e53cb2f2b0641f248e489aa507edc094c32d894282239869, name=recent_calls, version=7;
+-- params: checksum=2c57309a79e1e45c6f9910ca5fd895403a403447c2722ae26d2ad76d0c343c2d, name=recent_calls, version=7;
 
 DROP VIEW IF EXISTS mcpdrift.calls_1h_mv;
 
@@ -1452,7 +1452,7 @@ SETTINGS optimize_aggregation_in_order = 1, min_insert_block_size_rows = 100000,
          max_insert_block_size = 100000, max_bytes_before_external_group_by = 2147483648;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=38d8bfa686e0e987e894770477ddf87d8502fc7a2af86e2083c3317fc7928811, name=session_sketches, version=8;
+-- params: checksum=f4fc39c462aeaf573442c2aeec1bffb78ad829e479561db9d31fc7013f4e29bc, name=session_sketches, version=8;
 
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
