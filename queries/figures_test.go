@@ -430,7 +430,7 @@ func allReports(t *testing.T, r *queries.Runner, f queries.Filter) string {
 }
 
 var hostile = []string{
-	"'", `\`, `\'`, "x' OR tenant != '", "{tenant:String}", "{{.Database}}",
+	"'", `\`, `\'`, "[]", "x' OR tenant != '", "{tenant:String}", "{{.Database}}",
 	"acme'; DROP TABLE mcpdrift.events; --", "%", "['a']", "a\x00b",
 	"\n", "\t", "\r\n", "🙂", "\xff\xfe", strings.Repeat("A", 10000), `"`, fixture.HostileTool + "'",
 }

@@ -25,7 +25,7 @@ func (r *Runner) propagation(ctx context.Context, f Filter, query string) ([]Pro
 		return nil, err
 	}
 	rows := []PropagationRow{}
-	if err := r.run(ctx, query, f.params(), &rows); err != nil {
+	if err := r.run(ctx, query, f.call(), &rows); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -48,16 +48,17 @@ func (r *Runner) violations(ctx context.Context, f Filter, page Page, query stri
 	if err != nil {
 		return ViolationPage{}, err
 	}
-	params := c.bind(f.params(), limit+1)
+	q := c.bind(f.call(), limit+1)
 	if withRemoved {
 		removed, err := r.removedAdapters(ctx, f.Tenant)
 		if err != nil {
 			return ViolationPage{}, err
 		}
-		params.Strings("removed_adapters", removed)
+		q.params.Strings("removed_adapters", removed)
+		q.shape.Removed = len(removed) > 0
 	}
 	rows := []ViolationRow{}
-	if err := r.run(ctx, query, params, &rows); err != nil {
+	if err := r.run(ctx, query, q, &rows); err != nil {
 		return ViolationPage{}, err
 	}
 	out := ViolationPage{Rows: rows}
@@ -79,7 +80,7 @@ func (r *Runner) removedAdapters(ctx context.Context, tenant string) ([]string, 
 	}
 	p := store.Params{}
 	p.String("tenant", tenant)
-	if err := r.run(ctx, "removed_adapters", p, &rows); err != nil {
+	if err := r.run(ctx, "removed_adapters", call{params: p}, &rows); err != nil {
 		return nil, err
 	}
 	ids := make([]string, len(rows))

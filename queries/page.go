@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // Page selects one page of a paginated report.
@@ -76,20 +74,16 @@ func (p Page) resolve() (cursor, int, error) {
 	return c, limit, err
 }
 
-// bind adds the cursor and the row limit to params.
-func (c cursor) bind(params store.Params, limit int) store.Params {
-	set := "false"
-	if c.set {
-		set = "true"
-	}
+// bind adds the cursor and the row limit to a call; the cursor's
+// condition is rendered when it is set.
+func (c cursor) bind(q call, limit int) call {
 	t := c.Time
 	if !c.set {
 		t = time.Unix(0, 0)
 	}
-	params["after_set"] = set
-	params["after_id"] = strconv.FormatUint(c.EventID, 10)
-	params.String("after_kind", c.Kind)
-	return params.
-		Time("after_time", t).
-		Int("limit", int64(limit))
+	q.params["after_id"] = strconv.FormatUint(c.EventID, 10)
+	q.params.String("after_kind", c.Kind)
+	q.params.Time("after_time", t).Int("limit", int64(limit))
+	q.shape.After = c.set
+	return q
 }

@@ -186,30 +186,21 @@ type ranges [6]uint8
 // allRanges is the most ranges a plan binds: what Query renders.
 var allRanges = ranges{spanSlots, spanSlots, spanSlots, halfSlots, halfSlots, halfSlots}
 
-// rangesOf counts the ranges p binds.
-func rangesOf(p store.Params) ranges {
-	var r ranges
-	for i, prefix := range rangePrefixes {
-		for {
-			if _, ok := p[prefix+"_from_"+strconv.Itoa(int(r[i]))]; !ok {
-				break
-			}
-			r[i]++
-		}
-	}
-	return r
-}
-
 // bind binds f with the plan's resolved window and tier spans: from, to and
 // mid, and for each tier p (m, h, d) the bounds of its ranges in Spans as
 // {p_from_i} and {p_to_i}, and in Halves as {tp_from_i} and {tp_to_i}
-// (tm_from_0, th_from_0, ...).
-func (p Plan) bind(f Filter) store.Params {
+// (tm_from_0, th_from_0, ...); the call is rendered for f's shape and for
+// those ranges.
+func (p Plan) bind(f Filter) call {
 	params := f.paramsWindow(p.From, p.To)
 	params["mid"] = p.Mid.Format(bucketLayout)
 	bindSpans(params, rangePrefixes[:3], &p.Spans)
 	bindSpans(params, rangePrefixes[3:], &p.Halves)
-	return params
+	c := call{params: params, shape: f.shape()}
+	for i, spans := range [6][]Span{p.Spans[0], p.Spans[1], p.Spans[2], p.Halves[0], p.Halves[1], p.Halves[2]} {
+		c.ranges[i] = uint8(len(spans))
+	}
+	return c
 }
 
 func bindSpans(params store.Params, prefixes []string, all *[3][]Span) {

@@ -148,23 +148,22 @@ type shape struct {
 // every is the shape with every condition: what Query returns.
 var every = shape{true, true, true, true, true, true, true, true, true, true}
 
-// shapeOf reads the shape from the parameters a call binds, so that a
-// condition is left out exactly when its bound value makes it vacuous.
-func shapeOf(p store.Params) shape {
-	nonEmpty := func(name string) bool { v := p[name]; return v != "" && v != "[]" }
-	return shape{
-		Tool:        nonEmpty("tool"),
-		Service:     nonEmpty("service"),
-		Environment: nonEmpty("environment"),
-		Client:      nonEmpty("client"),
-		Exclude:     nonEmpty("exclude_clients"),
-		RunID:       nonEmpty("run_id"),
-		SessionID:   nonEmpty("session_id"),
-		RequestID:   nonEmpty("request_id"),
-		After:       p["after_set"] == "true",
-		Removed:     nonEmpty("removed_adapters"),
-	}
+// shape returns the conditions f needs: those of its fields that are set.
+func (f Filter) shape() shape {
+	return shape{Tool: f.Tool != "", Service: f.Service != "", Environment: f.Environment != "",
+		Client: f.Client != "", Exclude: len(f.ExcludeClients) > 0}
 }
+
+// call is one report query as sent: the parameters it binds, and the shape
+// and tier ranges its SQL is rendered for, decided where they are bound.
+type call struct {
+	params store.Params
+	shape  shape
+	ranges ranges
+}
+
+// call binds f with its window as given, for raw queries.
+func (f Filter) call() call { return call{params: f.params(), shape: f.shape()} }
 
 type renderKey struct {
 	name   string
@@ -263,10 +262,9 @@ func render(t *template.Template, database string, coarse bool, sh shape, rg ran
 	return out.String(), nil
 }
 
-// query returns the named query rendered for the shape and the tier ranges
-// of p.
-func (r *Runner) query(name string, p store.Params) (store.Query, error) {
-	key := renderKey{name, shapeOf(p), rangesOf(p)}
+// query returns the named query rendered for c's shape and tier ranges.
+func (r *Runner) query(name string, c call) (store.Query, error) {
+	key := renderKey{name, c.shape, c.ranges}
 	if q, ok := r.rendered.Load(key); ok {
 		return q.(store.Query), nil
 	}
@@ -294,12 +292,12 @@ func (r *Runner) Query(name string) (store.Query, bool) {
 	return q.(store.Query), true
 }
 
-func (r *Runner) run(ctx context.Context, name string, p store.Params, dest any) error {
-	q, err := r.query(name, p)
+func (r *Runner) run(ctx context.Context, name string, c call, dest any) error {
+	q, err := r.query(name, c)
 	if err != nil {
 		return err
 	}
-	if err := r.q.Query(ctx, q, p, dest); err != nil {
+	if err := r.q.Query(ctx, q, c.params, dest); err != nil {
 		return fmt.Errorf("cannot run report %s: %w", name, err)
 	}
 	return nil

@@ -318,12 +318,13 @@ func (r *Runner) Audit(ctx context.Context, f AuditFilter, page Page) (AuditPage
 	if err != nil {
 		return AuditPage{}, err
 	}
-	p := f.params()
-	p.String("run_id", f.RunID)
-	p.String("session_id", f.SessionID)
-	p.String("request_id", f.RequestID)
+	q := f.call()
+	q.params.String("run_id", f.RunID)
+	q.params.String("session_id", f.SessionID)
+	q.params.String("request_id", f.RequestID)
+	q.shape.RunID, q.shape.SessionID, q.shape.RequestID = f.RunID != "", f.SessionID != "", f.RequestID != ""
 	rows := []AuditRow{}
-	if err := r.run(ctx, "audit", c.bind(p, limit+1), &rows); err != nil {
+	if err := r.run(ctx, "audit", c.bind(q, limit+1), &rows); err != nil {
 		return AuditPage{}, err
 	}
 	out := AuditPage{Rows: rows}

@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // TestShapeConditions renders every query with one optional condition at a
@@ -73,25 +71,23 @@ func TestShapeConditions(t *testing.T) {
 	}
 }
 
-// TestShapeOf checks which bound values make a condition necessary.
+// TestShapeOf checks which filter fields make a condition necessary: a set
+// field, whatever its value holds (an empty JSON array spelled "[]" is a
+// tool name like any other), and none other.
 func TestShapeOf(t *testing.T) {
 	f := Filter{Tenant: "acme"}
-	if got := shapeOf(f.params()); got != (shape{}) {
+	if got := f.call().shape; got != (shape{}) {
 		t.Errorf("an unfiltered report has shape %+v", got)
 	}
-	f = Filter{Tenant: "acme", Tool: "refund", Service: "billing", Environment: "prod",
+	f = Filter{Tenant: "acme", Tool: "[]", Service: "billing", Environment: "prod",
 		Client: "cursor", ExcludeClients: []string{"ci"}}
-	p := f.params()
-	p.String("run_id", "r").String("session_id", "s").String("request_id", "q")
-	p.Strings("removed_adapters", []string{"refund/v1-v2"})
-	cursor{Time: f.From, EventID: 7, Kind: "mixed_revision", set: true}.bind(p, 10)
-	want := shape{true, true, true, true, true, true, true, true, true, true}
-	if got := shapeOf(p); got != want {
-		t.Errorf("shape %+v, want %+v", got, want)
+	q := cursor{Time: f.From, EventID: 7, Kind: "mixed_revision", set: true}.bind(f.call(), 10)
+	want := shape{Tool: true, Service: true, Environment: true, Client: true, Exclude: true, After: true}
+	if q.shape != want {
+		t.Errorf("shape %+v, want %+v", q.shape, want)
 	}
-	p = store.Params{}.Strings("exclude_clients", []string{}).Strings("removed_adapters", nil)
-	if got := shapeOf(p); got != (shape{}) {
-		t.Errorf("empty arrays give shape %+v", got)
+	if q = (cursor{}).bind(Filter{Tenant: "acme", ExcludeClients: []string{}}.call(), 10); q.shape != (shape{}) {
+		t.Errorf("no exclusion and no cursor give shape %+v", q.shape)
 	}
 }
 
