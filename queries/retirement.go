@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/humanize"
 )
 
 // Adapter verdicts.
@@ -200,7 +202,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		over = append(over, fmt.Sprintf("%s in the window, over the threshold of %d", calls(a.Calls), o.MaxCalls))
 	}
 	if o.MaxShare >= 0 && a.Share > o.MaxShare {
-		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", Percent(a.Share), a.Tool, Percent(o.MaxShare)))
+		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", humanize.Percent(a.Share), a.Tool, humanize.Percent(o.MaxShare)))
 	}
 	var blocking []ClientUsage
 	switch {
@@ -212,7 +214,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		a.Verdict = VerdictAtRisk
 		var why []string
 		if a.MaxSessionAgeS >= longS {
-			why = append(why, fmt.Sprintf("a session %s old (long-running from %s)", Age(a.MaxSessionAgeS), Age(longS)))
+			why = append(why, fmt.Sprintf("a session %s old (long-running from %s)", humanize.Age(a.MaxSessionAgeS), humanize.Age(longS)))
 		}
 		if isPrivileged(a.MaxPrivilege) {
 			why = append(why, fmt.Sprintf("%s calls", a.MaxPrivilege))
@@ -228,7 +230,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		a.Reason = "no calls in the window"
 	default:
 		a.Verdict = VerdictReady
-		a.Reason = fmt.Sprintf("%s within the threshold, from sessions at most %s old with %s privilege", calls(a.Calls), Age(a.MaxSessionAgeS), a.MaxPrivilege)
+		a.Reason = fmt.Sprintf("%s within the threshold, from sessions at most %s old with %s privilege", calls(a.Calls), humanize.Age(a.MaxSessionAgeS), a.MaxPrivilege)
 	}
 	if a.WindowEnd != nil && a.WindowEnded && a.Verdict != VerdictReady {
 		a.Reason += fmt.Sprintf("; its declared window ended %s", a.WindowEnd.UTC().Format(time.RFC3339))
@@ -244,22 +246,4 @@ func calls(n uint64) string {
 		return "1 call"
 	}
 	return fmt.Sprintf("%d calls", n)
-}
-
-// Percent formats a ratio as a percentage with two decimals, as the
-// retirement reasons write shares.
-func Percent(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) }
-
-// Age renders seconds as a short duration, as the retirement reasons write
-// session ages: 90s, 45m, 30h, 3d.
-func Age(s int64) string {
-	switch {
-	case s < 120:
-		return fmt.Sprintf("%ds", s)
-	case s < 2*3600:
-		return fmt.Sprintf("%dm", s/60)
-	case s < 72*3600:
-		return fmt.Sprintf("%dh", s/3600)
-	}
-	return fmt.Sprintf("%dd", s/86400)
 }

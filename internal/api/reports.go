@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/humanize"
+
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -304,8 +306,8 @@ func DescribeThresholds(th Thresholds) string {
 		parts = append(parts, fmt.Sprintf("at most %d calls", *th.MaxCalls))
 	}
 	if th.MaxShare != nil {
-		parts = append(parts, "at most "+queries.Percent(*th.MaxShare)+" of the tool's calls")
+		parts = append(parts, "at most "+humanize.Percent(*th.MaxShare)+" of the tool's calls")
 	}
 	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running",
-		strings.Join(parts, " and "), queries.Age(th.LongSessionS))
+		strings.Join(parts, " and "), humanize.Age(th.LongSessionS))
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/internal/humanize"
+
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -94,7 +96,7 @@ func (d Decision) Markdown(w io.Writer) error {
 	}
 	rows = append(rows,
 		[2]string{"Calls through the adapter", fmt.Sprint(a.Calls)},
-		[2]string{"Share of the tool's calls", fmt.Sprintf("%s (%d of %d)", queries.Percent(a.Share), a.Calls, a.ToolCalls)},
+		[2]string{"Share of the tool's calls", fmt.Sprintf("%s (%d of %d)", humanize.Percent(a.Share), a.Calls, a.ToolCalls)},
 	)
 	if a.LastSeen != nil {
 		rows = append(rows, [2]string{"Last seen", render.HumanTime(*a.LastSeen)})
@@ -113,7 +115,7 @@ func (d Decision) Markdown(w io.Writer) error {
 		rows = append(rows,
 			[2]string{"Sessions, clients, services", fmt.Sprintf("%d, %d, %d%s", a.Sessions, a.Clients, a.Services, services)},
 			[2]string{"Highest privilege", render.EscapeMarkdown(a.MaxPrivilege)},
-			[2]string{"Oldest session", queries.Age(a.MaxSessionAgeS)},
+			[2]string{"Oldest session", humanize.Age(a.MaxSessionAgeS)},
 		)
 	}
 	switch {
@@ -132,7 +134,7 @@ func (d Decision) Markdown(w io.Writer) error {
 	if len(a.BlockingClients) > 0 {
 		b.WriteString("\n#### Blocking clients\n\n| Client | Calls | Oldest session | Highest privilege |\n| --- | ---: | ---: | --- |\n")
 		for _, c := range a.BlockingClients {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", code(c.Client), c.Calls, queries.Age(c.MaxSessionAgeS), render.EscapeMarkdown(c.MaxPrivilege))
+			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", code(c.Client), c.Calls, humanize.Age(c.MaxSessionAgeS), render.EscapeMarkdown(c.MaxPrivilege))
 		}
 		if n := len(a.Callers); a.Verdict == queries.VerdictBlocked && n > len(a.BlockingClients) {
 			fmt.Fprintf(&b, "\n%d clients call it; the table lists the %d with the most calls.\n", n, len(a.BlockingClients))
@@ -145,7 +147,7 @@ func (d Decision) Markdown(w io.Writer) error {
 	} else {
 		share := ""
 		if a.ToolCalls > 0 {
-			share = fmt.Sprintf(" (%s of %s's %d calls)", queries.Percent(float64(a.WouldBeRejected)/float64(a.ToolCalls)), code(a.Tool), a.ToolCalls)
+			share = fmt.Sprintf(" (%s of %s's %d calls)", humanize.Percent(float64(a.WouldBeRejected)/float64(a.ToolCalls)), code(a.Tool), a.ToolCalls)
 		}
 		fmt.Fprintf(&b, "Had the adapter been removed before the window, **%d %s**%s would have been rejected instead of normalised.\n",
 			a.WouldBeRejected, plural(a.WouldBeRejected, "call", "calls"), share)

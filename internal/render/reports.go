@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/humanize"
+
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -295,7 +297,7 @@ func (v values) ratio(f float64) string {
 	if v.machine {
 		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
-	return queries.Percent(f)
+	return humanize.Percent(f)
 }
 
 // ms formats a duration in milliseconds; nil is empty.
@@ -322,7 +324,7 @@ func (v values) age(s int64) string {
 	if s == 0 {
 		return ""
 	}
-	return queries.Age(s)
+	return humanize.Age(s)
 }
 
 func (v values) yes(b bool) string {
