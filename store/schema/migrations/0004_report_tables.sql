@@ -9,12 +9,12 @@
 -- block and writing a small part; none aggregates or sorts by a string.
 -- The tables are small, so they are partitioned by month rather than by
 -- day: an insert writes one part, not one per day its batch spans, and a
--- report reads a week from one or two parts (measured at 1M events, a
--- quarter of the propagation report's time went to per-part overhead with
--- daily partitions). The TTL still trims rows by the retention. The reports apply the
--- window, the filters and the pairing at query time, so that their answers
--- equal the raw queries' (queries/violations_raw.sql, propagation_raw.sql)
--- over any window.
+-- report reads a week from one or two parts. With daily partitions the
+-- per-part overhead was a large share of the propagation report's time
+-- (docs/capacity.md, "Schema decisions"). The TTL still trims rows by the
+-- retention. The reports apply the window, the filters and the pairing at
+-- query time, so that their answers equal the raw queries'
+-- (queries/violations_raw.sql, propagation_raw.sql) over any window.
 
 -- Safety violations (queries/violations.sql). One row per event and kind,
 -- with the detail text written at insert time, sorted as a page is read:

@@ -8,9 +8,9 @@
 -- declaration may come after the call, so version 4 kept every successful
 -- call through any adapter in violation_candidates as a candidate, and the
 -- report filtered them against the registry at query time. Those
--- candidates were nearly all of the table (measured on 10M simulator
--- events: 22,284 of its 22,312 rows, for about 31 answers), and the first
--- page of the report read and filtered all of them. Now every row of
+-- candidates were nearly all of the table, and few of them were answers,
+-- yet the first page of the report read and filtered all of them
+-- (docs/capacity.md, "Schema decisions"). Now every row of
 -- violation_candidates is an answer, and the report reads from
 -- adapter_call_candidates only the calls through the adapters whose latest
 -- declaration is a removal: the table is sorted by adapter, so that
@@ -92,9 +92,9 @@ WHERE kind = 'removed_tool_success'
 
 -- A mutation that rewrites the parts, not a lightweight DELETE: that one
 -- only masks the rows, which the report would still read (and filter out)
--- until a merge rewrote the part, and a settled part is not merged again
--- (measured on the 10M-event store: 22,312 rows read for 31 after the
--- lightweight delete). The table is small, so the rewrite is cheap.
+-- until a merge rewrote the part, and a settled part is not merged again:
+-- after a lightweight delete the report still read every row the delete
+-- had masked. The table is small, so the rewrite is cheap.
 ALTER TABLE {{table "violation_candidates"}}{{.OnCluster}}
     DELETE WHERE kind = 'removed_tool_success' AND change_class != 'removal'
 SETTINGS mutations_sync = 2;

@@ -4,14 +4,13 @@
 --   recent_calls ← events   one row per call, kept 2 days (was calls_1m)
 --   calls_1h     ← events   was ← calls_1m
 --
--- Why: calls_1m kept thirteen dimensions per minute, so it held about one
--- row per call (1.23M rows for 1.43M calls a day in the 10M-event bench
--- load) and every insert paid for an aggregation that saved nothing: a
--- GROUP BY over thirteen string keys and two uniq states per row, and then
--- the hourly view re-aggregated those rows. Measured with 50k-event writes
--- (whole process CPU, background merges included, .scratch/storecost):
--- replacing the minutely view by a plain per-call copy and feeding the hourly
--- tier from the events took about 3.5 CPU-µs off every event.
+-- Why: calls_1m kept thirteen dimensions per minute, so it held nearly one
+-- row per call, and every insert paid for an aggregation that saved
+-- nothing: a GROUP BY over thirteen string keys and two uniq states per
+-- row, and then the hourly view re-aggregated those rows. Replacing the
+-- minutely view by a plain per-call copy and feeding the hourly tier from
+-- the events removes that aggregation, a noticeable part of the CPU an
+-- event costs the whole process (docs/capacity.md, "Schema decisions").
 --
 -- A report reads at most a few minutes short of two hours of a window from
 -- this table (queries/tiers.tmpl, "minutes"), aggregated at query time into

@@ -6,31 +6,26 @@
 --                 → AggregateFunction(uniqHLL12, String)
 --
 -- Why: merging the states is most of what the reports that count sessions
--- cost. Measured on the 10M-event bench store (.scratch/sqltime, p50 of 9
--- to 11 runs): merging the sessions and runs of a day table (2,643 rows)
--- by tool and revision pair took 79-82 ms with uniq and 54-55 ms with
--- uniqHLL12, built from the same events (108 and 70 ms on a slower stretch
--- of the machine). Building the states at insert costs about the same (a
--- day of calls grouped as calls_1h groups them: 843 ms with uniq, 866 with
--- uniqHLL12, 576 with neither).
+-- cost, and uniqHLL12 states merge markedly faster than uniq states built
+-- from the same events, while building them at insert costs about the same
+-- (docs/capacity.md, "Schema decisions").
 --
 -- What it costs: a count is exact up to 16 distinct values, and beyond that
 -- a HyperLogLog estimate over 4,096 registers (a standard error of 1.6%;
--- 32-bit hashes, so meant for sets far below a billion). Over the 489 tool
--- and revision pairs of that store, with up to 3,649 sessions each, the
--- sessions estimate was off by 0.7% on average and 3.5% at most; uniq was
--- exact at those sizes.
+-- 32-bit hashes, so meant for sets far below a billion), where uniq was
+-- exact at the sizes of the bench's load; on that load the sessions
+-- estimates were off by a few percent at most.
 --
 -- Why this sketch: a report from the rollups must equal the same report
 -- from the events (queries/*_raw.sql count with uniqHLL12 too), so the
 -- estimate must depend on the set of values only, not on how partial
--- states were merged. uniqHLL12 is an exact small set, then registers; on
--- that store its estimates from the events, from merged hourly states and
--- from merged daily states were equal for all 489 pairs, sessions and runs.
--- uniqCombined(12), which merges faster still (48-50 ms), is not: its
--- estimate depends on whether a merge left it an exact hash set or
--- registers (128 against 124 runs for one pair), and the bench's
--- rollup-against-raw check caught it.
+-- states were merged. uniqHLL12 is an exact small set, then registers, so
+-- its estimates from the events, from merged hourly states and from merged
+-- daily states are the same (on the bench's load they were, for every tool
+-- and revision pair, sessions and runs). uniqCombined(12), which merges
+-- faster still, does not qualify: its estimate depends on whether a merge
+-- left it an exact hash set or registers, and the bench's rollup-against-raw
+-- check caught it.
 --
 -- How: a state of one function cannot be turned into one of another, so the
 -- tables are dropped and rebuilt from the events. The events are kept as
@@ -331,9 +326,10 @@ GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, clie
 -- adapted_1h) derive the other tables from them, as they do at every
 -- insert. The events are read in their sort order (tenant, event, tool,
 -- revisions), so the aggregation finishes each tool's groups before the
--- next tool's, and the views get blocks of 100,000 rows: on the 10M-event
--- bench store that took the rebuild from 38 s and 2.5 GiB of memory to 17 s
--- and 1.9 GiB. The aggregation spills to disk beyond 2 GiB.
+-- next tool's, and the views get blocks of 100,000 rows: together these
+-- make the rebuild take much less time and memory than without them
+-- (docs/capacity.md, "Schema decisions"). The aggregation spills to disk
+-- beyond 2 GiB.
 INSERT INTO {{.Database}}.calls_1h
 SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
        outcome, adapter_id, service, environment, client_name, client_version,
