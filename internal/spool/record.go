@@ -273,8 +273,8 @@ func (r *reader) str(what string) string {
 // decodePayload decodes a record's payload. The strings of the record
 // alias p, which must therefore never change afterwards: p is the
 // decoder's to keep (readRecord reads every payload into a buffer of its
-// own). The copy string(p) made instead cost the replayer 0.2 CPU-µs per
-// event (slicebytetostring in the ingest bench profile).
+// own). The copy string(p) made instead showed in the replayer's profile
+// (slicebytetostring).
 //
 // The events are appended to dst: Record.Events is dst extended by them,
 // so that a replayer gathering a group decodes each record straight into

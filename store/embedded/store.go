@@ -64,8 +64,8 @@ type Store struct {
 
 	// encMu guards enc, the Native block that Write encodes batches into,
 	// kept from write to write: a sync.Pool is emptied by every other
-	// garbage collection, and regrowing tens of megabytes per insert cost
-	// about 0.4 CPU-µs per event (growslice in the ingest bench profile).
+	// garbage collection, and regrowing tens of megabytes per insert showed
+	// in the ingest profile (growslice).
 	encMu sync.Mutex
 	enc   nativeBlock
 }
@@ -227,9 +227,9 @@ func (s *Store) run(ctx context.Context, sql, format string, params store.Params
 // insert_deduplication_token: written again within the tables'
 // non_replicated_deduplication_window (Schema.DeduplicationWindow), it is
 // stored once, in the events table and in every rollup fed from it
-// (measured with libchdb 26.7: deduplication through the Null events_in
-// table works with a token only; identical data without a token, or under
-// another token, is stored again). The token must therefore identify the
+// (deduplication through the Null events_in table works with a token
+// only: identical data without a token, or under another token, is stored
+// again). The token must therefore identify the
 // batch's content: another batch under the same token is dropped. A batch
 // without a token is stored every time it is written (insertSettings).
 func (s *Store) Write(ctx context.Context, b store.Batch) error {
