@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/ledgercheck"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -128,7 +128,7 @@ func TestReportsEqualLedger(t *testing.T) {
 	if !strings.Contains(stderr.String(), "reading "+dataDir+" directly") {
 		t.Errorf("report did not say it reads the data directory: %s", stderr.String())
 	}
-	var again api.ReportBody[queries.StaleUsageRow]
+	var again apiclient.ReportBody[queries.StaleUsageRow]
 	if err := json.Unmarshal(direct, &again); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/gate"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -97,7 +98,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer src.close()
 	path, _ := api.ReportPath("adapter-retirement")
-	var report api.ReportBody[queries.AdapterRow]
+	var report apiclient.ReportBody[queries.AdapterRow]
 	if err := src.client.GetJSON(ctx, path, q, &report); err != nil {
 		return fail(flagError(err))
 	}

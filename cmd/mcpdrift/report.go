@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -78,7 +79,7 @@ func (r *readFlags) parse(fs *flag.FlagSet, args []string) error {
 
 // source is where a command reads reports from.
 type source struct {
-	client *api.Client
+	client *apiclient.Client
 	close  func()
 }
 
@@ -88,10 +89,10 @@ type source struct {
 func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) {
 	hc := &http.Client{Timeout: 5 * time.Minute}
 	if r.api != "" {
-		return source{client: &api.Client{BaseURL: r.api, HTTP: hc, Token: r.token}, close: func() {}}, nil
+		return source{client: &apiclient.Client{BaseURL: r.api, HTTP: hc, Token: r.token}, close: func() {}}, nil
 	}
 	if answers(ctx, defaultAPI) {
-		return source{client: &api.Client{BaseURL: defaultAPI, HTTP: hc, Token: r.token}, close: func() {}}, nil
+		return source{client: &apiclient.Client{BaseURL: defaultAPI, HTTP: hc, Token: r.token}, close: func() {}}, nil
 	}
 	dir := r.store.Dir
 	if _, err := os.Stat(filepath.Join(dir, "clickhouse")); err != nil {
@@ -117,7 +118,7 @@ func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) 
 	}
 	fmt.Fprintf(stderr, "mcpdrift: no API answers at %s; reading %s directly\n", defaultAPI, st.Dir())
 	return source{
-		client: &api.Client{BaseURL: "http://in-process", HTTP: &http.Client{Transport: api.HandlerTransport(srv.Handler())}},
+		client: &apiclient.Client{BaseURL: "http://in-process", HTTP: &http.Client{Transport: apiclient.HandlerTransport(srv.Handler())}},
 		close:  func() { st.Close() },
 	}, nil
 }
@@ -127,8 +128,8 @@ func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) 
 func answers(ctx context.Context, base string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var h api.Health
-	err := (&api.Client{BaseURL: base}).GetJSON(ctx, "/healthz", nil, &h)
+	var h apiclient.Health
+	err := (&apiclient.Client{BaseURL: base}).GetJSON(ctx, "/healthz", nil, &h)
 	return err == nil && h.Status == "ok"
 }
 
@@ -258,7 +259,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 
 // flagError renames the parameter a problem names to the flag that set it.
 func flagError(err error) error {
-	var p *api.Problem
+	var p *apiclient.Problem
 	if !errors.As(err, &p) || p.Parameter == "" {
 		return err
 	}

@@ -1,7 +1,8 @@
 // Package api serves mcpdrift's HTTP API with gin: health and readiness,
 // the versioned report endpoints under /api/v1 (JSON, or CSV, Markdown and
 // text tables by content negotiation), their OpenAPI 3.1 document, and
-// RFC 9457 problems for every error. Client reads the API from the CLI.
+// RFC 9457 problems for every error. The bodies it answers, and the client
+// that reads them, are in internal/apiclient.
 package api
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -271,7 +273,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) healthz(c *gin.Context) {
-	writeJSON(c, http.StatusOK, Health{Status: "ok", Version: s.version})
+	writeJSON(c, http.StatusOK, apiclient.Health{Status: "ok", Version: s.version})
 }
 
 func (s *Server) readyz(c *gin.Context) {
@@ -289,15 +291,7 @@ func (s *Server) readyz(c *gin.Context) {
 			return
 		}
 	}
-	writeJSON(c, http.StatusOK, Health{Status: "ready"})
-}
-
-// Health is the body of /healthz and /readyz.
-type Health struct {
-	// Status is "ok" (healthz) or "ready" (readyz).
-	Status string `json:"status"`
-	// Version is the server's build, on /healthz.
-	Version string `json:"version,omitempty"`
+	writeJSON(c, http.StatusOK, apiclient.Health{Status: "ready"})
 }
 
 func (s *Server) openAPI(c *gin.Context) {
@@ -444,22 +438,9 @@ func writeJSON(c *gin.Context, status int, v any) {
 	c.Data(status, "application/json; charset=utf-8", buf.Bytes())
 }
 
-// Problem is an RFC 9457 problem document, the body of every error.
-type Problem struct {
-	// Type is "about:blank": the status says what kind of problem it is.
-	Type string `json:"type"`
-	// Title is the status's reason phrase.
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	// Detail explains this occurrence.
-	Detail string `json:"detail"`
-	// Parameter names the request parameter (or header) at fault.
-	Parameter string `json:"parameter,omitempty"`
-}
-
 // problem answers with an RFC 9457 problem document.
 func problem(c *gin.Context, status int, detail, param string) {
-	body, _ := json.Marshal(Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Parameter: param})
+	body, _ := json.Marshal(apiclient.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Parameter: param})
 	c.Data(status, "application/problem+json", body)
 	c.Abort()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -15,7 +16,7 @@ import (
 // route, a parameter or a field.
 func OpenAPI(version string) map[string]any {
 	g := &schemaGen{schemas: map[string]any{}}
-	problemRef := g.of(reflect.TypeFor[Problem]())
+	problemRef := g.of(reflect.TypeFor[apiclient.Problem]())
 	problemContent := map[string]any{"application/problem+json": map[string]any{"schema": problemRef}}
 	responses := map[string]any{
 		"BadRequest": map[string]any{
@@ -59,7 +60,7 @@ func OpenAPI(version string) map[string]any {
 		}
 		var body map[string]any
 		if e.toolsBody {
-			body = g.of(reflect.TypeFor[ToolsBody]())
+			body = g.of(reflect.TypeFor[apiclient.ToolsBody]())
 		} else {
 			body = g.report(e)
 		}
@@ -99,7 +100,7 @@ func OpenAPI(version string) map[string]any {
 			},
 		}}
 	}
-	health := g.of(reflect.TypeFor[Health]())
+	health := g.of(reflect.TypeFor[apiclient.Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
 		"description": "Answers while the process serves HTTP, with its version.",
@@ -176,7 +177,7 @@ type schemaGen struct {
 	schemas map[string]any
 }
 
-// report returns the schema of e's ReportBody, registered as
+// report returns the schema of e's apiclient.ReportBody, registered as
 // <OperationID>Report.
 func (g *schemaGen) report(e *endpoint) map[string]any {
 	name := strings.ToUpper(e.operationID[:1]) + e.operationID[1:] + "Report"
@@ -191,7 +192,7 @@ func (g *schemaGen) report(e *endpoint) map[string]any {
 		props["next"] = map[string]any{"type": "string", "description": "Cursor of the next page; absent on the last page."}
 	}
 	if e.thresholds {
-		props["thresholds"] = g.of(reflect.TypeFor[Thresholds]())
+		props["thresholds"] = g.of(reflect.TypeFor[apiclient.Thresholds]())
 		required = append(required, "thresholds")
 	}
 	g.schemas[name] = map[string]any{

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -200,36 +201,20 @@ func (q query) page() (queries.Page, error) {
 	return p, nil
 }
 
-// Thresholds are the retirement thresholds a report was judged with, as
-// the adapter retirement report echoes them.
-type Thresholds struct {
-	// MaxCalls is the most calls that allow retirement; null when it does
-	// not apply.
-	MaxCalls *int64 `json:"max_calls"`
-	// MaxShare is the highest share of the tool's calls that allows
-	// retirement (0..1); null when it does not apply.
-	MaxShare *float64 `json:"max_share"`
-	// LongSessionS is the session age, in seconds, from which a caller
-	// counts as long-running.
-	LongSessionS int64 `json:"long_session_s"`
-	// TopClients is how many blocking clients are listed per adapter.
-	TopClients int `json:"top_clients"`
-}
-
 // retirement reads the thresholds of the adapter retirement verdict.
-func (q query) retirement() (queries.RetirementOptions, Thresholds, error) {
+func (q query) retirement() (queries.RetirementOptions, apiclient.Thresholds, error) {
 	o := queries.RetirementOptions{MaxCalls: -1, MaxShare: -1, LongSession: queries.DefaultLongSession, TopClients: queries.DefaultTopClients}
 	if s := q.get("max_calls"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
-			return o, Thresholds{}, badParam("max_calls", "invalid count %q: want a whole number, 0 or more", s)
+			return o, apiclient.Thresholds{}, badParam("max_calls", "invalid count %q: want a whole number, 0 or more", s)
 		}
 		o.MaxCalls = n
 	}
 	if s := q.get("max_share"); s != "" {
 		f, err := ParseShare(s)
 		if err != nil {
-			return o, Thresholds{}, badParam("max_share", "%v", err)
+			return o, apiclient.Thresholds{}, badParam("max_share", "%v", err)
 		}
 		o.MaxShare = f
 	}
@@ -239,18 +224,18 @@ func (q query) retirement() (queries.RetirementOptions, Thresholds, error) {
 	if s := q.get("long_session"); s != "" {
 		d, err := parseDuration(s)
 		if err != nil || d <= 0 {
-			return o, Thresholds{}, badParam("long_session", "invalid session age %q: want a positive duration such as 24h or 3d", s)
+			return o, apiclient.Thresholds{}, badParam("long_session", "invalid session age %q: want a positive duration such as 24h or 3d", s)
 		}
 		o.LongSession = d
 	}
 	if s := q.get("top_clients"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			return o, Thresholds{}, badParam("top_clients", "invalid count %q: want a whole number from 1 to 100", s)
+			return o, apiclient.Thresholds{}, badParam("top_clients", "invalid count %q: want a whole number from 1 to 100", s)
 		}
 		o.TopClients = n
 	}
-	th := Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients}
+	th := apiclient.Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients}
 	if o.MaxCalls >= 0 {
 		th.MaxCalls = &o.MaxCalls
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/reporttest"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -95,7 +96,7 @@ func TestBadParameters(t *testing.T) {
 
 // checkProblem checks that r is an RFC 9457 problem with status and
 // returns it.
-func checkProblem(t *testing.T, r response, status int) api.Problem {
+func checkProblem(t *testing.T, r response, status int) apiclient.Problem {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
@@ -103,7 +104,7 @@ func checkProblem(t *testing.T, r response, status int) api.Problem {
 	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
 		t.Errorf("Content-Type = %q", ct)
 	}
-	var p api.Problem
+	var p apiclient.Problem
 	if err := json.Unmarshal(r.body, &p); err != nil {
 		t.Fatal(err)
 	}

@@ -2,41 +2,15 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/humanize"
-
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
-
-// ReportBody is the JSON body of every report endpoint but /api/v1/tools.
-type ReportBody[T any] struct {
-	// Report is the report's name, the last segment of its path.
-	Report string `json:"report"`
-	// From and To are the window [From, To) the report was asked for.
-	From time.Time `json:"from"`
-	To   time.Time `json:"to"`
-	Rows []T       `json:"rows"`
-	// Next is the cursor of the next page of a paginated report; absent
-	// on the last page.
-	Next string `json:"next,omitempty"`
-	// Thresholds are those of the adapter retirement verdict; absent from
-	// the other reports.
-	Thresholds *Thresholds `json:"thresholds,omitempty"`
-}
-
-// ToolsBody is the JSON body of /api/v1/tools.
-type ToolsBody struct {
-	From  time.Time         `json:"from"`
-	To    time.Time         `json:"to"`
-	Tools []queries.ToolRow `json:"tools"`
-}
 
 // result is what an endpoint computed, ready to be written in any format.
 type result struct {
@@ -64,7 +38,7 @@ type endpoint struct {
 	rowType    reflect.Type
 	paged      bool
 	thresholds bool
-	// toolsBody marks /api/v1/tools, whose body predates ReportBody.
+	// toolsBody marks /api/v1/tools, whose body predates apiclient.ReportBody.
 	toolsBody bool
 	// scope is what a token needs to use the endpoint.
 	scope auth.Scope
@@ -100,7 +74,7 @@ var endpoints = withScopes([]*endpoint{
 			if err != nil {
 				return result{}, err
 			}
-			return result{body: ToolsBody{From: f.From, To: f.To, Tools: rows}, from: f.From, to: f.To,
+			return result{body: apiclient.ToolsBody{From: f.From, To: f.To, Tools: rows}, from: f.From, to: f.To,
 				table: func(ff render.Format) render.Table { return render.Tools(rows, ff) }}, nil
 		},
 	},
@@ -160,11 +134,11 @@ var endpoints = withScopes([]*endpoint{
 				rows = slices.DeleteFunc(rows, func(r queries.AdapterRow) bool { return r.AdapterID != id })
 			}
 			return result{
-				body:     ReportBody[queries.AdapterRow]{Report: "adapter-retirement", From: f.From, To: f.To, Rows: rows, Thresholds: &th},
+				body:     apiclient.ReportBody[queries.AdapterRow]{Report: "adapter-retirement", From: f.From, To: f.To, Rows: rows, Thresholds: &th},
 				report:   "adapter-retirement",
 				from:     f.From,
 				to:       f.To,
-				subtitle: DescribeThresholds(th),
+				subtitle: apiclient.DescribeThresholds(th),
 				table:    func(ff render.Format) render.Table { return render.AdapterRetirement(rows, ff) },
 			}, nil
 		},
@@ -200,7 +174,7 @@ var endpoints = withScopes([]*endpoint{
 				return result{}, err
 			}
 			return result{
-				body:   ReportBody[queries.ViolationRow]{Report: "violations", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
+				body:   apiclient.ReportBody[queries.ViolationRow]{Report: "violations", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
 				report: "violations", from: f.From, to: f.To, next: page.Next,
 				table: func(ff render.Format) render.Table { return render.Violations(page.Rows, ff) },
 			}, nil
@@ -229,7 +203,7 @@ var endpoints = withScopes([]*endpoint{
 				return result{}, err
 			}
 			return result{
-				body:   ReportBody[queries.AuditRow]{Report: "audit", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
+				body:   apiclient.ReportBody[queries.AuditRow]{Report: "audit", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
 				report: "audit", from: f.From, to: f.To, next: page.Next,
 				table: func(ff render.Format) render.Table { return render.Audit(page.Rows, ff) },
 			}, nil
@@ -260,7 +234,7 @@ func simple[T any](ctx context.Context, q query, tenant, name string,
 		return result{}, err
 	}
 	return result{
-		body:   ReportBody[T]{Report: name, From: f.From, To: f.To, Rows: rows},
+		body:   apiclient.ReportBody[T]{Report: name, From: f.From, To: f.To, Rows: rows},
 		report: name, from: f.From, to: f.To,
 		table: func(ff render.Format) render.Table { return lay(rows, ff) },
 	}, nil
@@ -297,17 +271,4 @@ func ReportParams(name string) []string {
 		}
 	}
 	return nil
-}
-
-// DescribeThresholds says in words what th allows.
-func DescribeThresholds(th Thresholds) string {
-	var parts []string
-	if th.MaxCalls != nil {
-		parts = append(parts, fmt.Sprintf("at most %d calls", *th.MaxCalls))
-	}
-	if th.MaxShare != nil {
-		parts = append(parts, "at most "+humanize.Percent(*th.MaxShare)+" of the tool's calls")
-	}
-	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running",
-		strings.Join(parts, " and "), humanize.Age(th.LongSessionS))
 }

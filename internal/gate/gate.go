@@ -12,9 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
-
-	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -28,7 +27,7 @@ type Decision struct {
 	// Adapter is the adapter's row of the report.
 	Adapter queries.AdapterRow
 	// Report is the report the decision was taken from.
-	Report api.ReportBody[queries.AdapterRow]
+	Report apiclient.ReportBody[queries.AdapterRow]
 	// ExcludedClients are the clients the report left out, as asked.
 	ExcludedClients []string
 }
@@ -38,7 +37,7 @@ func (d Decision) Pass() bool { return d.Adapter.Verdict == queries.VerdictReady
 
 // Decide finds adapter in report, the adapter retirement report over every
 // adapter, with excluded the clients it was asked to leave out.
-func Decide(report api.ReportBody[queries.AdapterRow], adapter string, excluded []string) (Decision, error) {
+func Decide(report apiclient.ReportBody[queries.AdapterRow], adapter string, excluded []string) (Decision, error) {
 	i := slices.IndexFunc(report.Rows, func(r queries.AdapterRow) bool { return r.AdapterID == adapter })
 	if i < 0 {
 		known := make([]string, len(report.Rows))
@@ -85,7 +84,7 @@ func (d Decision) Markdown(w io.Writer) error {
 	rows := [][2]string{
 		{"Tool", tool},
 		{"Window", render.Window(d.Report.From, d.Report.To)},
-		{"Thresholds", render.EscapeMarkdown(api.DescribeThresholds(*d.Report.Thresholds))},
+		{"Thresholds", render.EscapeMarkdown(apiclient.DescribeThresholds(*d.Report.Thresholds))},
 	}
 	if len(d.ExcludedClients) > 0 {
 		ex := make([]string, len(d.ExcludedClients))

@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/gate"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
-func report(rows ...queries.AdapterRow) api.ReportBody[queries.AdapterRow] {
+func report(rows ...queries.AdapterRow) apiclient.ReportBody[queries.AdapterRow] {
 	zero := int64(0)
-	return api.ReportBody[queries.AdapterRow]{
+	return apiclient.ReportBody[queries.AdapterRow]{
 		Report: "adapter-retirement",
 		From:   time.Date(2099, 3, 2, 12, 0, 0, 0, time.UTC),
 		To:     time.Date(2099, 3, 16, 12, 0, 0, 0, time.UTC),
 		Rows:   rows,
-		Thresholds: &api.Thresholds{
+		Thresholds: &apiclient.Thresholds{
 			MaxCalls: &zero, LongSessionS: 86400, TopClients: 5,
 		},
 	}

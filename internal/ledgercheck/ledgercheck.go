@@ -12,13 +12,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // Fetch reads the report name, over the window of the run, with the extra
-// parameters (limit, cursor) into dest, an *api.ReportBody.
+// parameters (limit, cursor) into dest, an *apiclient.ReportBody.
 type Fetch func(dest any, name string, params map[string]string) error
 
 // Result is what the reports held.
@@ -55,7 +55,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	}
 
 	// Calls per tool × outcome.
-	var stale api.ReportBody[queries.StaleUsageRow]
+	var stale apiclient.ReportBody[queries.StaleUsageRow]
 	if err := fetch(&stale, "stale-usage", nil); err != nil {
 		return res, nil, err
 	}
@@ -90,7 +90,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	res.Tools = len(want)
 
 	// Normalised calls per adapter, and the declared adapters.
-	var retire api.ReportBody[queries.AdapterRow]
+	var retire apiclient.ReportBody[queries.AdapterRow]
 	if err := fetch(&retire, "adapter-retirement", nil); err != nil {
 		return res, nil, err
 	}
@@ -118,7 +118,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	res.Adapters = len(wantNorm)
 
 	// Repairs by action.
-	var repairs api.ReportBody[queries.RepairRow]
+	var repairs apiclient.ReportBody[queries.RepairRow]
 	if err := fetch(&repairs, "repairs", nil); err != nil {
 		return res, nil, err
 	}
@@ -145,7 +145,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	res.Violations = map[string]int64{}
 	cursor := ""
 	for {
-		var page api.ReportBody[queries.ViolationRow]
+		var page apiclient.ReportBody[queries.ViolationRow]
 		params := map[string]string{"limit": strconv.Itoa(7)}
 		if cursor != "" {
 			params["cursor"] = cursor

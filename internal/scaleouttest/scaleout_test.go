@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
 	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
@@ -303,7 +304,7 @@ func TestScaleOutOnACluster(t *testing.T) {
 	// Every report through bin/api matches the ledger of its tenant.
 	for i, tenant := range tenants {
 		l := ledgers[i]
-		client := &api.Client{BaseURL: "http://" + apiAddr, HTTP: &http.Client{Timeout: time.Minute}, Token: tokens[tenant+"-read"]}
+		client := &apiclient.Client{BaseURL: "http://" + apiAddr, HTTP: &http.Client{Timeout: time.Minute}, Token: tokens[tenant+"-read"]}
 		fetch := func(dest any, name string, params map[string]string) error {
 			q := url.Values{"from": {l.Start.Add(-time.Minute).Format(time.RFC3339)}, "to": {l.End.Add(time.Hour).Format(time.RFC3339)}}
 			for k, v := range params {

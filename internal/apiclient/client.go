@@ -1,4 +1,8 @@
-package api
+// Package apiclient reads mcpdrift's HTTP API: the JSON bodies its
+// endpoints answer, the RFC 9457 problem of every error, and a Client that
+// requests them. It does not link the server (internal/api, gin), which
+// serves these types: a program that only reads reports imports this.
+package apiclient
 
 import (
 	"context"
@@ -16,7 +20,7 @@ import (
 const maxResponseBytes = 256 << 20
 
 // Client reads the API: the CLI's way to a running server, or, through
-// HandlerTransport, to a Server in the same process.
+// HandlerTransport, to a server in the same process.
 type Client struct {
 	// BaseURL is the API's root, such as http://127.0.0.1:8080.
 	BaseURL string
@@ -84,20 +88,8 @@ func (c *Client) GetJSON(ctx context.Context, path string, q url.Values, dest an
 	return nil
 }
 
-// Error renders the problem as one line.
-func (p *Problem) Error() string {
-	msg := fmt.Sprintf("%d %s", p.Status, p.Title)
-	if p.Detail != "" {
-		msg += ": " + p.Detail
-	}
-	if p.Parameter != "" {
-		msg += " (parameter " + p.Parameter + ")"
-	}
-	return msg
-}
-
 // HandlerTransport is a RoundTripper that serves every request with h in
-// this process, without a network: a Client over it reads a Server that
+// this process, without a network: a Client over it reads a server that
 // does not listen.
 func HandlerTransport(h http.Handler) http.RoundTripper { return handlerTransport{h} }
 

@@ -1,0 +1,96 @@
+package apiclient
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/humanize"
+
+	"github.com/mcpdrift/mcpdrift/queries"
+)
+
+// Health is the body of /healthz and /readyz.
+type Health struct {
+	// Status is "ok" (healthz) or "ready" (readyz).
+	Status string `json:"status"`
+	// Version is the server's build, on /healthz.
+	Version string `json:"version,omitempty"`
+}
+
+// Problem is an RFC 9457 problem document, the body of every error.
+type Problem struct {
+	// Type is "about:blank": the status says what kind of problem it is.
+	Type string `json:"type"`
+	// Title is the status's reason phrase.
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	// Detail explains this occurrence.
+	Detail string `json:"detail"`
+	// Parameter names the request parameter (or header) at fault.
+	Parameter string `json:"parameter,omitempty"`
+}
+
+// Error renders the problem as one line.
+func (p *Problem) Error() string {
+	msg := fmt.Sprintf("%d %s", p.Status, p.Title)
+	if p.Detail != "" {
+		msg += ": " + p.Detail
+	}
+	if p.Parameter != "" {
+		msg += " (parameter " + p.Parameter + ")"
+	}
+	return msg
+}
+
+// ReportBody is the JSON body of every report endpoint but /api/v1/tools.
+type ReportBody[T any] struct {
+	// Report is the report's name, the last segment of its path.
+	Report string `json:"report"`
+	// From and To are the window [From, To) the report was asked for.
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	Rows []T       `json:"rows"`
+	// Next is the cursor of the next page of a paginated report; absent
+	// on the last page.
+	Next string `json:"next,omitempty"`
+	// Thresholds are those of the adapter retirement verdict; absent from
+	// the other reports.
+	Thresholds *Thresholds `json:"thresholds,omitempty"`
+}
+
+// ToolsBody is the JSON body of /api/v1/tools.
+type ToolsBody struct {
+	From  time.Time         `json:"from"`
+	To    time.Time         `json:"to"`
+	Tools []queries.ToolRow `json:"tools"`
+}
+
+// Thresholds are the retirement thresholds a report was judged with, as
+// the adapter retirement report echoes them.
+type Thresholds struct {
+	// MaxCalls is the most calls that allow retirement; null when it does
+	// not apply.
+	MaxCalls *int64 `json:"max_calls"`
+	// MaxShare is the highest share of the tool's calls that allows
+	// retirement (0..1); null when it does not apply.
+	MaxShare *float64 `json:"max_share"`
+	// LongSessionS is the session age, in seconds, from which a caller
+	// counts as long-running.
+	LongSessionS int64 `json:"long_session_s"`
+	// TopClients is how many blocking clients are listed per adapter.
+	TopClients int `json:"top_clients"`
+}
+
+// DescribeThresholds says in words what th allows.
+func DescribeThresholds(th Thresholds) string {
+	var parts []string
+	if th.MaxCalls != nil {
+		parts = append(parts, fmt.Sprintf("at most %d calls", *th.MaxCalls))
+	}
+	if th.MaxShare != nil {
+		parts = append(parts, "at most "+humanize.Percent(*th.MaxShare)+" of the tool's calls")
+	}
+	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running",
+		strings.Join(parts, " and "), humanize.Age(th.LongSessionS))
+}
