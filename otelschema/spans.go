@@ -70,67 +70,14 @@ const statusOK = "OK"
 // the Result's Signal is SignalTraces, so that its Message counts spans and
 // locates them as "resource r, scope s, span i".
 //
-// A span becomes a drift event according to its MCP method: the string
-// attribute mcp.method.name, else the first word of the span name:
-//
-//   - tools/call, of any span kind, becomes a call event;
-//   - tools/list becomes a refresh event when the span is of kind CLIENT
-//     (the MCP client re-listing tools); a SERVER span of it is ignored;
-//   - notifications/tools/list_changed, of any kind, becomes a list_changed
-//     event: a CLIENT span when the server sends it, a SERVER span when the
-//     client receives it.
-//
-// Every other span — other MCP methods (initialize, ping, resources/*, …)
-// and spans that are not MCP spans — is ignored, whatever attributes it
-// carries.
-//
-// The attributes of a drift span are decoded as those of a log record (the
-// Registry, resource and scope included, mcp.drift.* read and validated the
-// same way), except:
-//
-//   - Event.Time is the span's start time, else its end time, else the time
-//     it was received; Event.TraceID and SpanID are the span's;
-//   - Event.Method is the method above;
-//   - a call without gen_ai.tool.name takes its tool from the span name's
-//     target, the rest of a name `{method} {target}`;
-//   - error.type and rpc.response.status_code must be strings or ints (an
-//     int, or a double with an integral value, is kept in base 10); they
-//     are kept in Event.Attributes, and when mcp.drift.error.code is absent
-//     Event.ErrorCode takes rpc.response.status_code, else error.type;
-//   - without mcp.client.name and mcp.client.version, the client identity
-//     is read from io.modelcontextprotocol/clientInfo (MCP 2026-07-28
-//     `_meta`): a map, or a JSON object as a string, with string name and
-//     version, or the flattened keys io.modelcontextprotocol/clientInfo.name
-//     and .version;
-//   - gen_ai.tool.call.arguments and gen_ai.tool.call.result are dropped.
-//
-// The span's outcome is "failed" when it has error.type, an
-// rpc.response.status_code other than "OK", or an ERROR status. A refresh
-// without mcp.drift.refresh.result gets "failed" or "ok" accordingly. A
-// call without mcp.drift.outcome gets an inferred outcome, marked by
-// OutcomeInferredAttr = "true" in Event.Attributes, by these rules, in
-// order:
-//
-//  1. when mcp.drift.revision.client and mcp.drift.revision.server are both
-//     set and differ, nothing can be inferred — the call may have been
-//     normalised, rejected as stale or incompatible — and the span is
-//     rejected for its missing mcp.drift.outcome;
-//  2. a SERVER span whose JSON-RPC error code (rpc.response.status_code,
-//     else error.type) is -32602, invalid params, is rejected_invalid: the
-//     server refused the call's parameters (MCP also answers an unknown
-//     tool with -32602: only an explicit outcome tells a removed tool);
-//  3. a failed span (tool_error, any other error, a CLIENT span's -32602)
-//     is failed;
-//  4. any other call is current: nothing says the client planned with
-//     another revision, and nothing proves it did not — the marker lets
-//     reports tell these calls from those whose outcome was declared.
-//
-// Sessions: spans of MCP 2025-06-18 and 2025-11-25 carry mcp.session.id,
-// and the client identity, which the protocol sends once in
-// initialize.clientInfo, only when the instrumentation copies it into
-// mcp.client.name and mcp.client.version. MCP 2026-07-28 has no sessions:
-// there mcp.drift.run.id is the key that groups a run's calls, and the
-// decoder invents none.
+// A span becomes a drift event by its MCP method (mcp.method.name, else the
+// first word of its name): tools/call a call, a CLIENT span of tools/list a
+// refresh, notifications/tools/list_changed a list_changed; every other
+// span is ignored, whatever it carries. Its attributes are decoded as a log
+// record's, with the differences, the outcome inference for calls without
+// mcp.drift.outcome and the session rules that CONVENTIONS.md ("Spans")
+// states; writeSpanConventions writes that section from the same constants
+// the decoder uses, and the decoder's tests hold each rule.
 func (d *Decoder) DecodeTraces(td ptrace.Traces, dst []Event) ([]Event, Result) {
 	w := walk{st: d.newState(), dst: dst, res: Result{Signal: SignalTraces}}
 	rss := td.ResourceSpans()
