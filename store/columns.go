@@ -45,6 +45,8 @@ type Column struct {
 	Kind Kind
 	// Size is the length of a KindFixed column.
 	Size int
+	// Names are a KindEnum column's values by number, "" for 0.
+	Names []string
 
 	Str   func(*otelschema.Event) *string
 	Uint  func(*otelschema.Event) *uint64
@@ -121,7 +123,7 @@ const TenantColumn = "tenant"
 // that adds it to events_in and to what reads it.
 var EventColumns = []Column{
 	{Name: "event_id", Kind: KindUInt64, Uint: func(e *otelschema.Event) *uint64 { return &e.ID }},
-	{Name: "event_name", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.Name) }},
+	enum("event_name", func(e *otelschema.Event) *otelschema.EventName { return &e.Name }),
 	{Name: "time", Kind: KindNanos, Int: func(e *otelschema.Event) *int64 { return &e.Time }},
 	{Name: "trace_id", Kind: KindFixed, Size: 16, Fixed: func(e *otelschema.Event) []byte { return e.TraceID[:] }},
 	{Name: "span_id", Kind: KindFixed, Size: 8, Fixed: func(e *otelschema.Event) []byte { return e.SpanID[:] }},
@@ -142,9 +144,9 @@ var EventColumns = []Column{
 	str("revision_validated", func(e *otelschema.Event) *string { return &e.RevisionValidated }),
 	str("revision_before", func(e *otelschema.Event) *string { return &e.RevisionBefore }),
 	str("revision_after", func(e *otelschema.Event) *string { return &e.RevisionAfter }),
-	{Name: "outcome", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.Outcome) }},
+	enum("outcome", func(e *otelschema.Event) *otelschema.Outcome { return &e.Outcome }),
 	str("adapter_id", func(e *otelschema.Event) *string { return &e.AdapterID }),
-	{Name: "change_class", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.ChangeClass) }},
+	enum("change_class", func(e *otelschema.Event) *otelschema.ChangeClass { return &e.ChangeClass }),
 	{Name: "side_effect_started", Kind: KindBool, Bool: func(e *otelschema.Event) *bool { return &e.SideEffectStarted }},
 	{Name: "external_requests", Kind: KindInt64, Int: func(e *otelschema.Event) *int64 { return &e.ExternalRequests }},
 	str("external_target", func(e *otelschema.Event) *string { return &e.ExternalTarget }),
@@ -153,15 +155,15 @@ var EventColumns = []Column{
 	str("retry_of", func(e *otelschema.Event) *string { return &e.RetryOf }),
 	{Name: "retry_attempt", Kind: KindInt64, Int: func(e *otelschema.Event) *int64 { return &e.RetryAttempt }},
 	str("idempotency_key", func(e *otelschema.Event) *string { return &e.IdempotencyKey }),
-	{Name: "repair_action", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.RepairAction) }},
+	enum("repair_action", func(e *otelschema.Event) *otelschema.RepairAction { return &e.RepairAction }),
 	{Name: "repair_automatic", Kind: KindBool, Bool: func(e *otelschema.Event) *bool { return &e.RepairAutomatic }},
-	{Name: "repair_result", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.RepairResult) }},
+	enum("repair_result", func(e *otelschema.Event) *otelschema.RepairResult { return &e.RepairResult }),
 	{Name: "repair_duration_ms", Kind: KindInt64, Int: func(e *otelschema.Event) *int64 { return &e.RepairDurationMs }},
-	{Name: "approval", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.Approval) }},
-	{Name: "privilege", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.Privilege) }},
+	enum("approval", func(e *otelschema.Event) *otelschema.Approval { return &e.Approval }),
+	enum("privilege", func(e *otelschema.Event) *otelschema.Privilege { return &e.Privilege }),
 	str("run_id", func(e *otelschema.Event) *string { return &e.RunID }),
 	{Name: "session_age_s", Kind: KindInt64, Int: func(e *otelschema.Event) *int64 { return &e.SessionAgeS }},
-	{Name: "refresh_result", Kind: KindEnum, Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(&e.RefreshResult) }},
+	enum("refresh_result", func(e *otelschema.Event) *otelschema.RefreshResult { return &e.RefreshResult }),
 	{Name: "notification_lag_ms", Kind: KindInt64, Int: func(e *otelschema.Event) *int64 { return &e.NotificationLagMs }},
 	str("adapter_revision_from", func(e *otelschema.Event) *string { return &e.AdapterRevisionFrom }),
 	str("adapter_revision_to", func(e *otelschema.Event) *string { return &e.AdapterRevisionTo }),
@@ -174,6 +176,28 @@ var EventColumns = []Column{
 
 func str(name string, field func(*otelschema.Event) *string) Column {
 	return Column{Name: name, Kind: KindString, Str: field}
+}
+
+// enumValue is an otelschema enum: a uint8 whose String is its wire value,
+// "" past the last.
+type enumValue interface {
+	~uint8
+	String() string
+}
+
+func enum[T enumValue](name string, field func(*otelschema.Event) *T) Column {
+	return Column{Name: name, Kind: KindEnum, Names: EnumNames[T](),
+		Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(unsafe.Pointer(field(e))) }}
+}
+
+// EnumNames returns the wire values of an otelschema enum by number, ""
+// for 0 (unset).
+func EnumNames[T enumValue]() []string {
+	names := []string{""}
+	for i := 1; i < 256 && T(i).String() != ""; i++ {
+		names = append(names, T(i).String())
+	}
+	return names
 }
 
 // WireType is the ClickHouse type a column's values are sent as: its
