@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/dirlock"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 
@@ -67,7 +68,7 @@ type Store struct {
 	// garbage collection, and regrowing tens of megabytes per insert showed
 	// in the ingest profile (growslice).
 	encMu sync.Mutex
-	enc   nativeBlock
+	enc   chwire.NativeBlock
 }
 
 // maxKeptEncoding bounds the buffer Write keeps between writes: a rare
@@ -184,10 +185,9 @@ func (s *Store) Exec(ctx context.Context, sql string, params store.Params) error
 }
 
 // Query implements store.Querier. The engine writes the result as
-// RowBinaryWithNamesAndTypes, which decodeRowBinary reads into dest,
-// converting as encoding/json did when the store read JSONEachRow (see
-// rowbinary_decode.go). As then, NaN and ±Inf floats decode as zero, or as a
-// nil pointer.
+// RowBinaryWithNamesAndTypes, which chwire.DecodeRowBinary reads into dest,
+// converting as encoding/json did when the store read JSONEachRow. As then,
+// NaN and ±Inf floats decode as zero, or as a nil pointer.
 func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, dest any) error {
 	rv := reflect.ValueOf(dest)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Slice {
@@ -200,7 +200,7 @@ func (s *Store) Query(ctx context.Context, q store.Query, params store.Params, d
 	// Rows are appended to a copy, so that dest is left as it was on error.
 	slice := reflect.New(rv.Elem().Type()).Elem()
 	slice.Set(rv.Elem())
-	if err := decodeRowBinary(out, slice); err != nil {
+	if err := chwire.DecodeRowBinary(out, slice); err != nil {
 		return fmt.Errorf("query %s: %w", q.Name, err)
 	}
 	rv.Elem().Set(slice)
@@ -220,8 +220,8 @@ func (s *Store) run(ctx context.Context, sql, format string, params store.Params
 }
 
 // Write implements store.Writer: the batch is streamed as one Native block
-// (native.go) into events_in in one INSERT, whose materialised views feed
-// the events, audit, adapter and rollup tables before it returns.
+// (chwire.NativeBlock) into events_in in one INSERT, whose materialised
+// views feed the events, audit, adapter and rollup tables before it returns.
 //
 // A batch with a token is inserted with that token as its
 // insert_deduplication_token: written again within the tables'
@@ -246,13 +246,13 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	s.encMu.Lock()
 	defer s.encMu.Unlock()
 	blk := &s.enc
-	blk.encode(tenant, b.Events)
+	blk.Encode(tenant, b.Events)
 	defer func() {
-		if blk.size() > maxKeptEncoding {
-			*blk = nativeBlock{}
+		if blk.Size() > maxKeptEncoding {
+			*blk = chwire.NativeBlock{}
 		}
 	}()
-	chunks := blk.chunks()
+	chunks := blk.Chunks()
 	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns + insertSettings(b.Token)
 
 	s.mu.Lock()

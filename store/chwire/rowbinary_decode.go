@@ -1,4 +1,4 @@
-package embedded
+package chwire
 
 import (
 	"encoding/binary"
@@ -13,25 +13,6 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/store"
 )
-
-// This file decodes the RowBinaryWithNamesAndTypes output of a query into
-// the structs of a Querier's dest, converting as encoding/json did when the
-// store read JSONEachRow, so that callers see the same values:
-//
-//   - integers into any Go integer kind (an error if the value overflows it)
-//     and into floats; UInt8 and Bool into bool;
-//   - floats into floats, and into integer kinds when they are whole; NaN
-//     and ±Inf, which JSONEachRow wrote as null, leave the zero value (a
-//     nil pointer);
-//   - String, FixedString(N) and Enum names into strings, invalid UTF-8
-//     replaced byte by byte with U+FFFD as encoding/json did;
-//   - Date, Date32, DateTime and DateTime64 into time.Time in UTC, or into
-//     strings as the engine's ISO output wrote them;
-//   - Nullable's NULL leaves the zero value (a nil pointer);
-//   - Array into slices (empty, not nil, for an empty array), Map into maps,
-//     named Tuple into structs by `json` tag (store.FieldIndex).
-//
-// Plans are compiled once per (dest element type, result header) and cached.
 
 // decodeFunc decodes one value into v, or skips it when v is the zero Value.
 type decodeFunc func(r *rbReader, v reflect.Value) error
@@ -132,6 +113,7 @@ type planKey struct {
 	header string
 }
 
+// Plans are compiled once per (dest element type, result header) and cached.
 var (
 	plans     sync.Map // planKey → *rowPlan
 	planCount atomic.Int64
@@ -141,10 +123,35 @@ var (
 // for each query, as if headers were built at run time.
 const maxPlans = 1024
 
-// decodeRowBinary appends the rows of a RowBinaryWithNamesAndTypes result to
-// slice, a settable slice of structs or of pointers to structs. On error,
-// slice holds the rows decoded so far: Query drops it.
-func decodeRowBinary(data []byte, slice reflect.Value) error {
+// DecodeRowBinary appends the rows of data, a whole RowBinaryWithNamesAndTypes
+// result, to slice, a settable slice of structs or of pointers to structs;
+// it panics if slice is not a settable slice. Each column goes to the field
+// that store.FieldIndex maps its name to, or is skipped without one; values
+// are converted as encoding/json converted the engine's JSONEachRow output,
+// so that a Querier's callers see the same values:
+//
+//   - integers into any Go integer kind (an error if the value overflows it)
+//     and into floats; UInt8 and Bool into bool;
+//   - floats into floats, and into integer kinds when they are whole; NaN
+//     and ±Inf, which JSONEachRow wrote as null, leave the zero value (a
+//     nil pointer);
+//   - String, FixedString(N) and Enum names into strings, invalid UTF-8
+//     replaced byte by byte with U+FFFD as encoding/json did;
+//   - Date, Date32, DateTime and DateTime64 into time.Time in UTC, or into
+//     strings as the engine's ISO output wrote them;
+//   - Nullable's NULL leaves the zero value (a nil pointer);
+//   - Array into slices (empty, not nil, for an empty array), Map into maps,
+//     named Tuple into structs by `json` tag (store.FieldIndex);
+//   - LowCardinality(T) and SimpleAggregateFunction(f, T) as T.
+//
+// Empty data is a result without rows. A column of a type the decoder does
+// not read is an error that names it. Elements that are not structs, and a
+// column that cannot be stored in its field, are an error at the first row,
+// none when there are no rows, as with encoding/json. Data that ends inside
+// a value, or holds what no engine writes, is an error, never a panic. On
+// error, slice holds the rows decoded so far: the caller drops them.
+// DecodeRowBinary is safe for concurrent use.
+func DecodeRowBinary(data []byte, slice reflect.Value) error {
 	if len(data) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package embedded
+package chwire
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkNativeEncode encodes 100,000 simulator events into a Native
-// block, as Write does; ns/event is per event.
+// block, as the embedded store's Write does; ns/event is per event.
 func BenchmarkNativeEncode(b *testing.B) {
 	g, err := simulate.NewGenerator(simulate.DefaultConfig())
 	if err != nil {
@@ -19,10 +19,10 @@ func BenchmarkNativeEncode(b *testing.B) {
 	for len(events) < 100000 && g.Next(&rec) {
 		events = append(events, rec.Event)
 	}
-	var blk nativeBlock
+	var blk NativeBlock
 	b.ResetTimer()
 	for range b.N {
-		blk.encode("bench", events)
+		blk.Encode("bench", events)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
 }

@@ -1,4 +1,4 @@
-package embedded
+package chwire
 
 import (
 	"encoding/binary"
@@ -8,16 +8,21 @@ import (
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
-// A batch is inserted into events_in in ClickHouse's Native format: one
-// block, column after column, each with its name, its type and its values.
-// The engine reads a column of fixed-width values in one copy and a string
-// column in one loop, where RowBinary costs it a call per value (the
-// measurement is in docs/capacity.md). The columns, their order and the
-// types they are sent as are store.EventColumns'.
+// The engine reads a Native column of fixed-width values in one copy and a
+// string column in one loop, where RowBinary costs it a call per value (the
+// comparison is in docs/capacity.md).
 
-// nativeBlock is a batch encoded column by column. Its buffers are kept
-// from write to write (Store.enc).
-type nativeBlock struct {
+// NativeBlock is a batch of events encoded as one block of ClickHouse's
+// Native format, the data of an INSERT INTO events_in (store.InsertColumns)
+// FORMAT Native: column after column, each with its name, its type and its
+// values. The columns are the tenant's (store.TenantColumn, a String), then
+// store.EventColumns' in their order, each sent as its WireType.
+//
+// The zero value is ready for Encode. Encode reuses the buffers of the
+// content it replaces, so a block kept from batch to batch grows to the
+// largest batch rather than being allocated for each; Size says what
+// keeping it costs. A NativeBlock is not safe for concurrent use.
+type NativeBlock struct {
 	rows int
 	// cols holds the tenant column, then one per store.EventColumns; a
 	// map column's three streams are in mapOffsets, mapKeys and mapValues.
@@ -26,14 +31,14 @@ type nativeBlock struct {
 	mapColumn                      int // the index in cols of the map column, -1 without one
 }
 
-// encodeChunk is how many events encode reads a column of at a time: a
+// encodeChunk is how many events Encode reads a column of at a time: a
 // few hundred events stay in the CPU's cache while every column is read
 // from them, where a column of a whole batch would read it from memory
 // once per column.
 const encodeChunk = 256
 
-// encode replaces b's content with the events of tenant.
-func (b *nativeBlock) encode(tenant string, events []otelschema.Event) {
+// Encode replaces b's content with events, every one of them of tenant.
+func (b *NativeBlock) Encode(tenant string, events []otelschema.Event) {
 	if b.cols == nil {
 		b.cols = make([][]byte, len(store.EventColumns)+1)
 	}
@@ -99,8 +104,9 @@ func (b *nativeBlock) encode(tenant string, events []otelschema.Event) {
 	}
 }
 
-// size is the bytes b holds.
-func (b *nativeBlock) size() int {
+// Size is the capacity in bytes of the buffers b holds, whatever their
+// content: what keeping b costs.
+func (b *NativeBlock) Size() int {
 	n := cap(b.mapOffsets) + cap(b.mapKeys) + cap(b.mapValues)
 	for i := range b.cols {
 		n += cap(b.cols[i])
@@ -108,10 +114,12 @@ func (b *nativeBlock) size() int {
 	return n
 }
 
-// chunks returns the block as the byte slices to stream, in order: the
-// block header (column and row counts), then each column's header and
-// values. They alias b and the constant column headers.
-func (b *nativeBlock) chunks() [][]byte {
+// Chunks returns the block as the byte slices to send, in order, that
+// together are one Native block: the block header (column and row counts),
+// then each column's header and values. They alias b and headers shared by
+// every block: the caller must not modify them, and they hold the block
+// only until b's next Encode.
+func (b *NativeBlock) Chunks() [][]byte {
 	var h [2 * binary.MaxVarintLen64]byte
 	n := binary.PutUvarint(h[:], uint64(len(b.cols)))
 	n += binary.PutUvarint(h[n:], uint64(b.rows))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -16,14 +15,15 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // The tests of this file run real SELECTs on the engine and decode their
-// RowBinaryWithNamesAndTypes output; each is also read as JSONEachRow, the
-// format Query used before, and decoded with encoding/json, to check that
-// both give the same values.
+// RowBinaryWithNamesAndTypes output through Query (chwire.DecodeRowBinary);
+// each is also read as JSONEachRow, the format Query used before, and
+// decoded with encoding/json, to check that both give the same values.
 
-var updateRowBinary = flag.Bool("update-rowbinary", false, "rewrite testdata/rowbinary from the engine")
+var updateRowBinary = flag.Bool("update-rowbinary", false, "rewrite the seeds in "+rowBinarySeedDir+" from the engine")
 
 // openTestStore opens a store for one test and closes it after: the engine
 // serves one data path at a time per process, and the other tests of the
@@ -330,93 +330,12 @@ func TestDecodeRowBinaryErrors(t *testing.T) {
 	}
 }
 
-// TestDecodeCorruptRowBinary cuts and damages the saved engine output: every
-// prefix decodes or fails, without a panic, and a cut inside a row fails.
-func TestDecodeCorruptRowBinary(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "rowbinary", "*.bin"))
-	if len(files) == 0 {
-		t.Fatal("no files in testdata/rowbinary")
-	}
-	decode := func(data []byte) (int, error) {
-		var rows []fuzzRow
-		err := decodeRowBinary(data, reflect.ValueOf(&rows).Elem())
-		return len(rows), err
-	}
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := decode(data)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for i := 1; i < len(data); i++ {
-			if m, err := decode(data[:i]); err == nil && m >= n {
-				t.Errorf("%s: the first %d of %d bytes decoded into %d rows", p, i, len(data), m)
-			}
-		}
-		if _, err := decode(data[:len(data)-1]); !errors.Is(err, errTruncated) {
-			t.Errorf("%s without its last byte: %v, want %v", p, err, errTruncated)
-		}
-	}
-	header := func(types ...string) []byte {
-		b := []byte{byte(len(types))}
-		for i := range types {
-			b = append(b, 1, byte('a'+i))
-		}
-		for _, typ := range types {
-			b = append(b, byte(len(typ)))
-			b = append(b, typ...)
-		}
-		return b
-	}
-	for _, c := range []struct {
-		name string
-		data []byte
-		want error
-	}{
-		{"varint past 64 bits", append(header("String"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), errCorrupt},
-		{"string longer than the data", append(header("String"), 0xff, 0xff, 0xff, 0xff, 0x0f, 'x'), errTruncated},
-		{"array longer than the data", append(header("Array(UInt64)"), 0x80, 0x80, 0x04, 1, 2, 3, 4, 5, 6, 7, 8), errTruncated},
-		{"map longer than the data", append(header("Map(String, String)"), 100, 0, 0), errTruncated},
-		{"column count past the data", []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 1, 'a'}, errTruncated},
-		{"null flag 2", append(header("Nullable(String)"), 2), errCorrupt},
-
-		{"value of Nothing", append(header("Nothing"), 0), errCorrupt},
-		{"rows without columns", []byte{0, 1}, errCorrupt},
-	} {
-		var skipped []struct{}
-		if err := decodeRowBinary(c.data, reflect.ValueOf(&skipped).Elem()); !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
-		}
-	}
-	var enums []struct {
-		A string `json:"a"`
-	}
-	if err := decodeRowBinary(append(header("Enum8('x' = 1)"), 7), reflect.ValueOf(&enums).Elem()); !errors.Is(err, errCorrupt) {
-		t.Errorf("unknown enum value: %v, want %v", err, errCorrupt)
-	}
-}
-
-func TestParseType(t *testing.T) {
-	for _, typ := range []string{"UUID", "Decimal(9, 2)", "Int128", "AggregateFunction(uniq, String)", "Tuple()", "Nested(a String)",
-		"Dynamic", "JSON", "Variant(String, UInt8)", "Array(IPv4)", "Map(String, Decimal(9, 2))", "DateTime64(10)", "FixedString(0)", "Enum8('a' = x)", "Array(String"} {
-		if _, err := parseType(typ); err == nil {
-			t.Errorf("%s: parsed", typ)
-		}
-	}
-	ct, err := parseType(`Tuple(` + "`a b`" + ` String, ` + "`c\\`d`" + ` Array(Enum8('x,)' = 1, 'y\'' = 2)))`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(ct.names, ct.args[1].args[0].enum); got != "[a b c`d] map[1:x,) 2:y']" {
-		t.Errorf("parsed %s", got)
-	}
-}
+// rowBinarySeedDir holds the engine output that seeds chwire's
+// FuzzDecodeRowBinary and TestDecodeCorruptRowBinary.
+var rowBinarySeedDir = filepath.Join("..", "chwire", "testdata", "rowbinary")
 
 // rowBinarySeeds are the queries whose output seeds FuzzDecodeRowBinary,
-// saved under testdata/rowbinary by -update-rowbinary.
+// saved under rowBinarySeedDir by -update-rowbinary.
 var rowBinarySeeds = map[string]string{
 	"all_types.bin": allTypesSQL,
 	"many_rows.bin": `SELECT number AS n, toString(number) AS name, [number, number + 1] AS nums,
@@ -431,7 +350,7 @@ func TestRowBinarySeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", "rowbinary", name)
+		path := filepath.Join(rowBinarySeedDir, name)
 		if *updateRowBinary {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)
@@ -449,57 +368,6 @@ func TestRowBinarySeeds(t *testing.T) {
 			t.Errorf("%s: the engine's output changed; run with -update-rowbinary", path)
 		}
 	}
-}
-
-// fuzzRow has a field for the columns of every seed.
-type fuzzRow struct {
-	allTypes
-	N    uint64   `json:"n"`
-	Name string   `json:"name"`
-	Nums []int64  `json:"nums"`
-	Opt  *float64 `json:"opt"`
-}
-
-func FuzzDecodeRowBinary(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "rowbinary", "*.bin"))
-	if len(files) == 0 {
-		f.Fatal("no seeds in testdata/rowbinary")
-	}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		decode := func(data []byte, dest any) (int, error) {
-			v := reflect.ValueOf(dest).Elem()
-			v.SetLen(0)
-			err := decodeRowBinary(data, v)
-			return v.Len(), err
-		}
-		for _, dest := range []any{&[]fuzzRow{}, &[]struct{}{}} {
-			n, err := decode(data, dest)
-			if err != nil {
-				if !errors.Is(err, errTruncated) && !errors.Is(err, errCorrupt) && !strings.Contains(err.Error(), "type") &&
-					!strings.Contains(err.Error(), "overflows") && !strings.Contains(err.Error(), "cannot store") {
-					t.Errorf("unexpected error: %v", err)
-				}
-				continue
-			}
-			// Decoding is a prefix parse: without its last byte, the last row
-			// (or the header) is incomplete.
-			if len(data) > 1 {
-				if _, err := decode(data[:len(data)-1], dest); err == nil {
-					t.Errorf("%d bytes decoded into %d rows, and so did the first %d", len(data), n, len(data)-1)
-				}
-			}
-			if m, _ := decode(data[:len(data)/2], dest); m > n {
-				t.Errorf("half the input decoded into %d rows, the whole into %d", m, n)
-			}
-		}
-	})
 }
 
 // realisticSQL returns 10,000 rows shaped like the adapter retirement and
@@ -601,7 +469,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.SetBytes(int64(len(binOut)))
 		for b.Loop() {
 			var rows []realisticRow
-			if err := decodeRowBinary(binOut, reflect.ValueOf(&rows).Elem()); err != nil {
+			if err := chwire.DecodeRowBinary(binOut, reflect.ValueOf(&rows).Elem()); err != nil {
 				b.Fatal(err)
 			}
 		}

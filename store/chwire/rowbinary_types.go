@@ -1,4 +1,4 @@
-package embedded
+package chwire
 
 import (
 	"fmt"
