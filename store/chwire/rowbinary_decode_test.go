@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // The seeds under testdata/rowbinary are the engine's output for the
@@ -151,6 +153,35 @@ type fuzzRow struct {
 	Name string   `json:"name"`
 	Nums []int64  `json:"nums"`
 	Opt  *float64 `json:"opt"`
+}
+
+// TestFuzzRowCoversSeeds checks that fuzzRow has a field for every column
+// of every seed, so that the fuzzer starts from values it decodes: the
+// seeds' queries live in store/embedded, fuzzRow here.
+func TestFuzzRowCoversSeeds(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "rowbinary", "*.bin"))
+	if len(files) == 0 {
+		t.Fatal("no files in testdata/rowbinary")
+	}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _, err := readHeader(&rbReader{buf: data})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		index, err := store.FieldIndex(reflect.TypeFor[fuzzRow](), names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range names {
+			if index[i] == nil {
+				t.Errorf("%s: fuzzRow has no field for column %s", p, name)
+			}
+		}
+	}
 }
 
 func FuzzDecodeRowBinary(f *testing.F) {
