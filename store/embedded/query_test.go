@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/store/chwire/chwiretest"
+
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
@@ -66,48 +68,6 @@ func queryJSON(s *Store, sql string, dest any) error {
 	}
 	rv.Set(slice)
 	return nil
-}
-
-type allTypes struct {
-	S      string            `json:"s"`
-	FS     string            `json:"fs"`
-	LC     string            `json:"lc"`
-	U8     uint8             `json:"u8"`
-	U16    uint16            `json:"u16"`
-	U32    uint32            `json:"u32"`
-	U64    uint64            `json:"u64"`
-	I8     int8              `json:"i8"`
-	I16    int16             `json:"i16"`
-	I32    int32             `json:"i32"`
-	I64    int64             `json:"i64"`
-	F32    float64           `json:"f32"`
-	F64    float64           `json:"f64"`
-	B      bool              `json:"b"`
-	E8     string            `json:"e8"`
-	E16    string            `json:"e16"`
-	DT     time.Time         `json:"dt"`
-	DTZ    time.Time         `json:"dtz"`
-	DT64_0 time.Time         `json:"dt64_0"`
-	DT64_3 time.Time         `json:"dt64_3"`
-	DT64_6 time.Time         `json:"dt64_6"`
-	DT64_9 time.Time         `json:"dt64_9"`
-	NS     *string           `json:"ns"`
-	NNull  *string           `json:"nnull"`
-	NI     int64             `json:"ni"`
-	Arr    []string          `json:"arr"`
-	Empty  []string          `json:"empty"`
-	Nested [][]int64         `json:"nested"`
-	ANull  []string          `json:"anull"`
-	M      map[string]string `json:"m"`
-	EmptyM map[string]uint64 `json:"emptym"`
-	T      tupleRow          `json:"t"`
-	Tuples []tupleRow        `json:"tuples"`
-}
-
-type tupleRow struct {
-	Name  string `json:"name"`
-	Calls uint64 `json:"calls"`
-	Age   int64  `json:"max_session_age_s"`
 }
 
 const allTypesSQL = `SELECT
@@ -200,7 +160,7 @@ type (
 )
 
 var decodeCases = []decodeCase{
-	{name: "all types", sql: allTypesSQL, want: []allTypes{{
+	{name: "all types", sql: allTypesSQL, want: []chwiretest.AllTypes{{
 		S: "héllo", FS: "ab\x00\x00", LC: "lc",
 		U8: 255, U16: 65535, U32: 4294967295, U64: 18446744073709551615,
 		I8: -128, I16: -32768, I32: -2147483648, I64: -9223372036854775808,
@@ -210,8 +170,8 @@ var decodeCases = []decodeCase{
 		DT64_6: utc("1969-12-31T23:59:59.999999Z"), DT64_9: utc("2026-11-30T02:04:05.123456789Z"),
 		NS: ptr("x"), Arr: []string{"a", "b"}, Empty: []string{}, Nested: [][]int64{{1, 2}, {}, {-3}},
 		ANull: []string{"", "y"}, M: map[string]string{"k": "v", "k2": ""}, EmptyM: map[string]uint64{},
-		T:      tupleRow{Name: "cursor", Calls: 3, Age: -7},
-		Tuples: []tupleRow{{"a", 1, 2}, {"b", 3, 4}},
+		T:      chwiretest.TupleRow{Name: "cursor", Calls: 3, Age: -7},
+		Tuples: []chwiretest.TupleRow{{Name: "a", Calls: 1, Age: 2}, {Name: "b", Calls: 3, Age: 4}},
 	}}},
 	{name: "integers into other kinds", sql: `SELECT toUInt32(4000000000) AS a, toInt16(-300) AS b, toUInt64(16777217) AS c, toInt8(-5) AS d, 3.0 AS e`,
 		want: []intsInto{{U32AsI64: 4000000000, I16AsF64: -300, U64AsF32: 16777216, I8AsU8: -5, F64AsInt: 3}}},

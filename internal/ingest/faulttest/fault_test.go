@@ -344,6 +344,24 @@ func (l *load) run(ctx context.Context, workers int, stop <-chan struct{}, retry
 	wg.Wait()
 }
 
+// sendAcked sends n exports of worker one after the other; each must be
+// acknowledged.
+func (l *load) sendAcked(ctx context.Context, t *testing.T, worker, n int) {
+	t.Helper()
+	for seq := range n {
+		ex := newExport(worker, seq, l.perReq)
+		l.sent.Add(int64(len(ex.ids)))
+		r := send(ctx, l.addr, ex)
+		l.record(r)
+		if r.err != nil || r.status != http.StatusOK {
+			t.Fatalf("export %d of worker %d: status %d, %v", seq, worker, r.status, r.err)
+		}
+		l.mu.Lock()
+		l.acked = append(l.acked, ex.ids...)
+		l.mu.Unlock()
+	}
+}
+
 func (l *load) record(r result) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -650,27 +668,15 @@ func TestIdleRestartThenKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	l := &load{addr: e.httpAddr, perReq: 50, statuses: map[int]int{}}
-	sendAll := func(worker, n int) {
-		for seq := range n {
-			ex := newExport(worker, seq, l.perReq)
-			l.sent.Add(int64(len(ex.ids)))
-			r := send(ctx, l.addr, ex)
-			l.record(r)
-			if r.err != nil || r.status != http.StatusOK {
-				t.Fatalf("export %d of worker %d: status %d, %v", seq, worker, r.status, r.err)
-			}
-			l.acked = append(l.acked, ex.ids...)
-		}
-	}
 
 	p := e.start()
-	sendAll(0, 20)
+	l.sendAcked(ctx, t, 0, 20)
 	waitDrained(ctx, t, p)
 	p.stop(t)
 
 	p = e.start()
 	p.fault(t, "fail")
-	sendAll(1, 20)
+	l.sendAcked(ctx, t, 1, 20)
 	st, err := p.stats()
 	if err != nil {
 		t.Fatal(err)
@@ -815,25 +821,13 @@ func TestStoreDiskFull(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	l := &load{addr: e.httpAddr, perReq: 200, statuses: map[int]int{}}
-	sendSome := func(worker, n int) {
-		for seq := range n {
-			ex := newExport(worker, seq, l.perReq)
-			l.sent.Add(int64(len(ex.ids)))
-			r := send(ctx, l.addr, ex)
-			l.record(r)
-			if r.err != nil || r.status != http.StatusOK {
-				t.Fatalf("export %d of worker %d: status %d, %v", seq, worker, r.status, r.err)
-			}
-			l.acked = append(l.acked, ex.ids...)
-		}
-	}
-	sendSome(0, 10)
+	l.sendAcked(ctx, t, 0, 10)
 	waitDrained(ctx, t, p)
 	ballast := filepath.Join(e.data, "ballast")
 	if out, err := exec.Command("dd", "if=/dev/zero", "of="+ballast, "bs=1M").CombinedOutput(); err == nil {
 		t.Fatalf("dd filled more than the tmpfs: %s", out)
 	}
-	sendSome(1, 20)
+	l.sendAcked(ctx, t, 1, 20)
 	deadline := time.Now().Add(20 * time.Second)
 	var full ingest.Stats
 	for {
