@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -26,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/loopback"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
@@ -128,16 +129,6 @@ func tail(s string, n int) string {
 	return s
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // ready returns the status of GET url.
 func ready(url string) int {
 	c := &http.Client{Timeout: 8 * time.Second}
@@ -202,13 +193,13 @@ func TestScaleOutOnACluster(t *testing.T) {
 
 	var ins []ingester
 	for i := range 2 {
-		in := ingester{grpc: freeAddr(t), health: freeAddr(t)}
+		in := ingester{grpc: loopback.Addr(t), health: loopback.Addr(t)}
 		in.proc = start(t, fmt.Sprintf("ingest-%d", i+1), "ingest", append(storeFlags,
-			"-otlp.grpc.listen="+in.grpc, "-otlp.http.listen="+freeAddr(t), "-health.listen="+in.health,
+			"-otlp.grpc.listen="+in.grpc, "-otlp.http.listen="+loopback.Addr(t), "-health.listen="+in.health,
 			"-ingest.spool.dir="+filepath.Join(t.TempDir(), "spool"), "-ingest.insert.max-delay=500ms")...)
 		ins = append(ins, in)
 	}
-	apiAddr := freeAddr(t)
+	apiAddr := loopback.Addr(t)
 	apiProc := start(t, "api", "api", append(storeFlags, "-migrate=false", "-api.listen="+apiAddr)...)
 	for _, in := range ins {
 		waitStatus(t, in.proc, "http://"+in.health+"/readyz", http.StatusOK, time.Minute)

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/loopback"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -79,17 +80,6 @@ func requireLibrary(t *testing.T) {
 	}
 }
 
-// freePort returns a loopback address with a port free now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // proc is one ingestd process.
 type proc struct {
 	cmd           *exec.Cmd
@@ -115,7 +105,7 @@ func newEnv(t *testing.T, extra ...string) *env {
 		t.Logf("data kept in %s", dir)
 	}
 	return &env{t: t, data: filepath.Join(dir, "data"), spool: filepath.Join(dir, "spool"),
-		httpAddr: freePort(t), ctlAddr: freePort(t), grpc: freePort(t), extra: extra}
+		httpAddr: loopback.Addr(t), ctlAddr: loopback.Addr(t), grpc: loopback.Addr(t), extra: extra}
 }
 
 // start runs ingestd and waits until it listens.
