@@ -154,9 +154,12 @@ func (p *proc) kill() {
 	<-p.exited
 }
 
-// stop shuts ingestd down gracefully.
+// stop shuts ingestd down gracefully, and logs its peak RSS.
 func (p *proc) stop(t *testing.T) {
 	t.Helper()
+	if n, err := peakRSS(p.cmd.Process.Pid); err == nil {
+		t.Logf("ingestd peak RSS %d MiB", n>>20)
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -944,19 +947,27 @@ func floodBody(t *testing.T, n int) []byte {
 // vmHWM returns the peak resident memory of process pid, in bytes.
 func vmHWM(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := peakRSS(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return n
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) in bytes.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			var kb int64
 			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb << 10
+			return kb << 10, nil
 		}
 	}
-	t.Fatal("no VmHWM")
-	return 0
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
 // TestGzipFloodMemoryBound floods ingestd with 32 concurrent gzipped
