@@ -46,7 +46,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var rf readFlags
 	rf.register(fs)
-	window := fs.String("window", "14d", "the window, ending now, whose calls count (14d, 36h)")
+	window := fs.String("window", apiclient.DefaultWindow, "the window, ending now, whose calls count (14d, 36h); the reports' default")
 	maxCalls := fs.String("max-calls", "", "most calls through the adapter in the window that allow retiring it (default 0 when -max-share is not given)")
 	maxShare := fs.String("max-share", "", "highest share of the tool's calls through the adapter that allows retiring it (0.005 or 0.5%)")
 	longSession := fs.String("long-session", "", "session age from which a caller is long-running and puts the adapter at risk (default 24h)")

@@ -68,7 +68,7 @@ func TestGateErrors(t *testing.T) {
 		{[]string{"gate"}, "want: mcpdrift gate adapter <id>"},
 		{[]string{"gate", "tool", "x"}, "want: mcpdrift gate adapter <id>"},
 		{[]string{"gate", "adapter", "-window", "14d"}, "want: mcpdrift gate adapter <id>"},
-		{[]string{"gate", "adapter", "nope/1-2", "-api", base}, `unknown adapter "nope/1-2": no server declared it and no call used it from 2099-03-02 12:00:00Z to 2099-03-16 12:00:00Z; known adapters: create_issue/1-3, delete_branch/3-4`},
+		{[]string{"gate", "adapter", "nope/1-2", "-api", base}, `unknown adapter "nope/1-2": no server declared it and no call used it from 2099-03-09 12:00:00Z to 2099-03-16 12:00:00Z; known adapters: create_issue/1-3, delete_branch/3-4`}, // the reports' default window, 7 days
 		{[]string{"gate", "adapter", "deploy_preview/1-2", "-window", "0d", "-api", base}, "-window: invalid window"},
 		{[]string{"gate", "adapter", "deploy_preview/1-2", "-window", "7d", "-max-calls", "-3", "-api", base}, "-max-calls: invalid count"},
 		{[]string{"gate", "adapter", "deploy_preview/1-2", "-environment", "staging", "-api", base}, `unknown adapter "deploy_preview/1-2"`},

@@ -27,8 +27,8 @@ type param struct {
 var (
 	strSchema = map[string]any{"type": "string"}
 
-	pFrom = param{name: "from", example: "-7d", schema: strSchema,
-		desc: "Start of the window (inclusive): an RFC 3339 time, `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-7d`."}
+	pFrom = param{name: "from", example: "-" + apiclient.DefaultWindow, schema: strSchema,
+		desc: "Start of the window (inclusive): an RFC 3339 time, `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-" + apiclient.DefaultWindow + "`."}
 	pTo = param{name: "to", example: "now", schema: strSchema,
 		desc: "End of the window (exclusive), in the same forms as `from`. Default `now`."}
 	pTool        = param{name: "tool", schema: strSchema, desc: "Only this tool (`gen_ai.tool.name`)."}
@@ -163,7 +163,7 @@ func (q query) filter(tenant string, window bool) (queries.Filter, error) {
 			return queries.Filter{}, badParam("window", "invalid window %q: must be longer than zero", w)
 		}
 		from = to.Add(-d)
-	} else if from, err = q.time("from", "-7d"); err != nil {
+	} else if from, err = q.time("from", "-"+apiclient.DefaultWindow); err != nil {
 		return queries.Filter{}, err
 	}
 	if !from.Before(to) {

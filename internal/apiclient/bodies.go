@@ -94,3 +94,9 @@ func DescribeThresholds(th Thresholds) string {
 	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running",
 		strings.Join(parts, " and "), humanize.Age(th.LongSessionS))
 }
+
+// DefaultWindow is how far back, from its end, a report reads when it is
+// given neither from nor window, and the window the release gate judges by
+// default: one default, so that the report and the gate never disagree on
+// the same adapter.
+const DefaultWindow = "7d"
