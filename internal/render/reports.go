@@ -284,18 +284,23 @@ func ShortRevision(r string) string {
 // values formats cells for machines (CSV) or people.
 type values struct{ machine bool }
 
+// decimal writes f for machines: a plain decimal, exact to float64, never
+// an exponent (40052358.7, 0.000015), which spreadsheets and CSV readers
+// take for a string or a formula.
+func decimal(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
 func (v values) uint(n uint64) string { return strconv.FormatUint(n, 10) }
 
 func (v values) float(f float64) string {
 	if v.machine {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		return decimal(f)
 	}
 	return strconv.FormatFloat(f, 'f', 2, 64)
 }
 
 func (v values) ratio(f float64) string {
 	if v.machine {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		return decimal(f)
 	}
 	return humanize.Percent(f)
 }
@@ -306,7 +311,7 @@ func (v values) ms(p *float64) string {
 	case p == nil:
 		return ""
 	case v.machine:
-		return strconv.FormatFloat(*p, 'g', -1, 64)
+		return decimal(*p)
 	case *p < 1000:
 		return strconv.FormatFloat(*p, 'f', 0, 64) + "ms"
 	case *p < 120_000:
