@@ -346,12 +346,9 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 			}
 		}
 	}
-	b.mu.Lock()
 	if jerr := b.journal.close(); jerr != nil {
 		b.logger.Warn("cannot close the recent-id journal", "error", jerr)
 	}
-	b.journal = nil
-	b.mu.Unlock()
 	return err
 }
 

@@ -79,10 +79,11 @@ func (b *batcher) remember(events []otelschema.Event) {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for i := range events {
 		b.recent.add(events[i].ID)
 	}
+	b.mu.Unlock()
+	// Outside the batcher's lock: admission does not wait on the disk.
 	b.journal.add(events)
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
@@ -32,16 +33,18 @@ const (
 // idJournalMagic heads a journal file: the format and its version.
 var idJournalMagic = []byte("MDRIDS01")
 
-// idJournal appends ids to the current file. It is used under the
-// batcher's lock: not safe for concurrent use.
+// idJournal appends ids to the current file. It is safe for concurrent
+// use, and holds a lock of its own: no batcher lock is held while it
+// writes.
 type idJournal struct {
+	mu     sync.Mutex
 	dir    string
 	perGen int
 	f      *os.File
 	n      int // ids in the current file
 	buf    []byte
 	log    *slog.Logger
-	broken bool // a write failed: journaling stopped, logged once
+	broken bool // a write failed, or the journal is closed: nothing more is written
 }
 
 // openIDJournal opens the journal in dir for perGen ids per file and
@@ -122,7 +125,12 @@ func readIDJournal(path string) ([]uint64, error) {
 // holds a generation. A failure is logged and stops the journal: it costs
 // the protection across restarts, never an export.
 func (j *idJournal) add(events []otelschema.Event) {
-	if j == nil || j.broken {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.broken {
 		return
 	}
 	j.buf = j.buf[:0]
@@ -175,9 +183,15 @@ func (j *idJournal) fail(err error) {
 	j.log.Warn("recent-id journal stopped: after a restart, retries of exports stored before it may be stored twice", "dir", j.dir, "error", err)
 }
 
-// close closes the current file.
+// close closes the current file; later adds write nothing.
 func (j *idJournal) close() error {
-	if j == nil || j.f == nil {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.broken = true
+	if j.f == nil {
 		return nil
 	}
 	err := j.f.Close()
