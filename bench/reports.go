@@ -439,10 +439,12 @@ func repairsAgree(a, b any) bool {
 	}
 	for i := range ra {
 		x, y := ra[i], rb[i]
-		if !near(x.RepairP50Ms, y.RepairP50Ms) || !near(x.RepairP95Ms, y.RepairP95Ms) {
+		if !near(x.AutomaticRepairP50Ms, y.AutomaticRepairP50Ms) || !near(x.AutomaticRepairP95Ms, y.AutomaticRepairP95Ms) ||
+			!near(x.HumanRepairP50Ms, y.HumanRepairP50Ms) || !near(x.HumanRepairP95Ms, y.HumanRepairP95Ms) {
 			return false
 		}
-		x.RepairP50Ms, x.RepairP95Ms, y.RepairP50Ms, y.RepairP95Ms = nil, nil, nil, nil
+		x.AutomaticRepairP50Ms, x.AutomaticRepairP95Ms, y.AutomaticRepairP50Ms, y.AutomaticRepairP95Ms = nil, nil, nil, nil
+		x.HumanRepairP50Ms, x.HumanRepairP95Ms, y.HumanRepairP50Ms, y.HumanRepairP95Ms = nil, nil, nil, nil
 		if !reflect.DeepEqual(x, y) {
 			return false
 		}

@@ -3,7 +3,10 @@
 -- with its use by the clients the filter keeps: calls, the share of its
 -- tool's traffic, first and last seen, distinct sessions, clients and
 -- services, the highest privilege and the oldest session among its callers,
--- and each caller's own figures. would_be_rejected is the what-if: the
+-- the calls whose session age or privilege is unknown, the
+-- removed_tool_success violations through it, when it was last used (in the
+-- window, or else before it, as far back as the retention), and each
+-- caller's own figures. would_be_rejected is the what-if: the
 -- calls it normalised, which would have been rejected had it been removed.
 -- The verdict is computed in Go (retirement.go). The adapted calls come
 -- from adapted_*, which keeps the client; the tool's traffic from usage_*
@@ -16,6 +19,8 @@ per_client AS
     SELECT adapter_id, tool, client_name, client_version,
            sum(t.calls) AS calls,
            sum(t.normalized) AS normalized,
+           sum(t.calls_unknown_age) AS unknown_age,
+           sumIf(t.calls, t.privilege = '') AS unknown_privilege,
            uniqHLL12MergeState(t.sessions) AS sessions,
            groupUniqArray(t.service) AS services,
            max(t.privilege) AS max_privilege,
@@ -29,6 +34,8 @@ per_client AS
     GROUP BY adapter_id, tool, client_name, client_version
 ),
 {{template "adapter_used" .}},
+{{template "adapter_violations" .}},
+{{template "adapter_before" .}},
 traffic AS
 (
     SELECT tool, sum(t.calls) AS tool_calls

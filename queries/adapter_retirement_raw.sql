@@ -7,6 +7,8 @@ per_client AS
     SELECT adapter_id, tool, client_name, client_version,
            count() AS calls,
            countIf(outcome = 'normalized') AS normalized,
+           countIf(session_age_s <= 0) AS unknown_age,
+           countIf(privilege = '') AS unknown_privilege,
            uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
            groupUniqArray(service) AS services,
            max(privilege) AS max_privilege,
@@ -21,6 +23,8 @@ per_client AS
     GROUP BY adapter_id, tool, client_name, client_version
 ),
 {{template "adapter_used" .}},
+{{template "adapter_violations" .}},
+{{template "adapter_before" .}},
 traffic AS
 (
     SELECT tool, count() AS tool_calls

@@ -94,6 +94,9 @@ func TestHandComputedFigures(t *testing.T) {
 			{"create_issue", "STALE_TOOL_SCHEMA", "claude-desktop@1.2.0"}:    {6, 37, 0},
 			{"delete_branch", "INCOMPATIBLE_TOOL_SCHEMA", "ci-runner@2.0.0"}: {4, 14, 1},
 			{"send_payment", "INVALID_ARGUMENTS", "cursor@0.48.0"}:           {3, 23, 1},
+			// The 4 calls to the removed revision (TOOL_REMOVED), of the
+			// tool's 12 + 3 + 2 + 4 + 1 + 1 = 23.
+			{"send_payment", "TOOL_REMOVED", "legacy-bot@1.0.0"}: {4, 23, 0},
 		} {
 			g, ok := got[k]
 			if !ok || g.Rejected != w.rejected || g.ToolCalls != w.toolCalls || g.SideEffectViolations != w.violations {
@@ -103,8 +106,8 @@ func TestHandComputedFigures(t *testing.T) {
 				t.Errorf("%v: rate %v, want %d/%d", k, g.RejectionRate, w.rejected, w.toolCalls)
 			}
 		}
-		if len(rows) != 4 {
-			t.Errorf("%d rejection rows, want 4", len(rows))
+		if len(rows) != 5 {
+			t.Errorf("%d rejection rows, want 5", len(rows))
 		}
 	})
 
@@ -113,19 +116,37 @@ func TestHandComputedFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rows) != 2 || rows[0].Tool != "create_issue" {
+		// send_payment has rejections (3 invalid, 4 removed) but no
+		// retry and no repair: amplification 0 of 7.
+		if len(rows) != 3 || rows[0].Tool != "create_issue" || rows[2].Tool != "send_payment" ||
+			rows[2].Rejections != 7 || rows[2].Amplification == nil || *rows[2].Amplification != 0 || rows[2].AutomaticSuccessRate != nil {
 			t.Fatalf("repairs rows: %+v", rows)
 		}
 		ci := rows[0]
-		if ci.StaleRejections != 18 || ci.RetryCalls != 9 || ci.Amplification != 0.5 ||
+		// 18 stale rejections, create_issue's only rejections: 9 retries
+		// per 18 rejected calls.
+		if ci.StaleRejections != 18 || ci.Rejections != 18 || ci.RetryCalls != 9 || ci.Amplification == nil || *ci.Amplification != 0.5 ||
 			ci.RefreshRetries != 5 || ci.ModelRepairs != 2 || ci.HumanApprovals != 2 || ci.HumanApprovalsDenied != 1 ||
 			ci.Abandons != 1 || ci.AutomaticRepairs != 7 || ci.AutomaticSucceeded != 6 || ci.AutomaticFailed != 1 ||
-			ci.AutomaticSuccessRate != 6.0/7 {
+			ci.AutomaticSuccessRate == nil || *ci.AutomaticSuccessRate != 6.0/7 {
 			t.Errorf("create_issue repairs: %+v", ci)
 		}
-		// Successful durations 800 1200 1500 2100 4000 6000 180000.
-		if ci.RepairP50Ms == nil || *ci.RepairP50Ms != 2100 {
-			t.Errorf("create_issue time to repair p50 = %v, want 2100", ci.RepairP50Ms)
+		// Successful automatic durations 800 1200 1500 2100 4000 6000: the
+		// median lies between the third and the fourth. The one successful
+		// human approval took 180000.
+		if p := ci.AutomaticRepairP50Ms; p == nil || *p < 1500 || *p > 2100 {
+			t.Errorf("create_issue automatic time to repair p50 = %v, want 1500..2100", js(p))
+		}
+		if p := ci.AutomaticRepairP95Ms; p == nil || *p > 6000 || *p < 4000 {
+			t.Errorf("create_issue automatic time to repair p95 = %v, want 4000..6000, not a person's wait", js(p))
+		}
+		if p, q := ci.HumanRepairP50Ms, ci.HumanRepairP95Ms; p == nil || *p != 180000 || q == nil || *q != 180000 {
+			t.Errorf("create_issue human time to repair p50, p95 = %v, %v, want 180000", js(p), js(q))
+		}
+		// delete_branch: 1 automatic refresh_retry that succeeded, 1
+		// abandon, no human approval.
+		if db := rows[1]; db.HumanRepairP50Ms != nil || db.AutomaticSuccessRate == nil {
+			t.Errorf("delete_branch repairs: %s", js(db))
 		}
 	})
 
@@ -147,11 +168,12 @@ func TestHandComputedFigures(t *testing.T) {
 			verdict         string
 			calls, wouldRej uint64
 		}{
-			"deploy_preview/1-2":  {queries.VerdictBlocked, 42, 42},
-			"create_issue/1-3":    {queries.VerdictBlocked, 8, 8},
-			"delete_branch/3-4":   {queries.VerdictAtRisk, 3, 3},
-			"search_docs/1-2":     {queries.VerdictReady, 0, 0},
-			"send_payment/legacy": {queries.VerdictAtRisk, 1, 1},
+			"deploy_preview/1-2": {queries.VerdictBlocked, 42, 42},
+			"create_issue/1-3":   {queries.VerdictBlocked, 8, 8},
+			"delete_branch/3-4":  {queries.VerdictAtRisk, 3, 3},
+			"search_docs/1-2":    {queries.VerdictReady, 0, 0},
+			// Its 1 call is a removed_tool_success violation.
+			"send_payment/legacy": {queries.VerdictBlocked, 1, 1},
 			"send_payment/shim":   {queries.VerdictAtRisk, 2, 2},
 		} {
 			g := got[id]
@@ -166,17 +188,22 @@ func TestHandComputedFigures(t *testing.T) {
 		if dp.WindowEnd == nil || !dp.WindowEnd.Equal(fixture.Now.Add(20*24*time.Hour)) {
 			t.Errorf("deploy_preview/1-2 window end %v, want the latest declaration's Now+20d", dp.WindowEnd)
 		}
-		if dp.ToolCalls != 149 || dp.MaxSessionAgeS != 468000 || dp.Sessions != 8 || len(dp.BlockingClients) != 2 || dp.BlockingClients[0].Client != "claude-desktop@0.9.1" || dp.BlockingClients[0].Calls != 35 {
+		if dp.ToolCalls != 149 || ageOf(dp.MaxSessionAgeS) != 468000 || dp.Sessions != 8 || len(dp.BlockingClients) != 2 || dp.BlockingClients[0].Client != "claude-desktop@0.9.1" || dp.BlockingClients[0].Calls != 35 {
 			t.Errorf("deploy_preview/1-2: %+v", dp)
 		}
 		if g := got["send_payment/shim"]; g.Registered || g.MaxPrivilege != "credentialed" {
 			t.Errorf("send_payment/shim: %+v", g)
 		}
-		if g := got["delete_branch/3-4"]; g.MaxSessionAgeS != 29*3600 || g.MaxPrivilege != "destructive" {
+		if g := got["delete_branch/3-4"]; ageOf(g.MaxSessionAgeS) != 29*3600 || g.MaxPrivilege != "destructive" {
 			t.Errorf("delete_branch/3-4: %+v", g)
 		}
-		if g := got["search_docs/1-2"]; !g.WindowEnded || g.LastSeen != nil {
+		// Unused in the window, last used at Now-10d+4m (5 calls from
+		// Now-10d, a minute apart).
+		if g := got["search_docs/1-2"]; !g.WindowEnded || g.LastSeen == nil || !g.LastSeen.Equal(fixture.Now.Add(-10*24*time.Hour+4*time.Minute)) || g.LastSeenInWindow {
 			t.Errorf("search_docs/1-2: %+v", g)
+		}
+		if g := got["send_payment/legacy"]; g.RemovedToolSuccesses != 1 || !strings.Contains(g.Reason, "1 removed_tool_success violation") {
+			t.Errorf("send_payment/legacy: %+v", g)
 		}
 		// Excluding ci-runner leaves create_issue/1-3 with cursor's 2 calls.
 		for _, excl := range []string{"ci-runner", "ci-runner@2.0.0"} {
@@ -193,9 +220,9 @@ func TestHandComputedFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p50, p95 := 7500.0, 52800.0
+		p50, p95, lagMax := 7500.0, 52800.0, int64(60000)
 		want := []queries.PropagationRow{{Tool: "create_issue", NotifiedSessions: 5, RefreshedSessions: 4, NeverRefreshed: 1,
-			LagP50Ms: &p50, LagP95Ms: &p95, LagMaxMs: 60000,
+			LagP50Ms: &p50, LagP95Ms: &p95, LagMaxMs: &lagMax,
 			StaleCallsAfterNotice: 5, StaleCallsAfterRefresh: 1, SessionsWithStaleCalls: 3}}
 		if !reflect.DeepEqual(rows, want) {
 			t.Errorf("propagation:\n got %s\nwant %s", js(rows), js(want))
@@ -739,4 +766,12 @@ func TestTrendAcrossMidpoint(t *testing.T) {
 			t.Errorf("%s: rollups %s, raw %s", w.name, js(rows), js(raw))
 		}
 	}
+}
+
+// ageOf is a session age, -1 when unknown.
+func ageOf(s *int64) int64 {
+	if s == nil {
+		return -1
+	}
+	return *s
 }

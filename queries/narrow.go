@@ -25,7 +25,7 @@ func (r *Runner) propagation(ctx context.Context, f Filter, query string) ([]Pro
 		return nil, err
 	}
 	rows := []PropagationRow{}
-	if err := r.run(ctx, query, f.call(), &rows); err != nil {
+	if err := r.run(ctx, query, r.resolve(f).call(), &rows); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -48,7 +48,7 @@ func (r *Runner) violations(ctx context.Context, f Filter, page Page, query stri
 	if err != nil {
 		return ViolationPage{}, err
 	}
-	q := c.bind(f.call(), limit+1)
+	q := c.bind(r.resolve(f).call(), limit+1)
 	if withRemoved {
 		removed, err := r.removedAdapters(ctx, f.Tenant)
 		if err != nil {

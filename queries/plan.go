@@ -33,15 +33,18 @@ type Span struct{ From, To time.Time }
 
 // Plan says which rollup buckets a window is read from.
 //
-// The window is resolved outwards to whole minutes. Each part of it is then
-// read from the coarsest tier whose buckets fit inside it: whole days from
-// the daily tier, the hours left at either edge from the hourly tier, the
-// minutes left from the minutely tier. A tier is used only where its TTL
+// The window is covered by whole buckets, [BucketsFrom, BucketsTo), each
+// part read from the coarsest tier whose buckets fit inside it: whole days
+// from the daily tier, the hours left at either edge from the hourly tier,
+// the minutes left from the minutely tier. A tier is used only where its TTL
 // cannot have trimmed it yet (the minutely tier keeps schema.MinuteTierDays,
 // the hourly schema.HourTierDays, or the retention if shorter; with a margin
-// of an hour); an edge older than that is widened to the hour, or to the
-// day. So every bucket read is whole and present, and the answer
-// equals the raw table's over [From, To).
+// of an hour). The minutely tier holds every call with its time
+// (recent_calls), so an edge it serves is read exactly: From and To are the
+// window as asked. An edge older than that is widened to the hour, or to the
+// day, and From or To says so. Either way every bucket read is whole and
+// present, and the answer equals the raw table's over [From, To), the
+// window a report states it read.
 //
 // Mid splits the window in two halves for trends, aligned the same way.
 // Halves covers the window like Spans, but with no bucket straddling Mid.
@@ -51,10 +54,29 @@ type Span struct{ From, To time.Time }
 // read at any tier.
 type Plan struct {
 	From, To, Mid time.Time
+	// BucketsFrom and BucketsTo are the whole buckets' bounds: From and To
+	// outwards to the edge tiers' buckets.
+	BucketsFrom, BucketsTo time.Time
 	// Spans lists the bucket ranges of each tier, indexed by Tier.
 	Spans [3][]Span
 	// Halves lists them for [From, Mid) and [Mid, To) apart.
 	Halves [3][]Span
+}
+
+// Window is the window every report over [from, to) reads, and states in
+// its answer: [from, to) itself while the minutely tier holds both edges
+// (schema.MinuteTierDays), an edge older than that widened outwards to the
+// hour or the day (see Plan). Reports resolve their filter's window with
+// it, so that all of them count the same events.
+func (r *Runner) Window(from, to time.Time) (time.Time, time.Time) {
+	p := r.Plan(from, to)
+	return p.From, p.To
+}
+
+// resolve is f over the window the reports read (Window).
+func (r *Runner) resolve(f Filter) Filter {
+	f.From, f.To = r.Window(f.From, f.To)
+	return f
 }
 
 // Plan resolves the window [from, to) against the rollup tiers.
@@ -81,20 +103,29 @@ func planWindow(from, to, now time.Time, retentionDays int) Plan {
 		return TierDay
 	}
 	var p Plan
-	p.From = from.Truncate(finest(from).step())
-	p.To = ceil(to, finest(to).step())
+	fromTier, toTier := finest(from), finest(to)
+	p.BucketsFrom = from.Truncate(fromTier.step())
+	p.BucketsTo = ceil(to, toTier.step())
+	p.From, p.To = p.BucketsFrom, p.BucketsTo
+	if fromTier == TierMinute {
+		p.From = from
+	}
+	if toTier == TierMinute {
+		p.To = to
+	}
 	if !p.From.Before(p.To) {
 		p.To, p.Mid = p.From, p.From
+		p.BucketsTo = p.BucketsFrom
 		return p
 	}
-	mid := p.From.Add(p.To.Sub(p.From) / 2)
+	mid := p.BucketsFrom.Add(p.BucketsTo.Sub(p.BucketsFrom) / 2)
 	p.Mid = mid.Truncate(finest(mid).step())
-	if p.Mid.Before(p.From) {
-		p.Mid = p.From
+	if p.Mid.Before(p.BucketsFrom) {
+		p.Mid = p.BucketsFrom
 	}
-	decompose(&p.Spans, p.From, p.To, TierDay)
-	decompose(&p.Halves, p.From, p.Mid, TierDay)
-	decompose(&p.Halves, p.Mid, p.To, TierDay)
+	decompose(&p.Spans, p.BucketsFrom, p.BucketsTo, TierDay)
+	decompose(&p.Halves, p.BucketsFrom, p.Mid, TierDay)
+	decompose(&p.Halves, p.Mid, p.BucketsTo, TierDay)
 	return p
 }
 

@@ -61,7 +61,8 @@ func TestPlanExamples(t *testing.T) {
 		{"03-09 06:00→03-10 00:00", "03-12 00:00→03-12 18:00", "03-12 18:00→03-13 00:00", "03-16 00:00→03-16 06:00"},
 		{"03-10 00:00→03-12 00:00", "03-13 00:00→03-16 00:00"},
 	}, "2099-03-09 06:00:00", "2099-03-16 06:00:00")
-	// A ragged recent window: minutes, widened outwards to the minute.
+	// A ragged recent window: the minutes around it, read exactly (the
+	// window stays as asked).
 	f("2099-03-16 10:17:30", "2099-03-16 11:42:10", [3][]string{
 		{"03-16 10:17→03-16 11:43"},
 		nil,
@@ -70,7 +71,7 @@ func TestPlanExamples(t *testing.T) {
 		{"03-16 10:17→03-16 11:00", "03-16 11:00→03-16 11:43"},
 		nil,
 		nil,
-	}, "2099-03-16 10:17:00", "2099-03-16 11:43:00")
+	}, "2099-03-16 10:17:30", "2099-03-16 11:42:10")
 	// A ragged window older than the minutely tier: widened to the hour.
 	f("2099-03-10 10:17:00", "2099-03-10 15:42:00", [3][]string{
 		nil,
@@ -101,6 +102,19 @@ func TestPlanCovers(t *testing.T) {
 			p := planWindow(from, to, now, retention)
 			if p.From.After(from) || p.To.Before(to) && p.From.Before(p.To) {
 				t.Fatalf("plan %v..%v does not contain %v..%v", p.From, p.To, from, to)
+			}
+			// An edge is exact, or widened to a whole hour (one the
+			// minutely tier no longer serves).
+			if p.From.Before(p.To) {
+				if !p.From.Equal(from) && (!p.From.Equal(p.BucketsFrom) || !p.From.Truncate(time.Hour).Equal(p.From)) {
+					t.Fatalf("plan from %v for %v: neither exact nor a whole hour", p.From, from)
+				}
+				if !p.To.Equal(to) && (!p.To.Equal(p.BucketsTo) || !p.To.Truncate(time.Hour).Equal(p.To)) {
+					t.Fatalf("plan to %v for %v: neither exact nor a whole hour", p.To, to)
+				}
+			}
+			if p.BucketsFrom.After(p.From) || p.BucketsTo.Before(p.To) {
+				t.Fatalf("buckets %v..%v do not contain the window %v..%v", p.BucketsFrom, p.BucketsTo, p.From, p.To)
 			}
 			checkCover(t, p, p.Spans, false, from, to, minuteFloor, hourFloor, retention)
 			checkCover(t, p, p.Halves, true, from, to, minuteFloor, hourFloor, retention)
@@ -133,7 +147,7 @@ func checkCover(t *testing.T, p Plan, spans [3][]Span, split bool, from, to, min
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].From.Before(all[j].From) })
-	cur := p.From
+	cur := p.BucketsFrom
 	for _, s := range all {
 		step := s.tier.step()
 		switch {
@@ -152,8 +166,8 @@ func checkCover(t *testing.T, p Plan, spans [3][]Span, split bool, from, to, min
 		}
 		cur = s.To
 	}
-	if !cur.Equal(p.To) {
-		t.Fatalf("window %v..%v: spans end at %v, not %v", from, to, cur, p.To)
+	if !cur.Equal(p.BucketsTo) {
+		t.Fatalf("window %v..%v: spans end at %v, not %v", from, to, cur, p.BucketsTo)
 	}
 }
 

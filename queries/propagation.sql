@@ -87,7 +87,7 @@ SELECT
     countIf(NOT refreshed) AS never_refreshed,
     if(countIf(refreshed) > 0, round(quantileExactInclusiveIf(0.5)(lag_ms, refreshed), 1), NULL) AS lag_p50_ms,
     if(countIf(refreshed) > 0, round(quantileExactInclusiveIf(0.95)(lag_ms, refreshed), 1), NULL) AS lag_p95_ms,
-    maxIf(lag_ms, refreshed) AS lag_max_ms,
+    if(countIf(refreshed) > 0, maxIf(lag_ms, refreshed), NULL) AS lag_max_ms,
     sum(after_notice) AS stale_calls_after_notice,
     sum(after_refresh) AS stale_calls_after_refresh,
     countIf(after_notice > 0) AS sessions_with_stale_calls

@@ -90,7 +90,7 @@ SELECT
         toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent), f.refreshed), 1), NULL) AS lag_p50_ms,
     if(countIf(f.refreshed) > 0, round(quantileExactInclusiveIf(0.95)(
         toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent), f.refreshed), 1), NULL) AS lag_p95_ms,
-    maxIf(toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent), f.refreshed) AS lag_max_ms,
+    if(countIf(f.refreshed) > 0, maxIf(toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent), f.refreshed), NULL) AS lag_max_ms,
     sum(s.after_notice) AS stale_calls_after_notice,
     sum(s.after_refresh) AS stale_calls_after_refresh,
     countIf(s.after_notice > 0) AS sessions_with_stale_calls

@@ -1,4 +1,6 @@
--- Rejections by tool, revisions, outcome, error code and client: how many,
+-- Rejections by tool, revisions, outcome, error code and client: how many
+-- (calls rejected as stale, incompatible or invalid, and calls to a removed
+-- tool, outcome removed: each failed before it ran),
 -- the rejection rate (rejected calls of the group / all calls of the tool in
 -- the window, under the same filter), and the rejected calls whose side
 -- effect had already started (safety violations: Violations lists them one

@@ -30,6 +30,6 @@ FROM
       {{- template "raw_filter" .}}
     GROUP BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version
 )
-WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')
 ORDER BY tool, revision_client, revision_server, outcome, error_code, client_name, client_version
 {{template "settings" ""}}

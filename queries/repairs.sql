@@ -8,14 +8,18 @@
 --
 -- automatic repairs: repair events with repair_automatic = true and action
 -- refresh_retry or model_repair; the success rate is success / (success +
--- failure) among them. amplification: retry calls per stale rejection. Time
--- to repair: a t-digest median and p95 of mcp.drift.repair.duration_ms over
--- the successful repairs that report one (approximate; null when none).
+-- failure) among them, null when there are none. amplification: retry calls
+-- per rejected call of any kind (rejected_stale, rejected_incompatible,
+-- rejected_invalid, removed), null when there is none. Time to repair: a
+-- t-digest median and p95 of mcp.drift.repair.duration_ms over the
+-- successful repairs that report one, for the automatic repairs apart from
+-- the others, which waited on a person (approximate; null when none).
 WITH
 call_totals AS
 (
     SELECT tool,
            sum(t.calls_rejected_stale) AS stale_rejections,
+           sum(t.calls_rejected) + sum(t.calls_removed) AS rejections,
            sum(t.retries) AS retry_calls
     FROM
     (
@@ -34,7 +38,10 @@ repair_totals AS
            sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
            sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
            sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
-           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success') AS repair_ms
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
+               AND t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair')) AS automatic_ms,
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
+               AND NOT (t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair'))) AS human_ms
     FROM
     (
     {{- template "repairs" .}}

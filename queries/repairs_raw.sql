@@ -7,6 +7,7 @@ call_totals AS
 (
     SELECT tool,
            countIf(outcome = 'rejected_stale') AS stale_rejections,
+           countIf(outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')) AS rejections,
            countIf(retry_of != '') AS retry_calls
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String}
@@ -25,7 +26,10 @@ repair_totals AS
            countIf(repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
            countIf(repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
            countIf(repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
-           quantilesTDigestIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0 AND repair_result = 'success') AS repair_ms
+           quantilesTDigestIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0 AND repair_result = 'success'
+               AND repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_ms,
+           quantilesTDigestIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0 AND repair_result = 'success'
+               AND NOT (repair_automatic AND repair_action IN ('refresh_retry', 'model_repair'))) AS human_ms
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String}
       AND event_name = 'mcp.drift.repair'

@@ -139,12 +139,15 @@ func (r *Runner) rejections(ctx context.Context, f Filter, query string) ([]Reje
 // RepairRow is what happened after the stale rejections of one tool.
 type RepairRow struct {
 	Tool string `json:"tool"`
-	// StaleRejections counts the calls rejected_stale; RetryCalls the calls
-	// that retried another (mcp.drift.retry.of set); Amplification is
-	// RetryCalls / StaleRejections.
-	StaleRejections uint64  `json:"stale_rejections"`
-	RetryCalls      uint64  `json:"retry_calls"`
-	Amplification   float64 `json:"amplification"`
+	// StaleRejections counts the calls rejected_stale, Rejections the
+	// calls rejected of any kind (stale, incompatible, invalid, and calls
+	// to a removed tool); RetryCalls the calls that retried another
+	// (mcp.drift.retry.of set); Amplification is RetryCalls / Rejections,
+	// nil when there is no rejection.
+	StaleRejections uint64   `json:"stale_rejections"`
+	Rejections      uint64   `json:"rejections"`
+	RetryCalls      uint64   `json:"retry_calls"`
+	Amplification   *float64 `json:"amplification"`
 	// Repair events by action.
 	RefreshRetries uint64 `json:"refresh_retries"`
 	ModelRepairs   uint64 `json:"model_repairs"`
@@ -154,15 +157,20 @@ type RepairRow struct {
 	Abandons             uint64 `json:"abandons"`
 	// AutomaticRepairs counts the automatic refresh_retry and model_repair
 	// events; AutomaticSuccessRate is AutomaticSucceeded /
-	// (AutomaticSucceeded + AutomaticFailed).
-	AutomaticRepairs     uint64  `json:"automatic_repairs"`
-	AutomaticSucceeded   uint64  `json:"automatic_succeeded"`
-	AutomaticFailed      uint64  `json:"automatic_failed"`
-	AutomaticSuccessRate float64 `json:"automatic_success_rate"`
-	// RepairP50Ms and RepairP95Ms are the time to repair of the successful
-	// repairs that report a duration (t-digest, approximate); nil when none.
-	RepairP50Ms *float64 `json:"repair_p50_ms"`
-	RepairP95Ms *float64 `json:"repair_p95_ms"`
+	// (AutomaticSucceeded + AutomaticFailed), nil when both are 0.
+	AutomaticRepairs     uint64   `json:"automatic_repairs"`
+	AutomaticSucceeded   uint64   `json:"automatic_succeeded"`
+	AutomaticFailed      uint64   `json:"automatic_failed"`
+	AutomaticSuccessRate *float64 `json:"automatic_success_rate"`
+	// AutomaticRepairP50Ms and AutomaticRepairP95Ms are the time to repair
+	// of the successful automatic repairs that report a duration, and
+	// HumanRepairP50Ms and HumanRepairP95Ms that of the other successful
+	// repairs, which waited on a person (t-digest, approximate); nil when
+	// none.
+	AutomaticRepairP50Ms *float64 `json:"automatic_repair_p50_ms"`
+	AutomaticRepairP95Ms *float64 `json:"automatic_repair_p95_ms"`
+	HumanRepairP50Ms     *float64 `json:"human_repair_p50_ms"`
+	HumanRepairP95Ms     *float64 `json:"human_repair_p95_ms"`
 }
 
 // Repairs reports, per tool, the stale rejections, the repairs clients made
@@ -203,7 +211,7 @@ type PropagationRow struct {
 	// over the refreshed sessions (exact, interpolated); nil when none.
 	LagP50Ms *float64 `json:"lag_p50_ms"`
 	LagP95Ms *float64 `json:"lag_p95_ms"`
-	LagMaxMs int64    `json:"lag_max_ms"`
+	LagMaxMs *int64   `json:"lag_max_ms"`
 	// StaleCallsAfterNotice counts the calls on an old revision that the
 	// notified sessions sent after the notification; StaleCallsAfterRefresh
 	// those of them sent even after the session had refreshed.
@@ -213,7 +221,7 @@ type PropagationRow struct {
 }
 
 // Propagation reports, per tool, how list_changed notifications propagated
-// to the notified sessions, over the window as given. Served from
+// to the notified sessions, over the reports' window (Window). Served from
 // propagation_events (see RawPropagation for the raw fallback).
 func (r *Runner) Propagation(ctx context.Context, f Filter) ([]PropagationRow, error) {
 	return r.propagation(ctx, f, "propagation")
@@ -318,6 +326,7 @@ func (r *Runner) Audit(ctx context.Context, f AuditFilter, page Page) (AuditPage
 	if err != nil {
 		return AuditPage{}, err
 	}
+	f.Filter = r.resolve(f.Filter)
 	q := f.call()
 	q.params.String("run_id", f.RunID)
 	q.params.String("session_id", f.SessionID)

@@ -19,7 +19,9 @@ const (
 	VerdictBlocked = "blocked"
 	// VerdictAtRisk: usage is within the thresholds, but some remaining
 	// callers are long-running sessions or privileged (destructive or
-	// credentialed) — the callers a removal hurts most.
+	// credentialed) — the callers a removal hurts most — or did not say
+	// how old their session is or what privilege the call needs: unknown
+	// is not assumed safe unless RetirementOptions.UnknownSafe says so.
 	VerdictAtRisk = "at_risk"
 )
 
@@ -40,6 +42,13 @@ type RetirementOptions struct {
 	// TopClients is how many blocking clients to list; zero means
 	// DefaultTopClients.
 	TopClients int
+	// UnknownSafe judges calls without a session age
+	// (mcp.drift.session.age_s absent or not positive) or without a
+	// privilege (mcp.drift.privilege absent) as short-lived and
+	// unprivileged. By default they make an adapter within the thresholds
+	// at_risk: the seed's long-lived and privileged callers are exactly the
+	// ones an instrumentation may fail to describe.
+	UnknownSafe bool
 }
 
 // Defaults of RetirementOptions.
@@ -70,10 +79,17 @@ func (o RetirementOptions) withDefaults() (RetirementOptions, error) {
 // ClientUsage is one client's use of an adapter.
 type ClientUsage struct {
 	// Client is name@version (or the name alone when no version is known).
-	Client         string `json:"client"`
-	Calls          uint64 `json:"calls"`
-	MaxSessionAgeS int64  `json:"max_session_age_s"`
-	MaxPrivilege   string `json:"max_privilege"`
+	Client string `json:"client"`
+	Calls  uint64 `json:"calls"`
+	// MaxSessionAgeS is the oldest known session age; null when none of
+	// the client's calls carried one.
+	MaxSessionAgeS *int64 `json:"max_session_age_s"`
+	// MaxPrivilege is the highest known privilege; "" when none was given.
+	MaxPrivilege string `json:"max_privilege"`
+	// UnknownAgeCalls and UnknownPrivilegeCalls count the calls without a
+	// session age and without a privilege.
+	UnknownAgeCalls       uint64 `json:"unknown_age_calls"`
+	UnknownPrivilegeCalls uint64 `json:"unknown_privilege_calls"`
 }
 
 // AdapterRow is one compatibility adapter and whether it can be retired.
@@ -96,17 +112,32 @@ type AdapterRow struct {
 	Share     float64 `json:"share"`
 	// WouldBeRejected is the what-if: the calls the adapter normalised in
 	// the window, which would have been rejected without it.
-	WouldBeRejected uint64     `json:"would_be_rejected"`
-	FirstSeen       *time.Time `json:"first_seen"`
-	LastSeen        *time.Time `json:"last_seen"`
-	Sessions        uint64     `json:"sessions"`
-	Clients         uint64     `json:"clients"`
-	Services        uint64     `json:"services"`
-	ServiceNames    []string   `json:"service_names"`
-	// MaxPrivilege is the highest privilege among the calls, and
-	// MaxSessionAgeS the age of the oldest session that made one.
+	WouldBeRejected uint64 `json:"would_be_rejected"`
+	// FirstSeen is the first call through the adapter in the window.
+	FirstSeen *time.Time `json:"first_seen"`
+	// LastSeen is the last call through it at all, in the window or not
+	// (as far back as the retention), under the report's filters; null
+	// when none is stored. LastSeenInWindow says whether it lies in the
+	// window.
+	LastSeen         *time.Time `json:"last_seen"`
+	LastSeenInWindow bool       `json:"last_seen_in_window"`
+	Sessions         uint64     `json:"sessions"`
+	Clients          uint64     `json:"clients"`
+	Services         uint64     `json:"services"`
+	ServiceNames     []string   `json:"service_names"`
+	// MaxPrivilege is the highest privilege among the calls ("" when none
+	// carried one), and MaxSessionAgeS the age of the oldest session that
+	// made one (null when none carried an age).
 	MaxPrivilege   string `json:"max_privilege"`
-	MaxSessionAgeS int64  `json:"max_session_age_s"`
+	MaxSessionAgeS *int64 `json:"max_session_age_s"`
+	// UnknownAgeCalls and UnknownPrivilegeCalls count the calls in the
+	// window without a session age and without a privilege.
+	UnknownAgeCalls       uint64 `json:"unknown_age_calls"`
+	UnknownPrivilegeCalls uint64 `json:"unknown_privilege_calls"`
+	// RemovedToolSuccesses counts the removed_tool_success violations
+	// through the adapter in the window (see Violations): a removed tool's
+	// call that succeeded through it. Any blocks its retirement.
+	RemovedToolSuccesses uint64 `json:"removed_tool_successes"`
 	// Callers lists every client's use, most calls first.
 	Callers []ClientUsage `json:"callers"`
 
@@ -125,11 +156,13 @@ type adapterResult struct {
 }
 
 type rawCaller struct {
-	Name           string `json:"name"`
-	Version        string `json:"version"`
-	Calls          uint64 `json:"calls"`
-	MaxSessionAgeS int64  `json:"max_session_age_s"`
-	MaxPrivilege   string `json:"max_privilege"`
+	Name             string `json:"name"`
+	Version          string `json:"version"`
+	Calls            uint64 `json:"calls"`
+	MaxSessionAgeS   int64  `json:"max_session_age_s"`
+	MaxPrivilege     string `json:"max_privilege"`
+	UnknownAge       uint64 `json:"unknown_age"`
+	UnknownPrivilege uint64 `json:"unknown_privilege"`
 }
 
 // AdapterRetirement reports every adapter (declared in the registry or seen
@@ -181,7 +214,12 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		if name == "" {
 			name = "(unknown client)"
 		}
-		a.Callers = append(a.Callers, ClientUsage{Client: name, Calls: c.Calls, MaxSessionAgeS: c.MaxSessionAgeS, MaxPrivilege: c.MaxPrivilege})
+		u := ClientUsage{Client: name, Calls: c.Calls, MaxPrivilege: c.MaxPrivilege,
+			UnknownAgeCalls: c.UnknownAge, UnknownPrivilegeCalls: c.UnknownPrivilege}
+		if c.MaxSessionAgeS > 0 {
+			u.MaxSessionAgeS = &c.MaxSessionAgeS
+		}
+		a.Callers = append(a.Callers, u)
 	}
 	sort.Slice(a.Callers, func(i, j int) bool {
 		if a.Callers[i].Calls != a.Callers[j].Calls {
@@ -197,31 +235,44 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 	}
 
 	longS := int64(o.LongSession / time.Second)
+	long := func(age *int64) bool { return age != nil && *age >= longS }
+	risky := func(c ClientUsage) bool {
+		return long(c.MaxSessionAgeS) || isPrivileged(c.MaxPrivilege) ||
+			(!o.UnknownSafe && c.UnknownAgeCalls+c.UnknownPrivilegeCalls > 0)
+	}
 	var over []string
+	if a.RemovedToolSuccesses > 0 {
+		over = append(over, fmt.Sprintf("%s removed_tool_success %s through it in the window: a removed tool's call succeeded",
+			count(a.RemovedToolSuccesses), plural(a.RemovedToolSuccesses, "violation", "violations")))
+	}
 	if o.MaxCalls >= 0 && int64(a.Calls) > o.MaxCalls {
 		over = append(over, fmt.Sprintf("%s in the window, over the threshold of %d", calls(a.Calls), o.MaxCalls))
 	}
 	if o.MaxShare >= 0 && a.Share > o.MaxShare {
 		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", humanize.Percent(a.Share), a.Tool, humanize.Percent(o.MaxShare)))
 	}
+	unknown := a.unknowns()
 	var blocking []ClientUsage
 	switch {
 	case len(over) > 0:
 		a.Verdict = VerdictBlocked
 		a.Reason = strings.Join(over, "; ")
 		blocking = a.Callers
-	case a.Calls > 0 && (a.MaxSessionAgeS >= longS || isPrivileged(a.MaxPrivilege)):
+	case a.Calls > 0 && (long(a.MaxSessionAgeS) || isPrivileged(a.MaxPrivilege) || (!o.UnknownSafe && len(unknown) > 0)):
 		a.Verdict = VerdictAtRisk
 		var why []string
-		if a.MaxSessionAgeS >= longS {
-			why = append(why, fmt.Sprintf("a session %s old (long-running from %s)", humanize.Age(a.MaxSessionAgeS), humanize.Age(longS)))
+		if long(a.MaxSessionAgeS) {
+			why = append(why, fmt.Sprintf("a session %s old (long-running from %s)", humanize.Age(*a.MaxSessionAgeS), humanize.Age(longS)))
 		}
 		if isPrivileged(a.MaxPrivilege) {
 			why = append(why, fmt.Sprintf("%s calls", a.MaxPrivilege))
 		}
+		if !o.UnknownSafe && len(unknown) > 0 {
+			why = append(why, strings.Join(unknown, " and ")+" (unknown, not assumed safe)")
+		}
 		a.Reason = fmt.Sprintf("%s within the threshold, but its callers include %s", calls(a.Calls), strings.Join(why, " and "))
 		for _, c := range a.Callers {
-			if c.MaxSessionAgeS >= longS || isPrivileged(c.MaxPrivilege) {
+			if risky(c) {
 				blocking = append(blocking, c)
 			}
 		}
@@ -230,7 +281,17 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		a.Reason = "no calls in the window"
 	default:
 		a.Verdict = VerdictReady
-		a.Reason = fmt.Sprintf("%s within the threshold, from sessions at most %s old with %s privilege", calls(a.Calls), humanize.Age(a.MaxSessionAgeS), a.MaxPrivilege)
+		age, privilege := "of unknown age", "unknown privilege"
+		if a.MaxSessionAgeS != nil {
+			age = "at most " + humanize.Age(*a.MaxSessionAgeS) + " old"
+		}
+		if a.MaxPrivilege != "" {
+			privilege = a.MaxPrivilege + " privilege"
+		}
+		a.Reason = fmt.Sprintf("%s within the threshold, from sessions %s with %s", calls(a.Calls), age, privilege)
+		if len(unknown) > 0 {
+			a.Reason += "; " + strings.Join(unknown, " and ") + ", judged safe as asked"
+		}
 	}
 	if a.WindowEnd != nil && a.WindowEnded && a.Verdict != VerdictReady {
 		a.Reason += fmt.Sprintf("; its declared window ended %s", a.WindowEnd.UTC().Format(time.RFC3339))
@@ -239,6 +300,28 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		blocking = blocking[:o.TopClients]
 	}
 	a.BlockingClients = append([]ClientUsage{}, blocking...)
+}
+
+// unknowns says, in words, which calls did not say their session age or
+// privilege: "3 calls without a session age".
+func (a *AdapterRow) unknowns() []string {
+	var u []string
+	if a.UnknownAgeCalls > 0 {
+		u = append(u, calls(a.UnknownAgeCalls)+" without a session age")
+	}
+	if a.UnknownPrivilegeCalls > 0 {
+		u = append(u, calls(a.UnknownPrivilegeCalls)+" without a privilege")
+	}
+	return u
+}
+
+func count(n uint64) string { return fmt.Sprintf("%d", n) }
+
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func calls(n uint64) string {

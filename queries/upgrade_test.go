@@ -42,7 +42,7 @@ var rollupSummaries = map[string]string{
 		GROUP BY ALL)`,
 	"adapted_1h": `SELECT count() AS n, sum(cityHash64(*)) AS h FROM (
 		SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
-		       sum(calls), sum(normalized), uniqHLL12Merge(sessions),
+		       sum(calls), sum(normalized), sum(calls_unknown_age), uniqHLL12Merge(sessions),
 		       min(first_seen), max(last_seen), max(max_session_age_s)
 		FROM {db}.adapted_1h
 		WHERE tenant IN ({tenants})
@@ -109,7 +109,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{7, 8}; !reflect.DeepEqual(versions, want) {
+	if want := []int{7, 8, 9}; !reflect.DeepEqual(versions, want) {
 		t.Fatalf("the upgrade applied %v, want %v", versions, want)
 	}
 

@@ -20,9 +20,9 @@ func TestGate(t *testing.T) {
 		{"ready", []string{"search_docs/1-2", "-max-calls", "5"}, 0,
 			[]string{"### ✅ Adapter `search_docs/1-2` can be retired", "5 calls within the threshold", "(ended)"}, "gate_ready.md"},
 		{"ready, unused", []string{"search_docs/1-2", "-window", "7d"}, 0,
-			[]string{"can be retired", "no calls in the window", "| Last seen | not in the window |", "No call in the window needed the adapter"}, ""},
+			[]string{"can be retired", "no calls in the window", "| Last seen | 2099-03-06 12:04:00Z (not in the window) |", "No call in the window needed the adapter"}, ""},
 		{"blocked", []string{"deploy_preview/1-2", "-max-calls", "5"}, 1,
-			[]string{"cannot be retired yet: blocked", "42 calls in the window, over the threshold of 5", "| `claude-desktop@0.9.1` | 35 | 35m | write |", "| `legacy-bot@1.0.0` | 7 | 5d | write |",
+			[]string{"cannot be retired yet: blocked", "42 calls in the window, over the threshold of 5", "| `claude-desktop@0.9.1` | 35 | 35m (and 7 calls without it) | write |", "| `legacy-bot@1.0.0` | 7 | 5d (and 1 call without it) | write |",
 				"**42 calls** (28.19% of `deploy_preview`'s 149 calls) would have been rejected"}, "gate_blocked.md"},
 		{"at risk", []string{"delete_branch/3-4", "-max-calls", "5"}, 1,
 			[]string{"cannot be retired yet: at risk", "a session 29h old", "| `cursor@0.48.0` | 3 | 29h | destructive |"}, "gate_at_risk.md"},
@@ -36,6 +36,12 @@ func TestGate(t *testing.T) {
 			[]string{"can be retired", "| Excluded clients | `claude-desktop`, `legacy-bot@1.0.0` |", "| Calls through the adapter | 0 |"}, ""},
 		{"long session", []string{"delete_branch/3-4", "-max-calls", "5", "-long-session", "3d"}, 1,
 			[]string{"at risk", "its callers include destructive calls.", "sessions from 3d count as long-running"}, ""},
+		// deploy_preview/1-2's 8 calls without a session age are what
+		// stands in the way once 5d is not long-running.
+		{"unknown callers", []string{"deploy_preview/1-2", "-max-calls", "50", "-long-session", "6d"}, 1,
+			[]string{"at risk", "8 calls without a session age (unknown, not assumed safe)", "put an adapter at risk"}, ""},
+		{"unknown callers safe", []string{"deploy_preview/1-2", "-max-calls", "50", "-long-session", "6d", "-unknown-callers", "safe"}, 0,
+			[]string{"can be retired", "8 calls without a session age, judged safe as asked", "count as safe"}, ""},
 		{"environment", []string{"deploy_preview/1-2", "-environment", "prod", "-service", "deployer", "-max-calls", "41"}, 1,
 			[]string{"42 calls in the window, over the threshold of 41"}, ""},
 	}

@@ -123,6 +123,8 @@ type Reports interface {
 	Propagation(ctx context.Context, f queries.Filter) ([]queries.PropagationRow, error)
 	Violations(ctx context.Context, f queries.Filter, p queries.Page) (queries.ViolationPage, error)
 	Audit(ctx context.Context, f queries.AuditFilter, p queries.Page) (queries.AuditPage, error)
+	// Window is the window every report over [from, to) reads.
+	Window(from, to time.Time) (time.Time, time.Time)
 }
 
 var _ Reports = (*queries.Runner)(nil)
@@ -325,7 +327,7 @@ func (s *Server) serve(e *endpoint) gin.HandlerFunc {
 			s.fail(c, e, err)
 			return
 		}
-		q := query{v: v, now: s.now().UTC()}
+		q := query{v: v, now: s.now().UTC(), window: s.reports.Window}
 		if err := q.check(e.params); err != nil {
 			s.fail(c, e, err)
 			return

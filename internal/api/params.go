@@ -52,6 +52,8 @@ var (
 		desc: "Highest share of the tool's calls in the window going through an adapter that still allows retiring it: a fraction (`0.005`) or a percentage (`0.5%`)."}
 	pLongSession = param{name: "long_session", schema: strSchema, example: "24h",
 		desc: "Session age from which a caller counts as long-running (`24h`, `3d`). Default 24h."}
+	pUnknownCallers = param{name: "unknown_callers", schema: map[string]any{"type": "string", "enum": []string{"at_risk", "safe"}},
+		desc: "How calls without a session age or a privilege are judged: `at_risk` (the default) puts an adapter they use at risk, `safe` counts them as short-lived and unprivileged."}
 	pAdapter    = param{name: "adapter", schema: strSchema, desc: "Only this adapter id."}
 	pTopClients = param{name: "top_clients", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 100},
 		desc: "How many blocking clients to list per adapter. Default 5."}
@@ -102,6 +104,8 @@ func parseQuery(raw string) (url.Values, error) {
 type query struct {
 	v   url.Values
 	now time.Time
+	// window resolves a window as the reports read it (Reports.Window).
+	window func(from, to time.Time) (time.Time, time.Time)
 }
 
 // check rejects the parameters the endpoint does not take and the repeated
@@ -169,6 +173,11 @@ func (q query) filter(tenant string, window bool) (queries.Filter, error) {
 	if !from.Before(to) {
 		return queries.Filter{}, badParam("from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
+	// Every report reads, and its response states, the same window: as
+	// asked where the minutely tier holds its edges, else widened to them.
+	if q.window != nil {
+		from, to = q.window(from, to)
+	}
 	var excl []string
 	for _, c := range q.v["exclude_client"] {
 		if c = strings.TrimSpace(c); c == "" {
@@ -235,7 +244,17 @@ func (q query) retirement() (queries.RetirementOptions, apiclient.Thresholds, er
 		}
 		o.TopClients = n
 	}
-	th := apiclient.Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients}
+	switch s := q.get("unknown_callers"); s {
+	case "", "at_risk":
+	case "safe":
+		o.UnknownSafe = true
+	default:
+		return o, apiclient.Thresholds{}, badParam("unknown_callers", "invalid value %q: want at_risk or safe", s)
+	}
+	th := apiclient.Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients, UnknownCallers: "at_risk"}
+	if o.UnknownSafe {
+		th.UnknownCallers = "safe"
+	}
 	if o.MaxCalls >= 0 {
 		th.MaxCalls = &o.MaxCalls
 	}

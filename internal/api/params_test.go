@@ -63,6 +63,7 @@ func TestBadParameters(t *testing.T) {
 		{ar + "?long_session=0s", "long_session", "positive duration"},
 		{ar + "?long_session=forever", "long_session", "positive duration"},
 		{ar + "?top_clients=0", "top_clients", "from 1 to 100"},
+		{ar + "?unknown_callers=ignore", "unknown_callers", "at_risk or safe"},
 		{ar + "?run=r1", "run", "unknown parameter"},
 		{vi + "?limit=0", "limit", "from 1 to 1000"},
 		{vi + "?limit=5000", "limit", "from 1 to 1000"},

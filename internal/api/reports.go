@@ -114,7 +114,7 @@ var endpoints = withScopes([]*endpoint{
 		description: "Every compatibility adapter, declared by a server or seen on calls, with its remaining use in the window and a verdict: " +
 			"`ready` (within the thresholds, no long-running or privileged caller), `blocked` (over a threshold) or `at_risk` (within the thresholds, but some callers are long-running sessions or destructive/credentialed), " +
 			"with the reason, the blocking clients and a what-if: the calls that would have been rejected without the adapter. Excluded clients are left out of every figure.",
-		params:     withFormat(filterParams, []param{pWindow, pMaxCalls, pMaxShare, pLongSession, pAdapter, pTopClients}),
+		params:     withFormat(filterParams, []param{pWindow, pMaxCalls, pMaxShare, pLongSession, pUnknownCallers, pAdapter, pTopClients}),
 		rowType:    reflect.TypeFor[queries.AdapterRow](),
 		thresholds: true,
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {

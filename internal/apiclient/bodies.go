@@ -80,6 +80,9 @@ type Thresholds struct {
 	LongSessionS int64 `json:"long_session_s"`
 	// TopClients is how many blocking clients are listed per adapter.
 	TopClients int `json:"top_clients"`
+	// UnknownCallers is how calls without a session age or privilege
+	// were judged: "at_risk" or "safe".
+	UnknownCallers string `json:"unknown_callers"`
 }
 
 // DescribeThresholds says in words what th allows.
@@ -91,8 +94,12 @@ func DescribeThresholds(th Thresholds) string {
 	if th.MaxShare != nil {
 		parts = append(parts, "at most "+humanize.Percent(*th.MaxShare)+" of the tool's calls")
 	}
-	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running",
-		strings.Join(parts, " and "), humanize.Age(th.LongSessionS))
+	unknown := "put an adapter at risk"
+	if th.UnknownCallers == "safe" {
+		unknown = "count as safe"
+	}
+	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running; calls without a session age or privilege %s",
+		strings.Join(parts, " and "), humanize.Age(th.LongSessionS), unknown)
 }
 
 // DefaultWindow is how far back, from its end, a report reads when it is

@@ -97,10 +97,13 @@ func (d Decision) Markdown(w io.Writer) error {
 		[2]string{"Calls through the adapter", fmt.Sprint(a.Calls)},
 		[2]string{"Share of the tool's calls", fmt.Sprintf("%s (%d of %d)", humanize.Percent(a.Share), a.Calls, a.ToolCalls)},
 	)
-	if a.LastSeen != nil {
-		rows = append(rows, [2]string{"Last seen", render.HumanTime(*a.LastSeen)})
-	} else {
-		rows = append(rows, [2]string{"Last seen", "not in the window"})
+	switch {
+	case a.LastSeen == nil:
+		rows = append(rows, [2]string{"Last seen", "never (no call through it is stored)"})
+	case a.LastSeenInWindow:
+		rows = append(rows, [2]string{"Last seen", render.HumanTime(*a.LastSeen) + " (in the window)"})
+	default:
+		rows = append(rows, [2]string{"Last seen", render.HumanTime(*a.LastSeen) + " (not in the window)"})
 	}
 	if a.Calls > 0 {
 		services := ""
@@ -113,9 +116,12 @@ func (d Decision) Markdown(w io.Writer) error {
 		}
 		rows = append(rows,
 			[2]string{"Sessions, clients, services", fmt.Sprintf("%d, %d, %d%s", a.Sessions, a.Clients, a.Services, services)},
-			[2]string{"Highest privilege", render.EscapeMarkdown(a.MaxPrivilege)},
-			[2]string{"Oldest session", humanize.Age(a.MaxSessionAgeS)},
+			[2]string{"Highest privilege", orUnknown(render.EscapeMarkdown(a.MaxPrivilege), a.UnknownPrivilegeCalls)},
+			[2]string{"Oldest session", orUnknown(age(a.MaxSessionAgeS), a.UnknownAgeCalls)},
 		)
+	}
+	if a.RemovedToolSuccesses > 0 {
+		rows = append(rows, [2]string{"Removed-tool successes", fmt.Sprintf("%d (a removed tool's call succeeded through it)", a.RemovedToolSuccesses)})
 	}
 	switch {
 	case a.WindowEnd == nil:
@@ -133,7 +139,8 @@ func (d Decision) Markdown(w io.Writer) error {
 	if len(a.BlockingClients) > 0 {
 		b.WriteString("\n#### Blocking clients\n\n| Client | Calls | Oldest session | Highest privilege |\n| --- | ---: | ---: | --- |\n")
 		for _, c := range a.BlockingClients {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", code(c.Client), c.Calls, humanize.Age(c.MaxSessionAgeS), render.EscapeMarkdown(c.MaxPrivilege))
+			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", code(c.Client), c.Calls,
+				orUnknown(age(c.MaxSessionAgeS), c.UnknownAgeCalls), orUnknown(render.EscapeMarkdown(c.MaxPrivilege), c.UnknownPrivilegeCalls))
 		}
 		if n := len(a.Callers); a.Verdict == queries.VerdictBlocked && n > len(a.BlockingClients) {
 			fmt.Fprintf(&b, "\n%d clients call it; the table lists the %d with the most calls.\n", n, len(a.BlockingClients))
@@ -170,4 +177,27 @@ func plural(n uint64, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// age is a session age in words, "—" when no call gave one.
+func age(s *int64) string {
+	if s == nil {
+		return "—"
+	}
+	return humanize.Age(*s)
+}
+
+// orUnknown adds to a known figure how many calls did not give it.
+func orUnknown(known string, unknown uint64) string {
+	n := fmt.Sprintf("%d calls", unknown)
+	if unknown == 1 {
+		n = "1 call"
+	}
+	switch {
+	case unknown == 0:
+		return known
+	case known == "" || known == "—":
+		return "unknown (" + n + " without it)"
+	}
+	return known + " (and " + n + " without it)"
 }

@@ -29,11 +29,11 @@ func TestDecide(t *testing.T) {
 	ready := queries.AdapterRow{AdapterID: "a/1-2", Tool: "a", Registered: true, Verdict: queries.VerdictReady, Reason: "no calls in the window", ToolCalls: 10}
 	blocked := queries.AdapterRow{
 		AdapterID: "b|x", Tool: "b_tool", Verdict: queries.VerdictBlocked, Reason: "3 calls in the window, over the threshold of 0",
-		Calls: 3, ToolCalls: 12, Share: 0.25, WouldBeRejected: 3, LastSeen: &last, Sessions: 2, Clients: 2, Services: 1,
-		ServiceNames: []string{"svc"}, MaxPrivilege: "write", MaxSessionAgeS: 7200,
+		Calls: 3, ToolCalls: 12, Share: 0.25, WouldBeRejected: 3, LastSeen: &last, LastSeenInWindow: true, Sessions: 2, Clients: 2, Services: 1,
+		ServiceNames: []string{"svc"}, MaxPrivilege: "write", MaxSessionAgeS: age(7200),
 		Callers: []queries.ClientUsage{
-			{Client: "c`1@1.0", Calls: 2, MaxSessionAgeS: 7200, MaxPrivilege: "write"},
-			{Client: "c2", Calls: 1, MaxSessionAgeS: 60, MaxPrivilege: "read"},
+			{Client: "c`1@1.0", Calls: 2, MaxSessionAgeS: age(7200), MaxPrivilege: "write"},
+			{Client: "c2", Calls: 1, MaxSessionAgeS: age(60), MaxPrivilege: "read"},
 		},
 	}
 	blocked.BlockingClients = blocked.Callers[:1]
@@ -75,7 +75,7 @@ func TestDecide(t *testing.T) {
 		"| Tool | `b_tool`; not declared by any server (seen on calls only) |",
 		"| Excluded clients | `ci` |",
 		"| Share of the tool's calls | 25.00% (3 of 12) |",
-		"| Last seen | 2099-03-15 08:00:00Z |",
+		"| Last seen | 2099-03-15 08:00:00Z (in the window) |",
 		"| Sessions, clients, services | 2, 2, 1 (svc) |",
 		"| Declared window end | none declared |",
 		"| c\\`1@1.0 | 2 | 2h | write |",
@@ -87,3 +87,5 @@ func TestDecide(t *testing.T) {
 		}
 	}
 }
+
+func age(s int64) *int64 { return &s }

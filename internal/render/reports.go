@@ -99,8 +99,9 @@ func Repairs(rows []queries.RepairRow, f Format) Table {
 	t := Table{Title: "Repairs", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
 		{Name: "stale_rejections", Title: "Stale rejections", Numeric: true},
+		{Name: "rejections", Title: "All rejections", Numeric: true, Wide: true},
 		{Name: "retry_calls", Title: "Retries", Numeric: true},
-		{Name: "amplification", Title: "Retries/stale", Numeric: true},
+		{Name: "amplification", Title: "Retries/rejection", Numeric: true},
 		{Name: "refresh_retries", Title: "Refresh+retry", Numeric: true},
 		{Name: "model_repairs", Title: "Model repairs", Numeric: true},
 		{Name: "human_approvals", Title: "Human approvals", Numeric: true},
@@ -110,14 +111,17 @@ func Repairs(rows []queries.RepairRow, f Format) Table {
 		{Name: "automatic_succeeded", Title: "Automatic ok", Numeric: true, Detail: true},
 		{Name: "automatic_failed", Title: "Automatic failed", Numeric: true, Detail: true},
 		{Name: "automatic_success_rate", Title: "Automatic success", Numeric: true},
-		{Name: "repair_p50_ms", Title: "Repair p50", Numeric: true},
-		{Name: "repair_p95_ms", Title: "Repair p95", Numeric: true},
+		{Name: "automatic_repair_p50_ms", Title: "Automatic p50", Numeric: true},
+		{Name: "automatic_repair_p95_ms", Title: "Automatic p95", Numeric: true},
+		{Name: "human_repair_p50_ms", Title: "Human p50", Numeric: true, Wide: true},
+		{Name: "human_repair_p95_ms", Title: "Human p95", Numeric: true, Wide: true},
 	}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{r.Tool, v.uint(r.StaleRejections), v.uint(r.RetryCalls), v.float(r.Amplification),
+		t.Rows = append(t.Rows, []string{r.Tool, v.uint(r.StaleRejections), v.uint(r.Rejections), v.uint(r.RetryCalls), v.floatPtr(r.Amplification),
 			v.uint(r.RefreshRetries), v.uint(r.ModelRepairs), v.uint(r.HumanApprovals), v.uint(r.HumanApprovalsDenied),
 			v.uint(r.Abandons), v.uint(r.AutomaticRepairs), v.uint(r.AutomaticSucceeded), v.uint(r.AutomaticFailed),
-			v.ratio(r.AutomaticSuccessRate), v.ms(r.RepairP50Ms), v.ms(r.RepairP95Ms)})
+			v.ratioPtr(r.AutomaticSuccessRate), v.ms(r.AutomaticRepairP50Ms), v.ms(r.AutomaticRepairP95Ms),
+			v.ms(r.HumanRepairP50Ms), v.ms(r.HumanRepairP95Ms)})
 	}
 	return t
 }
@@ -144,8 +148,12 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 		{Name: "service_names", Title: "Service names", Detail: true},
 		{Name: "max_privilege", Title: "Max privilege"},
 		{Name: "max_session_age_s", Title: "Oldest session", Numeric: true},
+		{Name: "unknown_age_calls", Title: "Calls without age", Numeric: true, Wide: true},
+		{Name: "unknown_privilege_calls", Title: "Calls without privilege", Numeric: true, Wide: true},
+		{Name: "removed_tool_successes", Title: "Removed-tool successes", Numeric: true, Wide: true},
 		{Name: "first_seen", Title: "First seen", Detail: true},
 		{Name: "last_seen", Title: "Last seen"},
+		{Name: "last_seen_in_window", Title: "Last seen in window", Detail: true},
 		{Name: "window_end", Title: "Window end"},
 		{Name: "window_ended", Title: "Window ended", Detail: true},
 		{Name: "blocking_clients", Title: "Blocking clients"},
@@ -157,10 +165,15 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 		if !v.machine && r.WindowEnded {
 			windowEnd += " (ended)"
 		}
+		lastSeen := v.timePtr(r.LastSeen)
+		if !v.machine && r.LastSeen != nil && !r.LastSeenInWindow {
+			lastSeen += " (not in the window)"
+		}
 		t.Rows = append(t.Rows, []string{r.AdapterID, r.Tool, v.yes(r.Registered), v.rev(r.RevisionFrom), v.rev(r.RevisionTo),
 			r.ChangeClass, r.Verdict, v.uint(r.Calls), v.uint(r.ToolCalls), v.ratio(r.Share), v.uint(r.WouldBeRejected),
 			v.uint(r.Sessions), v.uint(r.Clients), v.uint(r.Services), v.list(r.ServiceNames), r.MaxPrivilege,
-			v.age(r.MaxSessionAgeS), v.timePtr(r.FirstSeen), v.timePtr(r.LastSeen), windowEnd, v.yes(r.WindowEnded),
+			v.age(r.MaxSessionAgeS), v.uint(r.UnknownAgeCalls), v.uint(r.UnknownPrivilegeCalls), v.uint(r.RemovedToolSuccesses),
+			v.timePtr(r.FirstSeen), lastSeen, v.yes(r.LastSeenInWindow), windowEnd, v.yes(r.WindowEnded),
 			v.clients(r.BlockingClients), v.clients(r.Callers), r.Reason})
 	}
 	return t
@@ -186,9 +199,13 @@ func Propagation(rows []queries.PropagationRow, f Format) Table {
 		if tool == "" && !v.machine {
 			tool = "(no tool named)"
 		}
-		lagMax := float64(r.LagMaxMs)
+		var lagMax *float64
+		if r.LagMaxMs != nil {
+			f := float64(*r.LagMaxMs)
+			lagMax = &f
+		}
 		t.Rows = append(t.Rows, []string{tool, v.uint(r.NotifiedSessions), v.uint(r.RefreshedSessions), v.uint(r.NeverRefreshed),
-			v.ms(r.LagP50Ms), v.ms(r.LagP95Ms), v.ms(&lagMax), v.uint(r.StaleCallsAfterNotice), v.uint(r.StaleCallsAfterRefresh),
+			v.ms(r.LagP50Ms), v.ms(r.LagP95Ms), v.ms(lagMax), v.uint(r.StaleCallsAfterNotice), v.uint(r.StaleCallsAfterRefresh),
 			v.uint(r.SessionsWithStaleCalls)})
 	}
 	return t
@@ -305,11 +322,38 @@ func (v values) ratio(f float64) string {
 	return humanize.Percent(f)
 }
 
-// ms formats a duration in milliseconds; nil is empty.
+// none is what people read for a figure that does not exist (a ratio with
+// nothing to divide by, an age no call gave); machines read an empty cell.
+const none = "—"
+
+func (v values) null() string {
+	if v.machine {
+		return ""
+	}
+	return none
+}
+
+// ratioPtr formats a ratio that may not exist.
+func (v values) ratioPtr(f *float64) string {
+	if f == nil {
+		return v.null()
+	}
+	return v.ratio(*f)
+}
+
+// floatPtr formats a figure that may not exist.
+func (v values) floatPtr(f *float64) string {
+	if f == nil {
+		return v.null()
+	}
+	return v.float(*f)
+}
+
+// ms formats a duration in milliseconds; nil does not exist.
 func (v values) ms(p *float64) string {
 	switch {
 	case p == nil:
-		return ""
+		return v.null()
 	case v.machine:
 		return decimal(*p)
 	case *p < 1000:
@@ -322,14 +366,15 @@ func (v values) ms(p *float64) string {
 	return strconv.FormatFloat(*p/3_600_000, 'f', 1, 64) + "h"
 }
 
-func (v values) age(s int64) string {
-	if v.machine {
-		return strconv.FormatInt(s, 10)
+// age formats a session age in seconds; nil is unknown.
+func (v values) age(s *int64) string {
+	switch {
+	case s == nil:
+		return v.null()
+	case v.machine:
+		return strconv.FormatInt(*s, 10)
 	}
-	if s == 0 {
-		return ""
-	}
-	return humanize.Age(s)
+	return humanize.Age(*s)
 }
 
 func (v values) yes(b bool) string {

@@ -540,7 +540,7 @@ func TestDriftEndToEnd(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(rep) != 1 || rep[0].RefreshRetries != 1 || rep[0].AutomaticSucceeded != 1 || rep[0].AutomaticSuccessRate != 1 {
+				if len(rep) != 1 || rep[0].RefreshRetries != 1 || rep[0].AutomaticSucceeded != 1 || rep[0].AutomaticSuccessRate == nil || *rep[0].AutomaticSuccessRate != 1 {
 					t.Errorf("repairs %+v", rep)
 				}
 			})

@@ -307,8 +307,9 @@ var reports = map[string]report{
 		cols: []column[repairRow]{
 			text("tool", "Tool", func(r repairRow) string { return r.Tool }),
 			count("stale_rejections", "Stale rejections", func(r repairRow) uint64 { return r.StaleRejections }),
+			count("rejections", "Rejections", func(r repairRow) uint64 { return r.Rejections }),
 			count("retry_calls", "Retries", func(r repairRow) uint64 { return r.RetryCalls }),
-			col("amplification", "Retries per stale rejection", "x", func(r repairRow) float64 { return r.Amplification }),
+			col("amplification", "Retries per rejection", "x", func(r repairRow) *float64 { return r.Amplification }),
 			count("refresh_retries", "Refresh and retry", func(r repairRow) uint64 { return r.RefreshRetries }),
 			count("model_repairs", "Model repairs", func(r repairRow) uint64 { return r.ModelRepairs }),
 			count("human_approvals", "Human approvals", func(r repairRow) uint64 { return r.HumanApprovals }),
@@ -317,9 +318,11 @@ var reports = map[string]report{
 			count("automatic_repairs", "Automatic repairs", func(r repairRow) uint64 { return r.AutomaticRepairs }),
 			count("automatic_succeeded", "Automatic succeeded", func(r repairRow) uint64 { return r.AutomaticSucceeded }),
 			count("automatic_failed", "Automatic failed", func(r repairRow) uint64 { return r.AutomaticFailed }),
-			col("automatic_success_rate", "Automatic success rate", unitPercent, func(r repairRow) float64 { return r.AutomaticSuccessRate }),
-			col("repair_p50_ms", "Time to repair p50", unitMs, func(r repairRow) *float64 { return r.RepairP50Ms }),
-			col("repair_p95_ms", "Time to repair p95", unitMs, func(r repairRow) *float64 { return r.RepairP95Ms }),
+			col("automatic_success_rate", "Automatic success rate", unitPercent, func(r repairRow) *float64 { return r.AutomaticSuccessRate }),
+			col("automatic_repair_p50_ms", "Automatic time to repair p50", unitMs, func(r repairRow) *float64 { return r.AutomaticRepairP50Ms }),
+			col("automatic_repair_p95_ms", "Automatic time to repair p95", unitMs, func(r repairRow) *float64 { return r.AutomaticRepairP95Ms }),
+			col("human_repair_p50_ms", "Human time to repair p50", unitMs, func(r repairRow) *float64 { return r.HumanRepairP50Ms }),
+			col("human_repair_p95_ms", "Human time to repair p95", unitMs, func(r repairRow) *float64 { return r.HumanRepairP95Ms }),
 		},
 		metrics: []metric[repairRow]{
 			sum("stale_rejections", "Stale rejections", func(r repairRow) uint64 { return r.StaleRejections }),
@@ -332,7 +335,9 @@ var reports = map[string]report{
 			sum("human_approvals", "Human approvals", func(r repairRow) uint64 { return r.HumanApprovals }),
 			sum("human_approvals_denied", "Human approvals denied", func(r repairRow) uint64 { return r.HumanApprovalsDenied }),
 			sum("abandons", "Abandoned", func(r repairRow) uint64 { return r.Abandons }),
-			peak("repair_p95_ms", "Time to repair p95", unitMs, func(r repairRow) *float64 { return r.RepairP95Ms }),
+			sum("rejections", "Rejections", func(r repairRow) uint64 { return r.Rejections }),
+			peak("automatic_repair_p95_ms", "Automatic time to repair p95", unitMs, func(r repairRow) *float64 { return r.AutomaticRepairP95Ms }),
+			peak("human_repair_p95_ms", "Human time to repair p95", unitMs, func(r repairRow) *float64 { return r.HumanRepairP95Ms }),
 		},
 		dims: []dimension[repairRow]{
 			dim("tool", func(r repairRow) string { return r.Tool }),
@@ -358,7 +363,7 @@ var reports = map[string]report{
 			count("services", "Services", func(r adapterRow) uint64 { return r.Services }),
 			text("service_names", "Service names", func(r adapterRow) string { return joinComma(r.ServiceNames) }),
 			text("max_privilege", "Highest privilege", func(r adapterRow) string { return r.MaxPrivilege }),
-			col("max_session_age_s", "Oldest session", unitSeconds, func(r adapterRow) int64 { return r.MaxSessionAgeS }),
+			col("max_session_age_s", "Oldest session", unitSeconds, func(r adapterRow) *int64 { return r.MaxSessionAgeS }),
 			flag("registered", "Declared", func(r adapterRow) bool { return r.Registered }),
 			text("revision_from", "From revision", func(r adapterRow) string { return r.RevisionFrom }),
 			text("revision_to", "To revision", func(r adapterRow) string { return r.RevisionTo }),
@@ -386,7 +391,7 @@ var reports = map[string]report{
 			count("never_refreshed", "Never refreshed", func(r propagationRow) uint64 { return r.NeverRefreshed }),
 			col("lag_p50_ms", "Refresh lag p50", unitMs, func(r propagationRow) *float64 { return r.LagP50Ms }),
 			col("lag_p95_ms", "Refresh lag p95", unitMs, func(r propagationRow) *float64 { return r.LagP95Ms }),
-			col("lag_max_ms", "Refresh lag max", unitMs, func(r propagationRow) int64 { return r.LagMaxMs }),
+			col("lag_max_ms", "Refresh lag max", unitMs, func(r propagationRow) *int64 { return r.LagMaxMs }),
 			count("stale_calls_after_notice", "Stale calls after notice", func(r propagationRow) uint64 { return r.StaleCallsAfterNotice }),
 			count("stale_calls_after_refresh", "Stale calls after refresh", func(r propagationRow) uint64 { return r.StaleCallsAfterRefresh }),
 			count("sessions_with_stale_calls", "Sessions with stale calls", func(r propagationRow) uint64 { return r.SessionsWithStaleCalls }),
@@ -400,10 +405,10 @@ var reports = map[string]report{
 			peak("lag_p50_ms", "Refresh lag p50", unitMs, func(r propagationRow) *float64 { return r.LagP50Ms }),
 			peak("lag_p95_ms", "Refresh lag p95", unitMs, func(r propagationRow) *float64 { return r.LagP95Ms }),
 			peak("lag_max_ms", "Refresh lag max", unitMs, func(r propagationRow) *float64 {
-				v := float64(r.LagMaxMs)
-				if r.RefreshedSessions == 0 {
+				if r.LagMaxMs == nil {
 					return nil
 				}
+				v := float64(*r.LagMaxMs)
 				return &v
 			}),
 		},

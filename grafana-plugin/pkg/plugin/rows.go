@@ -79,8 +79,9 @@ func clientKey(name, version string) string {
 type repairRow struct {
 	Tool                 string   `json:"tool"`
 	StaleRejections      uint64   `json:"stale_rejections"`
+	Rejections           uint64   `json:"rejections"`
 	RetryCalls           uint64   `json:"retry_calls"`
-	Amplification        float64  `json:"amplification"`
+	Amplification        *float64 `json:"amplification"`
 	RefreshRetries       uint64   `json:"refresh_retries"`
 	ModelRepairs         uint64   `json:"model_repairs"`
 	HumanApprovals       uint64   `json:"human_approvals"`
@@ -89,15 +90,17 @@ type repairRow struct {
 	AutomaticRepairs     uint64   `json:"automatic_repairs"`
 	AutomaticSucceeded   uint64   `json:"automatic_succeeded"`
 	AutomaticFailed      uint64   `json:"automatic_failed"`
-	AutomaticSuccessRate float64  `json:"automatic_success_rate"`
-	RepairP50Ms          *float64 `json:"repair_p50_ms"`
-	RepairP95Ms          *float64 `json:"repair_p95_ms"`
+	AutomaticSuccessRate *float64 `json:"automatic_success_rate"`
+	AutomaticRepairP50Ms *float64 `json:"automatic_repair_p50_ms"`
+	AutomaticRepairP95Ms *float64 `json:"automatic_repair_p95_ms"`
+	HumanRepairP50Ms     *float64 `json:"human_repair_p50_ms"`
+	HumanRepairP95Ms     *float64 `json:"human_repair_p95_ms"`
 }
 
 type clientUsage struct {
 	Client         string `json:"client"`
 	Calls          uint64 `json:"calls"`
-	MaxSessionAgeS int64  `json:"max_session_age_s"`
+	MaxSessionAgeS *int64 `json:"max_session_age_s"`
 	MaxPrivilege   string `json:"max_privilege"`
 }
 
@@ -121,7 +124,7 @@ type adapterRow struct {
 	Services        uint64        `json:"services"`
 	ServiceNames    []string      `json:"service_names"`
 	MaxPrivilege    string        `json:"max_privilege"`
-	MaxSessionAgeS  int64         `json:"max_session_age_s"`
+	MaxSessionAgeS  *int64        `json:"max_session_age_s"`
 	Callers         []clientUsage `json:"callers"`
 	Verdict         string        `json:"verdict"`
 	Reason          string        `json:"reason"`
@@ -135,7 +138,7 @@ type propagationRow struct {
 	NeverRefreshed         uint64   `json:"never_refreshed"`
 	LagP50Ms               *float64 `json:"lag_p50_ms"`
 	LagP95Ms               *float64 `json:"lag_p95_ms"`
-	LagMaxMs               int64    `json:"lag_max_ms"`
+	LagMaxMs               *int64   `json:"lag_max_ms"`
 	StaleCallsAfterNotice  uint64   `json:"stale_calls_after_notice"`
 	StaleCallsAfterRefresh uint64   `json:"stale_calls_after_refresh"`
 	SessionsWithStaleCalls uint64   `json:"sessions_with_stale_calls"`

@@ -4,6 +4,8 @@ per_client AS
     SELECT adapter_id, tool, client_name, client_version,
            sum(t.calls) AS calls,
            sum(t.normalized) AS normalized,
+           sum(t.calls_unknown_age) AS unknown_age,
+           sumIf(t.calls, t.privilege = '') AS unknown_privilege,
            uniqHLL12MergeState(t.sessions) AS sessions,
            groupUniqArray(t.service) AS services,
            max(t.privilege) AS max_privilege,
@@ -13,12 +15,13 @@ per_client AS
     FROM
     (
     SELECT toStartOfMinute(time) AS bucket, adapter_id, tool, service, environment, client_name, client_version, privilege,
-           count() AS calls, countIf(outcome = 'normalized') AS normalized,
+           count() AS calls, countIf(outcome = 'normalized') AS normalized, countIf(session_age_s <= 0) AS calls_unknown_age,
            uniqHLL12StateIf(session, session != '') AS sessions, min(time) AS first_seen, max(time) AS last_seen,
            max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
       AND adapter_id != ''
   AND tool = {tool:String}
   AND service = {service:String}
@@ -29,7 +32,7 @@ per_client AS
     GROUP BY bucket, adapter_id, tool, service, environment, client_name, client_version, privilege
     UNION ALL
     SELECT hour AS bucket, adapter_id, tool, service, environment, client_name, client_version, privilege,
-       calls, normalized, sessions, first_seen, last_seen, max_session_age_s
+       calls, normalized, calls_unknown_age, sessions, first_seen, last_seen, max_session_age_s
     FROM mcpdrift.adapted_1h
     WHERE tenant = {tenant:String}
       AND ((hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')}) OR (hour >= {d_from_0:DateTime('UTC')} AND hour < {d_to_0:DateTime('UTC')} OR hour >= {d_from_1:DateTime('UTC')} AND hour < {d_to_1:DateTime('UTC')}))
@@ -48,6 +51,8 @@ used AS
            argMax(p.tool, p.calls) AS tool,
            sum(p.calls) AS calls,
            sum(p.normalized) AS normalized,
+           sum(p.unknown_age) AS unknown_age,
+           sum(p.unknown_privilege) AS unknown_privilege,
            uniqHLL12Merge(p.sessions) AS sessions,
            countIf(p.client_name != '' OR p.client_version != '') AS clients,
            arraySort(arrayFilter(s -> s != '', groupUniqArrayArray(p.services))) AS service_names,
@@ -55,9 +60,61 @@ used AS
            max(p.max_session_age_s) AS max_session_age_s,
            min(p.first_seen) AS first_seen,
            max(p.last_seen) AS last_seen,
-           groupArray(CAST((p.client_name, p.client_version, p.calls, p.max_session_age_s, toString(p.max_privilege)),
-                           'Tuple(name String, version String, calls UInt64, max_session_age_s Int64, max_privilege String)')) AS callers
+           groupArray(CAST((p.client_name, p.client_version, p.calls, p.max_session_age_s, toString(p.max_privilege),
+                            p.unknown_age, p.unknown_privilege),
+                           'Tuple(name String, version String, calls UInt64, max_session_age_s Int64, max_privilege String, unknown_age UInt64, unknown_privilege UInt64)')) AS callers
     FROM per_client AS p
+    GROUP BY adapter_id
+),
+violated AS
+(
+    SELECT adapter_id, count() AS violations
+    FROM
+    (
+        SELECT adapter_id
+        FROM mcpdrift.violation_candidates
+        WHERE tenant = {tenant:String}
+          AND kind = 'removed_tool_success'
+          AND adapter_id != ''
+  AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+        UNION ALL
+        SELECT adapter_id
+        FROM mcpdrift.adapter_call_candidates
+        WHERE tenant = {tenant:String}
+          AND adapter_id IN
+              (SELECT adapter_id FROM mcpdrift.adapters
+               WHERE tenant = {tenant:String}
+               GROUP BY adapter_id
+               HAVING argMax(change_class, declared_at) = 'removal')
+  AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    )
+    GROUP BY adapter_id
+),
+before AS
+(
+    SELECT b.adapter_id AS adapter_id, max(b.last_seen) AS last_seen
+    FROM mcpdrift.adapted_1h AS b
+    WHERE b.tenant = {tenant:String}
+      AND b.hour <= toStartOfHour({from:DateTime64(9, 'UTC')})
+      AND b.last_seen < {from:DateTime64(9, 'UTC')}
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     GROUP BY adapter_id
 ),
 traffic AS
@@ -88,6 +145,7 @@ traffic AS
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code
     )
@@ -160,16 +218,22 @@ SELECT
     t.tool_calls AS tool_calls,
     if(t.tool_calls > 0, u.calls / t.tool_calls, 0) AS share,
     if(u.calls > 0, u.first_seen, NULL) AS first_seen,
-    if(u.calls > 0, u.last_seen, NULL) AS last_seen,
+    multiIf(u.calls > 0, u.last_seen, e.adapter_id != '', e.last_seen, NULL) AS last_seen,
+    toBool(u.calls > 0) AS last_seen_in_window,
+    u.unknown_age AS unknown_age_calls,
+    u.unknown_privilege AS unknown_privilege_calls,
+    v.violations AS removed_tool_successes,
     u.sessions AS sessions,
     u.clients AS clients,
     length(u.service_names) AS services,
     u.service_names AS service_names,
     if(u.calls > 0, toString(u.max_privilege), '') AS max_privilege,
-    u.max_session_age_s AS max_session_age_s,
+    if(u.max_session_age_s > 0, u.max_session_age_s, NULL) AS max_session_age_s,
     u.callers AS callers_raw
 FROM registry AS r
 FULL OUTER JOIN used AS u ON u.adapter_id = r.adapter_id
 LEFT JOIN traffic AS t ON t.tool = if(r.adapter_id != '', r.tool, u.tool)
+LEFT JOIN before AS e ON e.adapter_id = if(r.adapter_id != '', r.adapter_id, u.adapter_id)
+LEFT JOIN violated AS v ON v.adapter_id = if(r.adapter_id != '', r.adapter_id, u.adapter_id)
 ORDER BY adapter_id
 SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0

@@ -27,6 +27,7 @@ traffic_by_tool AS
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code
     )
@@ -104,11 +105,12 @@ FROM
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code
     )
     WHERE tenant = {tenant:String}
-      AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+      AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}

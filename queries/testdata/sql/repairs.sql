@@ -3,6 +3,7 @@ call_totals AS
 (
     SELECT tool,
            sum(t.calls_rejected_stale) AS stale_rejections,
+           sum(t.calls_rejected) + sum(t.calls_removed) AS rejections,
            sum(t.retries) AS retry_calls
     FROM
     (
@@ -21,6 +22,7 @@ call_totals AS
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -59,21 +61,29 @@ repair_totals AS
            sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
            sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
            sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
-           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success') AS repair_ms
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
+               AND t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair')) AS automatic_ms,
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
+               AND NOT (t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair'))) AS human_ms
     FROM
     (
-    SELECT minute AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
-       repair_result, service, environment, client_name, client_version, repairs, duration_ms,
-       first_seen, last_seen
-    FROM mcpdrift.repairs_1m
+    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+           repair_result, service, environment, client_name, client_version, count() AS repairs,
+           quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0) AS duration_ms,
+           min(time) AS first_seen, max(time) AS last_seen
+    FROM mcpdrift.events
     WHERE tenant = {tenant:String}
-      AND (minute >= {m_from_0:DateTime('UTC')} AND minute < {m_to_0:DateTime('UTC')} OR minute >= {m_from_1:DateTime('UTC')} AND minute < {m_to_1:DateTime('UTC')})
+      AND event_name = 'mcp.drift.repair'
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
   AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+             repair_result, service, environment, client_name, client_version
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
        repair_result, service, environment, client_name, client_version, repairs, duration_ms,
@@ -106,8 +116,9 @@ repair_totals AS
 SELECT
     tool,
     stale_rejections,
+    rejections,
     retry_calls,
-    if(stale_rejections > 0, retry_calls / stale_rejections, 0) AS amplification,
+    if(rejections > 0, retry_calls / rejections, NULL) AS amplification,
     refresh_retries,
     model_repairs,
     human_approvals,
@@ -117,11 +128,13 @@ SELECT
     automatic_succeeded,
     automatic_failed,
     if(automatic_succeeded + automatic_failed > 0,
-       automatic_succeeded / (automatic_succeeded + automatic_failed), 0) AS automatic_success_rate,
-    if(empty(repair_ms) OR isNaN(repair_ms[1]), NULL, round(repair_ms[1], 1)) AS repair_p50_ms,
-    if(empty(repair_ms) OR isNaN(repair_ms[2]), NULL, round(repair_ms[2], 1)) AS repair_p95_ms
+       automatic_succeeded / (automatic_succeeded + automatic_failed), NULL) AS automatic_success_rate,
+    if(empty(automatic_ms) OR isNaN(automatic_ms[1]), NULL, round(automatic_ms[1], 1)) AS automatic_repair_p50_ms,
+    if(empty(automatic_ms) OR isNaN(automatic_ms[2]), NULL, round(automatic_ms[2], 1)) AS automatic_repair_p95_ms,
+    if(empty(human_ms) OR isNaN(human_ms[1]), NULL, round(human_ms[1], 1)) AS human_repair_p50_ms,
+    if(empty(human_ms) OR isNaN(human_ms[2]), NULL, round(human_ms[2], 1)) AS human_repair_p95_ms
 FROM call_totals
 FULL OUTER JOIN repair_totals USING (tool)
-WHERE stale_rejections > 0 OR retry_calls > 0 OR refresh_retries + model_repairs + human_approvals + abandons > 0
+WHERE rejections > 0 OR retry_calls > 0 OR refresh_retries + model_repairs + human_approvals + abandons > 0
 ORDER BY tool
 SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0

@@ -33,6 +33,7 @@ totals AS
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -74,6 +75,7 @@ halves AS
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {tm_from_0:DateTime('UTC')} AND time < {tm_to_0:DateTime('UTC')} OR time >= {tm_from_1:DateTime('UTC')} AND time < {tm_to_1:DateTime('UTC')} OR time >= {tm_from_2:DateTime('UTC')} AND time < {tm_to_2:DateTime('UTC')} OR time >= {tm_from_3:DateTime('UTC')} AND time < {tm_to_3:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}

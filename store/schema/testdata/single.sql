@@ -1454,6 +1454,99 @@ SETTINGS optimize_aggregation_in_order = 1, min_insert_block_size_rows = 100000,
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=f4fc39c462aeaf573442c2aeec1bffb78ad829e479561db9d31fc7013f4e29bc, name=session_sketches, version=8;
 
+DROP VIEW IF EXISTS mcpdrift.adapted_1h_mv;
+
+DROP VIEW IF EXISTS mcpdrift.rejected_1h_mv;
+
+DROP TABLE IF EXISTS mcpdrift.adapted_1h SYNC;
+
+ALTER TABLE mcpdrift.rejected_1h DELETE WHERE outcome = 'removed'
+SETTINGS mutations_sync = 2;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.adapted_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    adapter_id          LowCardinality(String),
+    tool                LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    privilege           Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    calls               SimpleAggregateFunction(sum, UInt64),
+    normalized          SimpleAggregateFunction(sum, UInt64),
+    calls_unknown_age   SimpleAggregateFunction(sum, UInt64),
+    sessions            AggregateFunction(uniqHLL12, String),
+    first_seen          SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_seen           SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    max_session_age_s   SimpleAggregateFunction(max, Int64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapted_1h_mv TO mcpdrift.adapted_1h AS
+SELECT tenant, toStartOfHour(time) AS hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       count() AS calls,
+       countIf(outcome = 'normalized') AS normalized,
+       countIf(session_age_s <= 0) AS calls_unknown_age,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND adapter_id != ''
+GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.rejected_1h_mv TO mcpdrift.rejected_1h AS
+SELECT tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+       environment, client_name, client_version,
+       sum(calls) AS calls,
+       sum(side_effects) AS side_effects,
+       uniqHLL12MergeState(sessions) AS sessions,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen
+FROM mcpdrift.calls_1h
+WHERE outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+         environment, client_name, client_version;
+
+INSERT INTO mcpdrift.adapted_1h
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant, toStartOfHour(time) AS hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       count() AS calls,
+       countIf(outcome = 'normalized') AS normalized,
+       countIf(session_age_s <= 0) AS calls_unknown_age,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND adapter_id != ''
+GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege;
+
+INSERT INTO mcpdrift.rejected_1h
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server, outcome, error_code, service,
+       environment, client_name, client_version,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       min(time) AS first_seen,
+       max(time) AS last_seen
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND outcome = 'removed'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome, error_code, service,
+         environment, client_name, client_version;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=b62cf43cd8db4922fb82fd9ebbd59885432c505aaaf0ea8373f3ed5795fcb9ca, name=unknown_callers, version=9;
+
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.recent_calls MODIFY TTL toDateTime(time) + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;

@@ -1,0 +1,100 @@
+package queries
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestJudgeUnknownCallers checks the verdicts at the edges the report's
+// figures cannot show alone: calls that did not say their session age or
+// privilege, a removed tool's success through the adapter, and reasons
+// without empty slots.
+func TestJudgeUnknownCallers(t *testing.T) {
+	now := time.Date(2099, 3, 16, 12, 0, 0, 0, time.UTC)
+	defaults := RetirementOptions{MaxCalls: 5, MaxShare: -1}
+	safe := defaults
+	safe.UnknownSafe = true
+	for _, tc := range []struct {
+		name     string
+		row      AdapterRow
+		callers  []rawCaller
+		o        RetirementOptions
+		verdict  string
+		reason   string
+		blocking []string
+	}{{
+		name: "unknown age is at risk",
+		row:  AdapterRow{Tool: "t", Calls: 3, MaxPrivilege: "read", UnknownAgeCalls: 2},
+		callers: []rawCaller{
+			{Name: "a", Version: "1", Calls: 2, MaxPrivilege: "read", UnknownAge: 2},
+			{Name: "b", Calls: 1, MaxSessionAgeS: 60, MaxPrivilege: "read"},
+		},
+		o:        defaults,
+		verdict:  VerdictAtRisk,
+		reason:   "3 calls within the threshold, but its callers include 2 calls without a session age (unknown, not assumed safe)",
+		blocking: []string{"a@1"},
+	}, {
+		name:     "unknown privilege is at risk",
+		row:      AdapterRow{Tool: "t", Calls: 1, MaxSessionAgeS: ptr(int64(60)), UnknownPrivilegeCalls: 1},
+		callers:  []rawCaller{{Name: "a", Calls: 1, MaxSessionAgeS: 60, UnknownPrivilege: 1}},
+		o:        defaults,
+		verdict:  VerdictAtRisk,
+		reason:   "1 call within the threshold, but its callers include 1 call without a privilege (unknown, not assumed safe)",
+		blocking: []string{"a"},
+	}, {
+		name:    "unknown judged safe on request, no empty slot",
+		row:     AdapterRow{Tool: "t", Calls: 1, UnknownAgeCalls: 1, UnknownPrivilegeCalls: 1},
+		callers: []rawCaller{{Name: "a", Calls: 1, UnknownAge: 1, UnknownPrivilege: 1}},
+		o:       safe,
+		verdict: VerdictReady,
+		reason:  "1 call within the threshold, from sessions of unknown age with unknown privilege; 1 call without a session age and 1 call without a privilege, judged safe as asked",
+	}, {
+		name:     "long and unknown together",
+		row:      AdapterRow{Tool: "t", Calls: 4, MaxSessionAgeS: ptr(int64(90000)), MaxPrivilege: "write", UnknownAgeCalls: 1},
+		callers:  []rawCaller{{Name: "a", Calls: 3, MaxSessionAgeS: 90000, MaxPrivilege: "write"}, {Name: "b", Calls: 1, MaxPrivilege: "write", UnknownAge: 1}},
+		o:        defaults,
+		verdict:  VerdictAtRisk,
+		reason:   "4 calls within the threshold, but its callers include a session 25h old (long-running from 24h) and 1 call without a session age (unknown, not assumed safe)",
+		blocking: []string{"a", "b"},
+	}, {
+		name:    "known and short is ready",
+		row:     AdapterRow{Tool: "t", Calls: 2, MaxSessionAgeS: ptr(int64(600)), MaxPrivilege: "read"},
+		callers: []rawCaller{{Name: "a", Calls: 2, MaxSessionAgeS: 600, MaxPrivilege: "read"}},
+		o:       defaults,
+		verdict: VerdictReady,
+		reason:  "2 calls within the threshold, from sessions at most 10m old with read privilege",
+	}, {
+		name:     "a removed tool's success blocks",
+		row:      AdapterRow{Tool: "t", Calls: 1, MaxSessionAgeS: ptr(int64(60)), MaxPrivilege: "read", RemovedToolSuccesses: 1},
+		callers:  []rawCaller{{Name: "a", Calls: 1, MaxSessionAgeS: 60, MaxPrivilege: "read"}},
+		o:        safe,
+		verdict:  VerdictBlocked,
+		reason:   "1 removed_tool_success violation through it in the window: a removed tool's call succeeded",
+		blocking: []string{"a"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := tc.o.withDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := tc.row
+			a.judge(tc.callers, o, now)
+			if a.Verdict != tc.verdict || a.Reason != tc.reason {
+				t.Errorf("verdict %q, reason %q\nwant %q, %q", a.Verdict, a.Reason, tc.verdict, tc.reason)
+			}
+			if strings.Contains(a.Reason, "  ") || strings.Contains(a.Reason, " with  ") {
+				t.Errorf("reason has an empty slot: %q", a.Reason)
+			}
+			var got []string
+			for _, c := range a.BlockingClients {
+				got = append(got, c.Client)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.blocking, ",") {
+				t.Errorf("blocking clients %v, want %v", got, tc.blocking)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

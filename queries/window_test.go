@@ -1,0 +1,180 @@
+package queries_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// TestWindowEdges puts the same incident (a stale call through an adapter,
+// rejected after its side effect had started, its repair, and a
+// list_changed notice) at from − 1s, from, to − 1ns and to, and checks
+// that every report, from the rollups and from the events, counts exactly
+// the two inside [from, to): the window is the same for all of them, and
+// exact while the minutely tier holds its edges. Then, with the clock moved
+// on so that the edges are older than the minutely tier, that the window
+// the reports state is whole hours and that each counts what lies in it.
+func TestWindowEdges(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	tenant := fmt.Sprintf("edges-%d", time.Now().UnixNano())
+	from := time.Now().UTC().Add(-50 * time.Minute).Truncate(time.Second).Add(17*time.Second + 500*time.Millisecond)
+	to := from.Add(23*time.Minute + 250*time.Millisecond)
+	at := []time.Time{from.Add(-time.Second), from, to.Add(-time.Nanosecond), to}
+
+	var events []otelschema.Event
+	for i, t0 := range at {
+		session := fmt.Sprintf("edge-s%d", i)
+		common := otelschema.Event{Tool: "edge_tool", SessionID: session, ClientName: "edge-client", ClientVersion: "1.0.0",
+			Service: "edge-svc", Environment: "prod", RevisionClient: "1", RevisionServer: "2"}
+		call := common
+		call.ID, call.Name, call.Time = uint64(10*i+1), otelschema.EventCall, t0.UnixNano()
+		call.Method, call.RequestID = "tools/call", fmt.Sprintf("edge-req-%d", i)
+		call.Outcome, call.ErrorCode, call.AdapterID = otelschema.OutcomeRejectedStale, "STALE_TOOL_SCHEMA", "edge/1-2"
+		call.SideEffectStarted, call.Privilege, call.SessionAgeS = true, otelschema.PrivilegeRead, 60
+		repair := common
+		repair.ID, repair.Name, repair.Time = uint64(10*i+2), otelschema.EventRepair, t0.UnixNano()
+		repair.RepairAction, repair.RepairAutomatic, repair.RepairResult = otelschema.RepairActionRefreshRetry, true, otelschema.RepairResultSuccess
+		repair.RepairDurationMs, repair.RetryOf = 100, call.RequestID
+		notice := common
+		notice.ID, notice.Name, notice.Time = uint64(10*i+3), otelschema.EventListChanged, t0.UnixNano()
+		notice.Method, notice.RevisionBefore = "notifications/tools/list_changed", "1"
+		events = append(events, call, repair, notice)
+	}
+	if err := st.Write(c, store.Batch{Tenant: tenant, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+
+	// counts runs every report over f and says what each counted.
+	counts := func(t *testing.T, r *queries.Runner, f queries.Filter) map[string]uint64 {
+		t.Helper()
+		got := map[string]uint64{}
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		tools, err := r.Tools(c, f)
+		must(err)
+		for _, row := range tools {
+			got["tools"] += row.Calls
+		}
+		for name, run := range map[string]func(queries.Filter) ([]queries.StaleUsageRow, error){
+			"stale-usage": func(f queries.Filter) ([]queries.StaleUsageRow, error) { return r.StaleUsage(c, f) },
+			"stale-usage raw": func(f queries.Filter) ([]queries.StaleUsageRow, error) {
+				return r.RawStaleUsage(c, f)
+			},
+		} {
+			rows, err := run(f)
+			must(err)
+			for _, row := range rows {
+				got[name] += row.Calls
+			}
+		}
+		for name, run := range map[string]func(queries.Filter) ([]queries.RejectionRow, error){
+			"rejections":     func(f queries.Filter) ([]queries.RejectionRow, error) { return r.Rejections(c, f) },
+			"rejections raw": func(f queries.Filter) ([]queries.RejectionRow, error) { return r.RawRejections(c, f) },
+		} {
+			rows, err := run(f)
+			must(err)
+			for _, row := range rows {
+				got[name] += row.Rejected
+			}
+		}
+		for name, run := range map[string]func(queries.Filter) ([]queries.RepairRow, error){
+			"repairs":     func(f queries.Filter) ([]queries.RepairRow, error) { return r.Repairs(c, f) },
+			"repairs raw": func(f queries.Filter) ([]queries.RepairRow, error) { return r.RawRepairs(c, f) },
+		} {
+			rows, err := run(f)
+			must(err)
+			for _, row := range rows {
+				got[name+" stale"] += row.StaleRejections
+				got[name+" refresh"] += row.RefreshRetries
+			}
+		}
+		o := queries.RetirementOptions{MaxCalls: 100, MaxShare: -1}
+		for name, run := range map[string]func(queries.Filter) ([]queries.AdapterRow, error){
+			"adapter-retirement":     func(f queries.Filter) ([]queries.AdapterRow, error) { return r.AdapterRetirement(c, f, o) },
+			"adapter-retirement raw": func(f queries.Filter) ([]queries.AdapterRow, error) { return r.RawAdapterRetirement(c, f, o) },
+		} {
+			rows, err := run(f)
+			must(err)
+			for _, row := range rows {
+				got[name] += row.Calls
+			}
+		}
+		for name, run := range map[string]func(queries.Filter) (queries.ViolationPage, error){
+			"violations":     func(f queries.Filter) (queries.ViolationPage, error) { return r.Violations(c, f, queries.Page{}) },
+			"violations raw": func(f queries.Filter) (queries.ViolationPage, error) { return r.RawViolations(c, f, queries.Page{}) },
+		} {
+			page, err := run(f)
+			must(err)
+			for _, row := range page.Rows {
+				if row.Kind == "side_effect_rejected" {
+					got[name]++
+				}
+			}
+		}
+		audit, err := r.Audit(c, queries.AuditFilter{Filter: f}, queries.Page{})
+		must(err)
+		got["audit"] = uint64(len(audit.Rows))
+		for name, run := range map[string]func(queries.Filter) ([]queries.PropagationRow, error){
+			"propagation":     func(f queries.Filter) ([]queries.PropagationRow, error) { return r.Propagation(c, f) },
+			"propagation raw": func(f queries.Filter) ([]queries.PropagationRow, error) { return r.RawPropagation(c, f) },
+		} {
+			rows, err := run(f)
+			must(err)
+			for _, row := range rows {
+				got[name] += row.NotifiedSessions
+			}
+		}
+		return got
+	}
+	check := func(t *testing.T, got map[string]uint64, want uint64) {
+		t.Helper()
+		if len(got) != 16 {
+			t.Errorf("%d figures, want 16: %v", len(got), got)
+		}
+		for name, n := range got {
+			if n != want {
+				t.Errorf("%s counted %d, want %d (all: %v)", name, n, want, got)
+			}
+		}
+	}
+
+	t.Run("exact", func(t *testing.T) {
+		r, err := queries.New(st, database)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gf, gt := r.Window(from, to); !gf.Equal(from) || !gt.Equal(to) {
+			t.Fatalf("window %v..%v, want %v..%v as asked", gf, gt, from, to)
+		}
+		check(t, counts(t, r, queries.Filter{Tenant: tenant, From: from, To: to}), 2)
+	})
+
+	t.Run("widened to the hour", func(t *testing.T) {
+		// Ten days on, the minutely tier no longer serves these edges.
+		later := time.Now().Add(10 * 24 * time.Hour)
+		r, err := queries.New(st, database, queries.WithClock(func() time.Time { return later }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gf, gt := r.Window(from, to)
+		if !gf.Equal(from.Truncate(time.Hour)) || !gt.Equal(to.Add(time.Hour-time.Nanosecond).Truncate(time.Hour)) {
+			t.Fatalf("window %v..%v, want whole hours around %v..%v", gf, gt, from, to)
+		}
+		var want uint64
+		for _, t0 := range at {
+			if !t0.Before(gf) && t0.Before(gt) {
+				want++
+			}
+		}
+		check(t, counts(t, r, queries.Filter{Tenant: tenant, From: from, To: to}), want)
+	})
+}
