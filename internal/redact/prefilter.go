@@ -238,13 +238,11 @@ func isASCII(s string) bool {
 
 // scanner finds, in one pass over a string, which groups of literals it
 // holds any literal of: an Aho–Corasick automaton over bytes, ASCII
-// letters folded to lower case, and with skip bytes, when set, left out of
-// the input as normKey leaves them out of keys. Literals are matched
+// letters folded to lower case. Literals are matched
 // case-insensitively: for a case-sensitive one that is a superset of its
 // matches, which is all a pre-filter needs.
 type scanner struct {
 	class  [256]uint8 // byte → its class; 0 for a byte no literal has
-	skip   [256]bool  // bytes left out of the input
 	n      int        // classes, the 0 one included
 	next   []int32    // state*n + class → state
 	out    [][]uint64 // state → the groups it completes, as a bit set
@@ -260,13 +258,9 @@ func fold(b byte) byte {
 	return b
 }
 
-// newScanner builds the scanner of groups of literals; skip lists the
-// bytes to leave out of the input.
-func newScanner(groups [][]string, skip string) *scanner {
+// newScanner builds the scanner of groups of literals.
+func newScanner(groups [][]string) *scanner {
 	sc := &scanner{groups: len(groups), words: (len(groups) + 63) / 64}
-	for i := 0; i < len(skip); i++ {
-		sc.skip[skip[i]] = true
-	}
 	// Classes: the folded bytes the literals use.
 	sc.n = 1
 	for _, g := range groups {
@@ -344,11 +338,7 @@ func (sc *scanner) scan(s string, found []uint64) bool {
 	any := false
 	state := int32(0)
 	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if sc.skip[b] {
-			continue
-		}
-		state = sc.next[int(state)*sc.n+int(sc.class[b])]
+		state = sc.next[int(state)*sc.n+int(sc.class[s[i]])]
 		if out := sc.out[state]; out != nil {
 			for w, bits := range out {
 				found[w] |= bits
@@ -360,7 +350,7 @@ func (sc *scanner) scan(s string, found []uint64) bool {
 }
 
 // each calls fn at every index of s where a literal ends, with the groups
-// of the literals that end there. The scanner must skip no byte.
+// of the literals that end there.
 func (sc *scanner) each(s string, fn func(end int, found []uint64)) {
 	state := int32(0)
 	for i := 0; i < len(s); i++ {

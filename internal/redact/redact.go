@@ -46,9 +46,10 @@ func IsMarker(s string) bool { return len(s) == len(MarkerPrefix)+hashHex+1 && m
 // Rules say what is a secret.
 type Rules struct {
 	// Keys are JSON object keys and attribute names whose values are
-	// secrets, whatever they hold. A key matches when, lower-cased and
-	// without '-', '_' and '.', it contains the rule's key so written:
-	// "api_key" matches "x-api-key" and "apiKey".
+	// secrets, whatever they hold. A key matches when its last words spell
+	// the rule's key, as whole words, case and separators aside: "api_key"
+	// matches "x-api-key", "apiKey" and "API_KEY_B64"; "token" matches
+	// "accessToken" but not "max_tokens" or "token_count" (see keyMatcher).
 	Keys []string `json:"keys" yaml:"keys"`
 	// Paths are JSON paths to values that are secrets: $ is the argument
 	// document, .name a key, [*] or .* any element or key, [n] an array
@@ -65,8 +66,9 @@ type Rules struct {
 func DefaultRules() Rules {
 	return Rules{
 		Keys: []string{
-			"password", "passwd", "passphrase", "secret", "token", "authorization",
-			"api_key", "apikey", "access_key", "private_key", "credential", "cookie",
+			"password", "passwords", "passwd", "passphrase", "secret", "secrets", "secret_key",
+			"token", "authorization", "api_key", "api_keys", "access_key", "access_keys",
+			"private_key", "private_keys", "credential", "credentials", "cookie", "cookies",
 			"session_key", "signature",
 		},
 		Patterns: []string{
@@ -120,7 +122,7 @@ type Config struct {
 // Redactor applies rules. It is safe for concurrent use.
 type Redactor struct {
 	key      []byte
-	keys     []string
+	keys     []string // the rules' keys, as written
 	paths    [][]step
 	patterns []*regexp.Regexp
 	secretIx []int      // index of the secret group of each pattern, 0 for all
@@ -129,9 +131,10 @@ type Redactor struct {
 	// regionMin is the length from which a pattern runs on the regions
 	// its locator finds rather than on the whole string; -1: never.
 	regionMin int
-	// patScan finds which patterns' literals a string holds; keyScan
-	// whether it holds a secret key, as normKey spells keys.
-	patScan, keyScan *scanner
+	// patScan finds which patterns' literals a string holds.
+	patScan *scanner
+	// keyMatch decides which keys name secrets.
+	keyMatch *keyMatcher
 	// Redacted counts the values replaced.
 	redacted atomic.Uint64
 	// ephemeral reports a random key.
@@ -156,13 +159,11 @@ func New(cfg Config) (*Redactor, error) {
 		}
 		r.ephemeral = true
 	}
-	for _, k := range rules.Keys {
-		n := normKey(k)
-		if n == "" {
-			return nil, fmt.Errorf("keys: %q is empty once normalised", k)
-		}
-		r.keys = append(r.keys, n)
+	var err error
+	if r.keyMatch, err = newKeyMatcher(rules.Keys); err != nil {
+		return nil, err
 	}
+	r.keys = rules.Keys
 	for _, p := range rules.Paths {
 		steps, err := parsePath(p)
 		if err != nil {
@@ -185,8 +186,7 @@ func New(cfg Config) (*Redactor, error) {
 	for i, f := range r.filters {
 		groups[i] = f.lits
 	}
-	r.patScan = newScanner(groups, "")
-	r.keyScan = newScanner([][]string{r.keys}, normKeySkip)
+	r.patScan = newScanner(groups)
 	return r, nil
 }
 
@@ -459,28 +459,8 @@ func (r *Redactor) matches(s string, i int, ascii bool) [][]int {
 	return re.FindAllStringSubmatchIndex(s, -1)
 }
 
-// secretKey reports whether a key names a secret: whether, spelled as
-// normKey spells keys, it holds a key of the rules.
-func (r *Redactor) secretKey(k string) bool {
-	var one [1]uint64
-	return r.keyScan.scan(k, one[:])
-}
-
-// normKeySkip are the bytes normKey leaves out.
-const normKeySkip = "-_. "
-
-func normKey(k string) string {
-	return strings.Map(func(c rune) rune {
-		switch c {
-		case '-', '_', '.', ' ':
-			return -1
-		}
-		if c >= 'A' && c <= 'Z' {
-			return c + 'a' - 'A'
-		}
-		return c
-	}, k)
-}
+// secretKey reports whether a key names a secret (keyMatcher).
+func (r *Redactor) secretKey(k string) bool { return r.keyMatch.match(k) }
 
 // step is one step of a JSON path.
 type step struct {

@@ -70,7 +70,7 @@ func newLocator(pattern string, f factors) *locator {
 	for i, lit := range l.lits {
 		groups[i] = []string{lit}
 	}
-	l.scan = newScanner(groups, "")
+	l.scan = newScanner(groups)
 	return l
 }
 

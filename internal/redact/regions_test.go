@@ -179,5 +179,5 @@ func BenchmarkLongArgs(b *testing.B) {
 // withoutRegions returns r with the pre-filter but without regions.
 func withoutRegions(r *Redactor) *Redactor {
 	return &Redactor{key: r.key, keys: r.keys, paths: r.paths, patterns: r.patterns, secretIx: r.secretIx,
-		filters: r.filters, locators: r.locators, regionMin: -1, patScan: r.patScan, keyScan: r.keyScan}
+		filters: r.filters, locators: r.locators, regionMin: -1, patScan: r.patScan, keyMatch: r.keyMatch}
 }
