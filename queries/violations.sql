@@ -9,7 +9,10 @@
 --                         is removal, or through an adapter whose latest
 --                         registry declaration has change class removal;
 --   retry_across_change   an automatic retry (a call, or a refresh_retry
---                         repair) across a semantic or authority change.
+--                         repair) across a semantic or authority change;
+--                         one row per retry: a repair's row (no outcome)
+--                         is left out when the retry's call, of the same
+--                         tool, session, run and request id, has one.
 --
 -- violation_candidates holds only violations, with their detail, sorted by
 -- (tenant, time, event_id, kind), the page order: the first branch reads
@@ -35,6 +38,7 @@ FROM
         WHERE tenant = {tenant:String}
           {{- template "raw_filter" .}}
           {{- template "page_after" .}}
+          {{- template "one_row_per_retry" .}}
         ORDER BY time, event_id, kind
         LIMIT {limit:UInt32}
     )
@@ -61,6 +65,7 @@ FROM {{.Database}}.violation_candidates
 WHERE tenant = {tenant:String}
   {{- template "raw_filter" .}}
   {{- template "page_after" .}}
+  {{- template "one_row_per_retry" .}}
 {{- end}}
 ORDER BY time, event_id, kind
 LIMIT {limit:UInt32}
@@ -79,4 +84,13 @@ LIMIT {limit:UInt32}
           -- The same bound on time alone, which the primary key can use.
           AND time >= {after_time:DateTime64(9, 'UTC')}
 {{- end}}
+{{- end}}
+
+{{define "one_row_per_retry"}}
+          AND NOT (kind = 'retry_across_change' AND outcome = '' AND request_id != ''
+                   AND (tool, session_id, run_id, request_id) IN
+                       (SELECT tool, session_id, run_id, request_id
+                        FROM {{.Database}}.violation_candidates
+                        WHERE tenant = {tenant:String} AND kind = 'retry_across_change' AND outcome != ''
+                          {{- template "raw_filter" .}}))
 {{- end}}

@@ -16,8 +16,12 @@
 --                         change: a call with retry_of set and
 --                         repair_automatic = true, or a repair event
 --                         refresh_retry with repair_automatic = true, whose
---                         change class is semantic or authority. A client
---                         that reports both shows two rows.
+--                         change class is semantic or authority. One row
+--                         per retry: the repair's (without an outcome) is
+--                         left out when the retry's call (with one) of the
+--                         same tool, session, run and request id is a
+--                         violation too, as when the server records the
+--                         retry and the client its repair.
 --
 -- Ordered by (time, event_id, kind) and paginated by a cursor on it.
 SELECT kind, time, event_id, tool, session_id, run_id, request_id,
@@ -75,6 +79,13 @@ FROM
       AND repair_automatic
       AND change_class IN ('semantic', 'authority')
       {{- template "raw_filter" .}}
+      AND NOT (outcome = '' AND request_id != ''
+               AND (tool, session_id, run_id, request_id) IN
+                   (SELECT tool, session_id, run_id, request_id
+                    FROM {{.Database}}.events
+                    WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call' AND retry_of != ''
+                      AND repair_automatic AND change_class IN ('semantic', 'authority') AND outcome != ''
+                      {{- template "raw_filter" .}}))
 )
 {{- if .F.After}}
 WHERE (time, event_id, kind) > ({after_time:DateTime64(9, 'UTC')}, {after_id:UInt64}, {after_kind:String})
