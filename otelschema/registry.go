@@ -214,7 +214,7 @@ var registry = [...]Attribute{
 	strAttr(AttrAdapterID, func(e *Event) *string { return &e.AdapterID },
 		"The compatibility adapter that normalised the call, or the adapter an adapter event describes.").on(EventCall, EventAdapter).required(EventAdapter),
 	enumAttr(AttrChangeClass, changeClassNames, func(e *Event) *ChangeClass { return &e.ChangeClass },
-		"The class of the contract change between the client's and the server's revision.").on(EventCall, EventRepair, EventAdapter),
+		"The class of the contract change between the client's and the server's revision; on a retry planned after the change, between the revision of the call it retries and the server's.").on(EventCall, EventRepair, EventAdapter),
 	boolAttr(AttrSideEffectStarted, func(e *Event) *bool { return &e.SideEffectStarted },
 		"Whether a side effect had started before the call was rejected or failed.").on(EventCall),
 	intAttr(AttrExternalRequests, func(e *Event) *int64 { return &e.ExternalRequests },
@@ -228,7 +228,7 @@ var registry = [...]Attribute{
 
 	// Retries and repairs.
 	strAttr(AttrRetryOf, func(e *Event) *string { return &e.RetryOf },
-		"The JSON-RPC request id of the call this one retries.").on(EventCall, EventRepair),
+		"The JSON-RPC request id of the call this one retries; on a repair, of the rejected call.").on(EventCall, EventRepair),
 	intAttr(AttrRetryAttempt, func(e *Event) *int64 { return &e.RetryAttempt },
 		"The retry attempt, 1 for the first retry.").on(EventCall, EventRepair),
 	strAttr(AttrIdempotencyKey, func(e *Event) *string { return &e.IdempotencyKey },
@@ -236,7 +236,7 @@ var registry = [...]Attribute{
 	enumAttr(AttrRepairAction, repairActionNames, func(e *Event) *RepairAction { return &e.RepairAction },
 		"What the client did after a stale rejection.").on(EventRepair).required(EventRepair),
 	boolAttr(AttrRepairAutomatic, func(e *Event) *bool { return &e.RepairAutomatic },
-		"Whether the repair ran without a person.").on(EventRepair),
+		"Whether the repair ran without a person; on a call that retries another (`mcp.drift.retry.of`), whether the retry was decided without a person, as the client said (absent when it did not).").on(EventRepair, EventCall),
 	enumAttr(AttrRepairResult, repairResultNames, func(e *Event) *RepairResult { return &e.RepairResult },
 		"The result of the repair.").on(EventRepair),
 	intAttr(AttrRepairDurationMs, func(e *Event) *int64 { return &e.RepairDurationMs },

@@ -474,7 +474,10 @@ func autoRetryArgs(r RepairRequest) (map[string]any, bool) {
 // Repair handles a rejected call: when res is a repairable rejection it
 // refreshes the tool list (a mcp.drift.refresh event), asks policy what to
 // do, retries if the decision allows it — a new request whose MetaRetryOf
-// names the rejected one — and emits a mcp.drift.repair event. It returns
+// names the rejected one, with its attempt, whether it is automatic and
+// the rejected call's revision, so that the server's call event carries
+// the retry's identity — and emits a mcp.drift.repair event, whose
+// jsonrpc.request.id is the retry's. It returns
 // the retry's result; when there was no retry, res and an error wrapping
 // ErrNoRetry. A result that is not a rejection is returned as is.
 func (d *Client) Repair(ctx context.Context, cs *mcp.ClientSession, call *mcp.CallToolParams, res *mcp.CallToolResult, policy RepairPolicy) (*mcp.CallToolResult, error) {
@@ -524,7 +527,7 @@ func (d *Client) Repair(ctx context.Context, cs *mcp.ClientSession, call *mcp.Ca
 	retry := &mcp.CallToolParams{Name: call.Name, Arguments: dec.Arguments, Meta: mcp.Meta{}}
 	for k, v := range call.Meta {
 		switch k {
-		case MetaRevision, MetaRequestID, MetaRetryOf, MetaRetryAttempt, MetaApproval:
+		case MetaRevision, MetaRequestID, MetaRetryOf, MetaRetryAttempt, MetaRetryAutomatic, MetaRetryRevision, MetaApproval:
 		default:
 			retry.Meta[k] = v
 		}
@@ -534,6 +537,10 @@ func (d *Client) Repair(ctx context.Context, cs *mcp.ClientSession, call *mcp.Ca
 		retry.Meta[MetaRetryOf] = origID
 	}
 	retry.Meta[MetaRetryAttempt] = attempt
+	retry.Meta[MetaRetryAutomatic] = e.repairAutomatic
+	if origRev != "" {
+		retry.Meta[MetaRetryRevision] = origRev
+	}
 	if rev, ok := d.Revision(cs, call.Name); ok {
 		retry.Meta[MetaRevision] = rev
 	}

@@ -17,7 +17,13 @@
 // On the client, Client keeps each session's snapshot of tool revisions,
 // stamps every tools/call with the revision it was planned with, and
 // records refreshes, received notifications and repairs (Client.Repair,
-// with retry identity kept apart from request identity).
+// with retry identity kept apart from request identity). A retry carries
+// its identity to the server in _meta (MetaRetryOf, MetaRetryAttempt,
+// MetaRetryAutomatic, MetaRetryRevision), so that the server's call event
+// of the retry says which call it retries, whether it was automatic and,
+// when it was planned after a change, that change's class: an automatic
+// retry across a semantic or authority change is seen with server-side
+// instrumentation only.
 //
 //	srv := mcp.NewServer(&mcp.Implementation{Name: "deploy"}, nil)
 //	drift := mcpgo.NewServer(srv, nil) // the global LoggerProvider

@@ -128,6 +128,11 @@ type variant struct {
 	v2 func(t *testing.T, d *mcpgo.Server, ext string)
 	// approve is the human asked by the client's repair policy.
 	approve mcpgo.Approver
+	// policy, when set, replaces SafeRetry(approve).
+	policy mcpgo.RepairPolicy
+	// serverOnly exports the server's events only: the client is
+	// instrumented (it stamps its requests) but reports nothing.
+	serverOnly bool
 }
 
 func newProvider(t *testing.T, addr, service, env string) *sdklog.LoggerProvider {
@@ -169,7 +174,10 @@ func transcript(t *testing.T, v variant, ingestAddr, env string) transcriptResul
 	defer extSrv.Close()
 
 	serverLP := newProvider(t, ingestAddr, "deploy-mcp", env)
-	clientLP := newProvider(t, ingestAddr, "agent-host", env)
+	clientLP := sdklog.NewLoggerProvider() // exports nothing
+	if !v.serverOnly {
+		clientLP = newProvider(t, ingestAddr, "agent-host", env)
+	}
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "deploy", Version: "1.0.0"}, nil)
 	drift := mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: serverLP})
@@ -236,7 +244,11 @@ func transcript(t *testing.T, v variant, ingestAddr, env string) transcriptResul
 	// 7-9. Client refreshes, and retries only if its policy permits.
 	out.final = out.first
 	if _, rejected := mcpgo.ParseRejection(out.first); rejected {
-		out.final, out.repairErr = agent.Repair(ctx, cs, planned, out.first, mcpgo.SafeRetry(v.approve))
+		policy := v.policy
+		if policy == nil {
+			policy = mcpgo.SafeRetry(v.approve)
+		}
+		out.final, out.repairErr = agent.Repair(ctx, cs, planned, out.first, policy)
 	} else if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -469,6 +481,9 @@ func TestDriftEndToEnd(t *testing.T) {
 					retry.RequestID == res.plannedRequest || retry.RequestID == "" || retry.Approval != "per_call" || retry.ExternalRequests != 1 {
 					t.Errorf("stored retry %+v: want a current call with its own id, retrying %s", retry, res.plannedRequest)
 				}
+				if retry.ChangeClass != "authority" || retry.RepairAutomatic {
+					t.Errorf("stored retry %+v: want it across the authority change, approved by a person (not automatic)", retry)
+				}
 				repairs := filter(evs, "mcp.drift.repair", "agent-host")
 				if len(repairs) != 1 || repairs[0].RepairAction != "human_approval" || repairs[0].RepairAutomatic ||
 					repairs[0].RepairResult != "success" || repairs[0].RetryOf != res.plannedRequest || repairs[0].RequestID != retry.RequestID {
@@ -476,6 +491,9 @@ func TestDriftEndToEnd(t *testing.T) {
 				}
 				checkListChangedAndRefresh(t, evs)
 
+				if page, err := reports.Violations(ctx, window(env), queries.Page{}); err != nil || len(page.Rows) != 0 {
+					t.Errorf("violations %+v (%v): a retry a person approved is none", page.Rows, err)
+				}
 				rejections, err := reports.Rejections(ctx, window(env))
 				if err != nil {
 					t.Fatal(err)
@@ -513,6 +531,75 @@ func TestDriftEndToEnd(t *testing.T) {
 					t.Errorf("stale usage %+v: want the one rejected stale call", usage)
 				}
 			})
+
+			// An agent whose policy retries automatically across an
+			// authority change, which SafeRetry never does: the
+			// violations report shows the incident once, whether the
+			// client reports its repair too or only the server reports.
+			for _, serverOnly := range []bool{false, true} {
+				t.Run(fmt.Sprintf("auto_retry_across_authority/server_only=%v", serverOnly), func(t *testing.T) {
+					env := fmt.Sprintf("%s/%s/e2e-auto-authority-%v", protocol, runTag, serverOnly)
+					unsafe := func(_ context.Context, r mcpgo.RepairRequest) (mcpgo.Decision, error) {
+						return mcpgo.Decision{Action: otelschema.RepairActionRefreshRetry,
+							Arguments: map[string]any{"branch": "fix-login", "region": "us-east-preview", "approval_scope": "per_call"}}, nil
+					}
+					res := transcript(t, variant{name: env, serverOnly: serverOnly, policy: unsafe,
+						v2: func(t *testing.T, d *mcpgo.Server, ext string) {
+							if err := d.AddTool(&mcp.Tool{Name: "deploy_preview", InputSchema: deploySchema("", "branch", "region", "approval_scope")},
+								deployHandler(ext, "branch", "region", "approval_scope"),
+								mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassAuthority, Privilege: otelschema.PrivilegeCredentialed}); err != nil {
+								t.Fatal(err)
+							}
+						}}, in.GRPCAddr().String(), env)
+					if res.repairErr != nil || res.final == nil || res.final.IsError || len(res.extAfterFirst) != 0 || len(res.extAtEnd) != 1 {
+						t.Fatalf("automatic retry: %v %+v, external %+v then %+v", res.repairErr, res.final, res.extAfterFirst, res.extAtEnd)
+					}
+					// The server's list_changed, stale call and retry; the
+					// client's two refreshes, list_changed and repair.
+					want := 7
+					if serverOnly {
+						want = 3
+					}
+					evs := waitStored(t, st, env, want)
+					if serverOnly {
+						for _, e := range evs {
+							if e.Service != "deploy-mcp" {
+								t.Fatalf("stored %s from %s: want the server's events only", e.EventName, e.Service)
+							}
+						}
+					}
+					calls := filter(evs, "mcp.drift.call", "deploy-mcp")
+					if len(calls) != 2 {
+						t.Fatalf("stored calls %+v, want the stale call and its retry", calls)
+					}
+					retry := calls[1]
+					if retry.Outcome != "current" || retry.RetryOf != res.plannedRequest || retry.RetryAttempt != 1 ||
+						!retry.RepairAutomatic || retry.ChangeClass != "authority" || retry.RevisionClient != "2" {
+						t.Errorf("stored retry %+v: want an automatic current retry of %s across the authority change", retry, res.plannedRequest)
+					}
+					if repairs := filter(evs, "mcp.drift.repair", "agent-host"); !serverOnly &&
+						(len(repairs) != 1 || !repairs[0].RepairAutomatic || repairs[0].ChangeClass != "authority" || repairs[0].RequestID != retry.RequestID) {
+						t.Errorf("stored repairs %+v: want the client's one automatic refresh_retry, naming the retry", repairs)
+					}
+					for name, violations := range map[string]func(context.Context, queries.Filter, queries.Page) (queries.ViolationPage, error){
+						"served": reports.Violations, "raw": reports.RawViolations} {
+						page, err := violations(ctx, window(env), queries.Page{Limit: 100})
+						if err != nil {
+							t.Fatal(err)
+						}
+						var rows []queries.ViolationRow
+						for _, v := range page.Rows {
+							if v.Kind == queries.ViolationRetryAcrossChange {
+								rows = append(rows, v)
+							}
+						}
+						if len(rows) != 1 || rows[0].RequestID != retry.RequestID ||
+							rows[0].Detail != "automatic retry of "+res.plannedRequest+" (attempt 1) across a change of class authority" {
+							t.Errorf("%s retry_across_change rows %+v: want one, the server's retry call", name, rows)
+						}
+					}
+				})
+			}
 
 			t.Run("required_default_auto_retry", func(t *testing.T) {
 				env := protocol + "/" + runTag + "/e2e-auto-retry"

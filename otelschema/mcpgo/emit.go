@@ -62,6 +62,7 @@ type event struct {
 
 	repairAction    otelschema.RepairAction
 	repairAutomatic bool
+	hasAutomatic    bool // on a call: the retry said whether it is automatic
 	repairResult    otelschema.RepairResult
 	repairDuration  time.Duration
 
@@ -116,6 +117,9 @@ func (e *event) attrs(dst []attribute.KeyValue) []attribute.KeyValue {
 		dst = append(dst, attribute.Int64(otelschema.AttrRetryAttempt, e.retryAttempt))
 	}
 	str(otelschema.AttrIdempotencyKey, e.idempotencyKey)
+	if e.name == otelschema.EventCall && e.hasAutomatic {
+		dst = append(dst, attribute.Bool(otelschema.AttrRepairAutomatic, e.repairAutomatic))
+	}
 	if e.name == otelschema.EventRepair {
 		dst = append(dst,
 			attribute.String(otelschema.AttrRepairAction, e.repairAction.String()),

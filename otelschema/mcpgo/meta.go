@@ -13,9 +13,15 @@ const (
 	// both sides record as jsonrpc.request.id.
 	MetaRequestID = "dev.mcpdrift/request_id"
 	// MetaRetryOf holds, on a retry, the MetaRequestID of the call it
-	// retries; MetaRetryAttempt its attempt number, 1 for the first retry.
-	MetaRetryOf      = "dev.mcpdrift/retry_of"
-	MetaRetryAttempt = "dev.mcpdrift/retry_attempt"
+	// retries; MetaRetryAttempt its attempt number, 1 for the first retry;
+	// MetaRetryAutomatic whether the retry was decided without a person
+	// (a boolean); MetaRetryRevision the revision the retried call was
+	// planned with. The server records them on the retry's call event, so
+	// that a retry across a change is seen where the call runs.
+	MetaRetryOf        = "dev.mcpdrift/retry_of"
+	MetaRetryAttempt   = "dev.mcpdrift/retry_attempt"
+	MetaRetryAutomatic = "dev.mcpdrift/retry_automatic"
+	MetaRetryRevision  = "dev.mcpdrift/retry_revision"
 	// MetaRunID holds the agent run the request belongs to.
 	MetaRunID = "dev.mcpdrift/run_id"
 	// MetaApproval holds the approval decision the call runs under: none,
@@ -57,6 +63,12 @@ func metaString(m map[string]any, key string) string {
 		return itoa(v)
 	}
 	return ""
+}
+
+// metaBool returns the boolean value of key in m, and whether it holds one.
+func metaBool(m map[string]any, key string) (v, ok bool) {
+	v, ok = m[key].(bool)
+	return v, ok
 }
 
 // metaInt returns the integer value of key in m, 0 when absent.

@@ -463,6 +463,11 @@ func (d *Server) call(ctx context.Context, next mcp.MethodHandler, r *mcp.CallTo
 		idempotencyKey: metaString(p.Meta, MetaIdempotencyKey),
 	}
 	e.approval, _ = otelschema.ParseApproval(metaString(p.Meta, MetaApproval))
+	var retriedRev string
+	if e.retryOf != "" {
+		e.repairAutomatic, e.hasAutomatic = metaBool(p.Meta, MetaRetryAutomatic)
+		retriedRev = metaString(p.Meta, MetaRetryRevision)
+	}
 	st.identity(&e, r.Session, now)
 	if d.audit {
 		e.argsRaw = string(p.Arguments)
@@ -508,6 +513,10 @@ func (d *Server) call(ctx context.Context, next mcp.MethodHandler, r *mcp.CallTo
 			if d.audit {
 				e.argsNormalized = string(args)
 			}
+		} else if retriedRev != "" && retriedRev != c.revision {
+			// A retry planned after a change, of a call planned before it:
+			// it crosses the change the current revision declares.
+			e.change = c.change
 		}
 	} else {
 		state.contract = nil // a tool this middleware does not manage

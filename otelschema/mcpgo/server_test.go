@@ -253,6 +253,44 @@ func TestServerOutcomes(t *testing.T) {
 	}
 }
 
+// TestServerRetryIdentity: the server's call event of a retry carries the
+// identity the client sent in _meta: retry.of, attempt, automatic (only
+// when the client said), and the class of the change the retry crosses
+// when the retried call was planned with an earlier revision.
+func TestServerRetryIdentity(t *testing.T) {
+	f := newFixture(t)
+	if err := f.drift.AddTool(&mcp.Tool{Name: "run_report", InputSchema: schema("team")}, okHandler,
+		mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassAuthority}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		meta mcp.Meta
+		want map[string]string
+	}{
+		{"automatic across the change", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAttempt: 1,
+			mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1"},
+			map[string]string{"mcp.drift.outcome": "current", "mcp.drift.retry.of": "r1", "mcp.drift.retry.attempt": "1",
+				"mcp.drift.repair.automatic": "true", "mcp.drift.change.class": "authority"}},
+		{"approved by a person", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAttempt: 2,
+			mcpgo.MetaRetryAutomatic: false, mcpgo.MetaRetryRevision: "1", mcpgo.MetaApproval: "per_call"},
+			map[string]string{"mcp.drift.retry.attempt": "2", "mcp.drift.repair.automatic": "false", "mcp.drift.change.class": "authority",
+				"mcp.drift.approval": "per_call"}},
+		{"a retry at the same revision crosses no change", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1",
+			mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "2"},
+			map[string]string{"mcp.drift.repair.automatic": "true", "mcp.drift.change.class": ""}},
+		{"a client that does not say", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1"},
+			map[string]string{"mcp.drift.retry.of": "r1", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": ""}},
+		{"not a retry", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1"},
+			map[string]string{"mcp.drift.retry.of": "", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.call(t, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}, Meta: tc.meta})
+			checkAttrs(t, f.lastCall(t), tc.want)
+		})
+	}
+}
+
 func TestAddAdapterValidation(t *testing.T) {
 	d := mcpgo.NewServer(mcp.NewServer(&mcp.Implementation{Name: "t"}, nil), nil)
 	norm := func(_ context.Context, a json.RawMessage) (json.RawMessage, error) { return a, nil }
