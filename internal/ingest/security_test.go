@@ -241,9 +241,10 @@ func TestIngestRedacts(t *testing.T) {
 	s := newSecureServer(t, testConfig(), w, WithRedactor(r))
 	ld := drift{valid: 1}.logs()
 	lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-	lr.Attributes().PutStr(otelschema.AttrArgsRaw, `{"user":"bob","password":"hunter2","note":"Bearer abcdefgh12345678"}`)
+	lr.Attributes().PutStr(otelschema.AttrArgsRaw, `{"user":"bob","password":"hunter2","note":"Bearer abcdefgh12345678","max_tokens":256,"author":"ann"}`)
 	lr.Attributes().PutStr(otelschema.AttrArgsNormalized, `{"password":"hunter2"}`)
 	lr.Attributes().PutStr("http.request.header.x-api-key", "k-123456")
+	lr.Attributes().PutStr("gen_ai.usage.input_tokens", "512")
 	sendLogs(t, "http://"+s.HTTPAddr().String()+pathLogs, ld)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -258,6 +259,11 @@ func TestIngestRedacts(t *testing.T) {
 	}
 	if m := r.Marker("hunter2"); !strings.Contains(e.ArgsRaw, m) || !strings.Contains(e.ArgsNormalized, m) {
 		t.Errorf("equal secrets, different markers: %s / %s", e.ArgsRaw, e.ArgsNormalized)
+	}
+	// Keys that only contain a rule's letters keep their values.
+	if !strings.Contains(e.ArgsRaw, `"max_tokens":256`) || !strings.Contains(e.ArgsRaw, `"author":"ann"`) ||
+		e.Attributes["gen_ai.usage.input_tokens"] != "512" {
+		t.Errorf("benign keys redacted: %s %v", e.ArgsRaw, e.Attributes)
 	}
 	if s.Redacted() != 4 {
 		t.Errorf("Redacted() = %d, want 4", s.Redacted())
