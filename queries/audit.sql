@@ -5,7 +5,7 @@
 -- from audit_calls, which is kept on its own retention.
 SELECT time, event_id, tool, service, service_version, environment,
        request_id, session_id, run_id,
-       if(client_version != '', concat(client_name, '@', client_version), client_name) AS client,
+       client_name, client_version,
        revision_client, revision_server, revision_validated,
        toString(outcome) AS outcome, adapter_id, toString(approval) AS approval,
        toString(privilege) AS privilege, external_target, external_requests,

@@ -65,7 +65,7 @@ func (r *Runner) violations(ctx context.Context, f Filter, page Page, query stri
 	if len(rows) > limit {
 		out.Rows = rows[:limit]
 		last := rows[limit-1]
-		out.Next = cursor{Time: last.Time, EventID: last.EventID, Kind: last.Kind}.encode()
+		out.Next = cursor{Time: last.Time, EventID: uint64(last.EventID), Kind: last.Kind}.encode()
 	}
 	return out, nil
 }

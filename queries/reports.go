@@ -240,12 +240,13 @@ const (
 type ViolationRow struct {
 	Kind              string    `json:"kind"`
 	Time              time.Time `json:"time"`
-	EventID           uint64    `json:"event_id"`
+	EventID           EventID   `json:"event_id"`
 	Tool              string    `json:"tool"`
 	SessionID         string    `json:"session_id"`
 	RunID             string    `json:"run_id"`
 	RequestID         string    `json:"request_id"`
-	Client            string    `json:"client"`
+	ClientName        string    `json:"client_name"`
+	ClientVersion     string    `json:"client_version"`
 	RevisionClient    string    `json:"revision_client"`
 	RevisionServer    string    `json:"revision_server"`
 	RevisionValidated string    `json:"revision_validated"`
@@ -283,7 +284,7 @@ type AuditFilter struct {
 // AuditRow is one audited tools/call.
 type AuditRow struct {
 	Time    time.Time `json:"time"`
-	EventID uint64    `json:"event_id"`
+	EventID EventID   `json:"event_id"`
 	Tool    string    `json:"tool"`
 	Service string    `json:"service"`
 	// ServiceVersion is the handler build that served the call.
@@ -292,7 +293,8 @@ type AuditRow struct {
 	RequestID         string `json:"request_id"`
 	SessionID         string `json:"session_id"`
 	RunID             string `json:"run_id"`
-	Client            string `json:"client"`
+	ClientName        string `json:"client_name"`
+	ClientVersion     string `json:"client_version"`
 	RevisionClient    string `json:"revision_client"`
 	RevisionServer    string `json:"revision_server"`
 	RevisionValidated string `json:"revision_validated"`
@@ -340,7 +342,7 @@ func (r *Runner) Audit(ctx context.Context, f AuditFilter, page Page) (AuditPage
 	if len(rows) > limit {
 		out.Rows = rows[:limit]
 		last := rows[limit-1]
-		out.Next = cursor{Time: last.Time, EventID: last.EventID}.encode()
+		out.Next = cursor{Time: last.Time, EventID: uint64(last.EventID)}.encode()
 	}
 	return out, nil
 }

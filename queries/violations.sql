@@ -72,7 +72,7 @@ LIMIT {limit:UInt32}
 {{template "settings" ""}}
 
 {{define "violation_columns"}}kind, time, event_id, tool, session_id, run_id, request_id,
-       if(client_version != '', concat(client_name, '@', client_version), client_name) AS client,
+       client_name, client_version,
        revision_client, revision_server, revision_validated,
        toString(change_class) AS change_class, toString(outcome) AS outcome,
        service, service_version, detail

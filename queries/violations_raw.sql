@@ -25,7 +25,7 @@
 --
 -- Ordered by (time, event_id, kind) and paginated by a cursor on it.
 SELECT kind, time, event_id, tool, session_id, run_id, request_id,
-       if(client_version != '', concat(client_name, '@', client_version), client_name) AS client,
+       client_name, client_version,
        revision_client, revision_server, revision_validated,
        toString(change_class) AS change_class, toString(outcome) AS outcome,
        service, service_version, detail

@@ -82,22 +82,22 @@ func TestReadmeAsANewcomer(t *testing.T) {
 	// (1 s), as the README says.
 	waitStored(t, srv.api)
 	var got struct {
-		Tools []struct {
+		Rows []struct {
 			Tool     string   `json:"tool"`
 			Calls    int      `json:"calls"`
 			Adapters []string `json:"adapters"`
-		} `json:"tools"`
+		} `json:"rows"`
 	}
 	getJSON(t, "http://"+srv.api+"/api/v1/tools?from=-7d", &got)
 	calls := map[string]int{}
-	for _, tl := range got.Tools {
+	for _, tl := range got.Rows {
 		calls[tl.Tool] = tl.Calls
 		if tl.Tool == "deploy_preview" && (len(tl.Adapters) != 1 || tl.Adapters[0] != "deploy_preview-r1-r2") {
 			t.Errorf("deploy_preview adapters = %v", tl.Adapters)
 		}
 	}
 	if calls["deploy_preview"] != wantDeploy || calls["run_report"] != 1 {
-		t.Fatalf("tools report = %+v, want deploy_preview %d calls and run_report 1", got.Tools, wantDeploy)
+		t.Fatalf("tools report = %+v, want deploy_preview %d calls and run_report 1", got.Rows, wantDeploy)
 	}
 
 	checkSelfObservability(t, srv.api)

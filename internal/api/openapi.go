@@ -58,12 +58,7 @@ func OpenAPI(version string) map[string]any {
 			parameters[p.name] = p.openAPI()
 			ps = append(ps, ref("parameters", p.name))
 		}
-		var body map[string]any
-		if e.toolsBody {
-			body = g.of(reflect.TypeFor[apiclient.ToolsBody]())
-		} else {
-			body = g.report(e)
-		}
+		body := g.report(e)
 		text := func(desc string) map[string]any {
 			return map[string]any{"schema": map[string]any{"type": "string"}, "x-description": desc}
 		}
@@ -206,6 +201,9 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	switch {
 	case t == reflect.TypeFor[time.Time]():
 		return map[string]any{"type": "string", "format": "date-time"}
+	case t == reflect.TypeFor[queries.EventID]():
+		return map[string]any{"type": "string", "pattern": "^[0-9]{1,20}$",
+			"description": "A 64-bit id as decimal digits: a string, since JSON readers lose precision above 2^53."}
 	case t.Kind() == reflect.Pointer:
 		inner := g.of(t.Elem())
 		if typ, ok := inner["type"].(string); ok {

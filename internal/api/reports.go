@@ -38,8 +38,6 @@ type endpoint struct {
 	rowType    reflect.Type
 	paged      bool
 	thresholds bool
-	// toolsBody marks /api/v1/tools, whose body predates apiclient.ReportBody.
-	toolsBody bool
 	// scope is what a token needs to use the endpoint.
 	scope auth.Scope
 	run   func(ctx context.Context, s *Server, q query, tenant string) (result, error)
@@ -64,7 +62,6 @@ var endpoints = withScopes([]*endpoint{
 		description: "The tools called in the window with the revisions clients planned with, the revisions servers executed, the adapters that normalised calls, the call count and first/last seen. Served from the call rollups.",
 		params:      withFormat(filterParams),
 		rowType:     reflect.TypeFor[queries.ToolRow](),
-		toolsBody:   true,
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			f, err := q.filter(tenant, false)
 			if err != nil {
@@ -74,7 +71,8 @@ var endpoints = withScopes([]*endpoint{
 			if err != nil {
 				return result{}, err
 			}
-			return result{body: apiclient.ToolsBody{From: f.From, To: f.To, Tools: rows}, from: f.From, to: f.To,
+			return result{body: apiclient.ReportBody[queries.ToolRow]{Report: "tools", From: f.From, To: f.To, Rows: rows},
+				report: "tools", from: f.From, to: f.To,
 				table: func(ff render.Format) render.Table { return render.Tools(rows, ff) }}, nil
 		},
 	},

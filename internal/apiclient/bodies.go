@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
-
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // Health is the body of /healthz and /readyz.
@@ -57,13 +55,6 @@ type ReportBody[T any] struct {
 	// Thresholds are those of the adapter retirement verdict; absent from
 	// the other reports.
 	Thresholds *Thresholds `json:"thresholds,omitempty"`
-}
-
-// ToolsBody is the JSON body of /api/v1/tools.
-type ToolsBody struct {
-	From  time.Time         `json:"from"`
-	To    time.Time         `json:"to"`
-	Tools []queries.ToolRow `json:"tools"`
 }
 
 // Thresholds are the retirement thresholds a report was judged with, as

@@ -220,7 +220,8 @@ func Violations(rows []queries.ViolationRow, f Format) Table {
 		{Name: "kind", Title: "Kind"},
 		{Name: "event_id", Title: "Event", Numeric: true, Detail: true},
 		{Name: "tool", Title: "Tool"},
-		{Name: "client", Title: "Client"},
+		{Name: "client_name", Title: "Client"},
+		{Name: "client_version", Title: "Version"},
 		{Name: "session_id", Title: "Session"},
 		{Name: "run_id", Title: "Run", Detail: true},
 		{Name: "request_id", Title: "Request"},
@@ -238,7 +239,7 @@ func Violations(rows []queries.ViolationRow, f Format) Table {
 		if session == "" && !v.machine {
 			session = "run " + r.RunID
 		}
-		t.Rows = append(t.Rows, []string{v.time(r.Time), r.Kind, v.uint(r.EventID), r.Tool, r.Client, session, r.RunID,
+		t.Rows = append(t.Rows, []string{v.time(r.Time), r.Kind, v.uint(uint64(r.EventID)), r.Tool, r.ClientName, r.ClientVersion, session, r.RunID,
 			r.RequestID, v.rev(r.RevisionClient), v.rev(r.RevisionServer), v.rev(r.RevisionValidated), r.ChangeClass,
 			r.Outcome, r.Service, r.ServiceVersion, r.Detail})
 	}
@@ -258,7 +259,8 @@ func Audit(rows []queries.AuditRow, f Format) Table {
 		{Name: "request_id", Title: "Request"},
 		{Name: "session_id", Title: "Session"},
 		{Name: "run_id", Title: "Run"},
-		{Name: "client", Title: "Client"},
+		{Name: "client_name", Title: "Client"},
+		{Name: "client_version", Title: "Version"},
 		{Name: "revision_client", Title: "Client rev"},
 		{Name: "revision_server", Title: "Server rev"},
 		{Name: "revision_validated", Title: "Validated rev", Detail: true},
@@ -273,8 +275,8 @@ func Audit(rows []queries.AuditRow, f Format) Table {
 		{Name: "args_normalized", Title: "Normalised arguments", Detail: true},
 	}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{v.time(r.Time), v.uint(r.EventID), r.Tool, r.Service, r.ServiceVersion, r.Environment,
-			r.RequestID, r.SessionID, r.RunID, r.Client, v.rev(r.RevisionClient), v.rev(r.RevisionServer),
+		t.Rows = append(t.Rows, []string{v.time(r.Time), v.uint(uint64(r.EventID)), r.Tool, r.Service, r.ServiceVersion, r.Environment,
+			r.RequestID, r.SessionID, r.RunID, r.ClientName, r.ClientVersion, v.rev(r.RevisionClient), v.rev(r.RevisionServer),
 			v.rev(r.RevisionValidated), r.Outcome, r.AdapterID, r.Approval, r.Privilege, r.ExternalTarget,
 			strconv.FormatInt(r.ExternalRequests, 10), v.yes(r.SideEffectStarted), r.ArgsRaw, r.ArgsNormalized})
 	}

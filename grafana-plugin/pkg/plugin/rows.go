@@ -6,7 +6,7 @@ import "time"
 // (queries/reports.go in the mcpdrift module is the source). The plugin
 // keeps its own copy so that its binary links nothing of the server.
 
-// body is the envelope of every report answer but /api/v1/tools.
+// body is the envelope of every report answer, /api/v1/tools included.
 type body[T any] struct {
 	Report string    `json:"report"`
 	From   time.Time `json:"from"`
@@ -15,9 +15,7 @@ type body[T any] struct {
 	Next   string    `json:"next,omitempty"`
 }
 
-type toolsBody struct {
-	Tools []toolRow `json:"tools"`
-}
+type toolsBody = body[toolRow]
 
 type toolRow struct {
 	Tool            string    `json:"tool"`
@@ -147,12 +145,13 @@ type propagationRow struct {
 type violationRow struct {
 	Kind              string    `json:"kind"`
 	Time              time.Time `json:"time"`
-	EventID           uint64    `json:"event_id"`
+	EventID           uint64    `json:"event_id,string"`
 	Tool              string    `json:"tool"`
 	SessionID         string    `json:"session_id"`
 	RunID             string    `json:"run_id"`
 	RequestID         string    `json:"request_id"`
-	Client            string    `json:"client"`
+	ClientName        string    `json:"client_name"`
+	ClientVersion     string    `json:"client_version"`
 	RevisionClient    string    `json:"revision_client"`
 	RevisionServer    string    `json:"revision_server"`
 	RevisionValidated string    `json:"revision_validated"`
@@ -165,7 +164,7 @@ type violationRow struct {
 
 type auditRow struct {
 	Time              time.Time `json:"time"`
-	EventID           uint64    `json:"event_id"`
+	EventID           uint64    `json:"event_id,string"`
 	Tool              string    `json:"tool"`
 	Service           string    `json:"service"`
 	ServiceVersion    string    `json:"service_version"`
@@ -173,7 +172,8 @@ type auditRow struct {
 	RequestID         string    `json:"request_id"`
 	SessionID         string    `json:"session_id"`
 	RunID             string    `json:"run_id"`
-	Client            string    `json:"client"`
+	ClientName        string    `json:"client_name"`
+	ClientVersion     string    `json:"client_version"`
 	RevisionClient    string    `json:"revision_client"`
 	RevisionServer    string    `json:"revision_server"`
 	RevisionValidated string    `json:"revision_validated"`
@@ -193,3 +193,7 @@ type auditRow struct {
 func (r auditRow) stale() bool {
 	return r.RevisionClient != "" && r.RevisionServer != "" && r.RevisionClient != r.RevisionServer
 }
+
+func (r violationRow) client() string { return clientKey(r.ClientName, r.ClientVersion) }
+
+func (r auditRow) client() string { return clientKey(r.ClientName, r.ClientVersion) }

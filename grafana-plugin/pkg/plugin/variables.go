@@ -34,7 +34,7 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 		if err := rn.c.get(ctx, "/api/v1/tools", v, &b); err != nil {
 			return nil, err
 		}
-		for _, t := range b.Tools {
+		for _, t := range b.Rows {
 			add(t.Tool)
 		}
 	case VariableAdapters:
@@ -68,7 +68,7 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 			case VariableEnvironments:
 				add(r.Environment)
 			case VariableClients:
-				add(r.Client)
+				add(r.client())
 			}
 		}
 		if err := rn.addReportValues(ctx, q.Variable, from, to, add); err != nil {
