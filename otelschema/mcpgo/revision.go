@@ -60,17 +60,23 @@ func Short(rev string) string {
 	return rev
 }
 
-// advertised returns the revision a tool definition advertises: its
-// MetaRevision, else its digest.
-func advertised(t *mcp.Tool) string {
+// Advertised returns the revision a tool definition advertises: its
+// MetaRevision, else its Digest. Clients record it as the revision they
+// plan with, and a release check compares tools/list results by it.
+func Advertised(t *mcp.Tool) (string, error) {
 	if r := metaString(t.Meta, MetaRevision); r != "" {
-		return r
+		return r, nil
 	}
-	d, err := Digest(t)
+	return Digest(t)
+}
+
+// advertised is Advertised, "" when the definition cannot be digested.
+func advertised(t *mcp.Tool) string {
+	r, err := Advertised(t)
 	if err != nil {
 		return ""
 	}
-	return d
+	return r
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
