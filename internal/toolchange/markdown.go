@@ -1,0 +1,148 @@
+package toolchange
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpdrift/mcpdrift/internal/render"
+)
+
+var verdictText = map[Verdict]string{
+	VerdictSafe:          "✅ safe",
+	VerdictNeedsDecision: "⚠️ needs a decision",
+	VerdictViolation:     "❌ violation",
+}
+
+// Markdown writes the report as a pull-request comment: a summary table,
+// then each tool that is not unchanged with its reason, path and findings.
+func (r Report) Markdown(w io.Writer) error {
+	var b strings.Builder
+	counts := map[Verdict]int{}
+	var unchanged []string
+	for _, c := range r.Tools {
+		counts[c.Verdict]++
+		if c.Status == StatusUnchanged {
+			unchanged = append(unchanged, code(c.Tool))
+		}
+	}
+	switch {
+	case counts[VerdictViolation] > 0:
+		b.WriteString("### ❌ Release check: the change breaks the seed's rule\n\n")
+	case counts[VerdictNeedsDecision] > 0:
+		b.WriteString("### ⚠️ Release check: the change needs a decision\n\n")
+	default:
+		b.WriteString("### ✅ Release check: every change is safe\n\n")
+	}
+	fmt.Fprintf(&b, "%d %s checked: %d safe, %d %s a decision, %d %s.\n\n",
+		len(r.Tools), plural(len(r.Tools), "tool", "tools"), counts[VerdictSafe],
+		counts[VerdictNeedsDecision], plural(counts[VerdictNeedsDecision], "needs", "need"),
+		counts[VerdictViolation], plural(counts[VerdictViolation], "violation", "violations"))
+	if len(unchanged) == len(r.Tools) {
+		b.WriteString("No tool changed.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("| Tool | Change | Class | Old arguments valid | Verdict |\n| --- | --- | --- | --- | --- |\n")
+	for _, c := range r.Tools {
+		if c.Status == StatusUnchanged {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", code(c.Tool), c.Status, classText(c.Class), answerText(c.OldArguments), verdictText[c.Verdict])
+	}
+	if len(unchanged) > 0 {
+		fmt.Fprintf(&b, "\nUnchanged: %s.\n", strings.Join(unchanged, ", "))
+	}
+	for _, c := range r.Tools {
+		if c.Status == StatusUnchanged {
+			continue
+		}
+		c.markdown(&b)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (c Change) markdown(b *strings.Builder) {
+	fmt.Fprintf(b, "\n#### %s: %s, %s\n\n", code(c.Tool), classText(c.Class), strings.TrimLeft(verdictText[c.Verdict], "✅⚠️❌ \ufe0f"))
+	switch {
+	case c.OldRevision != "" && c.NewRevision != "":
+		fmt.Fprintf(b, "Revision %s → %s.\n", code(render.ShortRevision(c.OldRevision)), code(render.ShortRevision(c.NewRevision)))
+	case c.OldRevision != "":
+		fmt.Fprintf(b, "Revision %s, removed.\n", code(render.ShortRevision(c.OldRevision)))
+	default:
+		fmt.Fprintf(b, "Revision %s, new.\n", code(render.ShortRevision(c.NewRevision)))
+	}
+	fmt.Fprintf(b, "\n**Why:** %s.\n", text(c.Reason))
+	if c.Path != "" {
+		fmt.Fprintf(b, "\n**Path:** %s.\n", text(c.Path))
+	}
+	if a := c.OldArguments; a != nil {
+		fmt.Fprintf(b, "\n**Can an existing session still send its old arguments?** %s", answerText(a))
+		if a.Reason != "" {
+			fmt.Fprintf(b, ": %s", text(a.Reason))
+		}
+		b.WriteString(".\n")
+	}
+	if a := c.OldReaders; a != nil && a.Answer != AnswerYes {
+		fmt.Fprintf(b, "\n**Can a client on the old snapshot still read the results?** %s", answerText(a))
+		if a.Reason != "" {
+			fmt.Fprintf(b, ": %s", text(a.Reason))
+		}
+		b.WriteString(".\n")
+	}
+	if len(c.Findings) > 0 {
+		b.WriteString("\n")
+		for _, f := range c.Findings {
+			class := ""
+			if f.Class != "" {
+				class = " (" + classText(f.Class) + ")"
+			}
+			fmt.Fprintf(b, "- %s%s: %s\n", f.Area, class, text(f.Detail))
+		}
+	}
+}
+
+// text escapes Markdown in a sentence but keeps its `code` spans.
+func text(s string) string {
+	parts := strings.Split(s, "`")
+	for i := range parts {
+		if i%2 == 0 {
+			parts[i] = render.EscapeMarkdown(parts[i])
+		}
+	}
+	if len(parts)%2 == 0 { // an unmatched backtick: escape it all
+		return render.EscapeMarkdown(s)
+	}
+	return strings.Join(parts, "`")
+}
+
+func classText(class string) string {
+	if class == "" {
+		return "none"
+	}
+	return strings.ReplaceAll(class, "_", " ")
+}
+
+func answerText(a *Compatibility) string {
+	if a == nil {
+		return "—"
+	}
+	return strings.ReplaceAll(string(a.Answer), "_", " ")
+}
+
+// code renders s as inline code, or as escaped text when it holds a
+// backtick, a line break or a pipe.
+func code(s string) string {
+	if s == "" || strings.ContainsAny(s, "`|\n\r") {
+		return render.EscapeMarkdown(s)
+	}
+	return "`" + s + "`"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
