@@ -30,6 +30,7 @@ Usage:
   mcpdrift simulate [flags]  drive a running ingester with a realistic drifting fleet
   mcpdrift report <name> [flags]     print a report (adapter-retirement, stale-usage, …)
   mcpdrift gate adapter <id> [flags] release gate: exit 0 when the adapter can be retired
+  mcpdrift check old.json new.json   release check of a tools/list change: exit 0 when every change is safe
   mcpdrift token create -tenant T -scope S   make a bearer token (printed once, stored hashed)
   mcpdrift token list [-file path]            list the tokens of a token file
   mcpdrift version           print the version
@@ -59,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "gate":
 		return gateCmd(args[1:], stdout, stderr)
+	case "check":
+		return checkCmd(args[1:], stdout, stderr)
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
 	case "version":

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
+)
+
+// seedCase returns the old and new tools/list files of one of the seed's
+// examples (internal/toolchange/testdata/seed).
+func seedCase(name string) (string, string) {
+	dir := filepath.Join("..", "..", "internal", "toolchange", "testdata", "seed", name)
+	return filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")
+}
+
+// TestCheck runs the release check on the seed's examples from files and
+// checks each exit code and comment.
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		seed string
+		args []string
+		code int
+		want []string
+	}{
+		{"deploy_preview_label", nil, 0, []string{"### ✅ Release check: every change is safe", "| `deploy_preview` | changed | additive | yes | ✅ safe |"}},
+		{"deploy_preview_region", nil, 1, []string{"### ⚠️ Release check: the change needs a decision", "required `region` was added without a default",
+			"`{\"branch\":\"a\"}` passes the old input schema and the new one rejects it (at /: missing property 'region')"}},
+		{"project_meaning", nil, 1, []string{"### ❌ Release check: the change breaks the seed's rule", "a semantic change keeps the name `archive_project`"}},
+		{"run_report_target", nil, 1, []string{"`team` became `target`", "publish the new meaning under a new tool name"}},
+		{"create_issue_issueId", nil, 1, []string{"`issue.id` became `issue.issueId`", "add before renaming or removing"}},
+		{"removal", nil, 1, []string{"| `delete_branch` | removed | removal | — | ⚠️ needs a decision |", "Unchanged: `get_status`."}},
+		// With environment no longer an authority field, adding it
+		// optionally is additive.
+		{"deploy_preview_environment", []string{"-authority-fields", "host,user"}, 0, []string{"optional `environment` was added"}},
+		{"deploy_preview_environment", nil, 1, []string{"optional `environment` was added: it can widen or redirect"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.seed+strings.Join(tc.args, " "), func(t *testing.T) {
+			old, new := seedCase(tc.seed)
+			code, out, errOut := mcpdrift(t, append(append([]string{"check"}, tc.args...), old, new)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s%s", code, tc.code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the comment lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+
+	old, new := seedCase("run_report_target")
+	code, out, errOut := mcpdrift(t, "check", old, "-format", "json", new)
+	if code != 1 {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	var r toolchange.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tools) != 1 || r.Tools[0].Class != "semantic" || r.Tools[0].Verdict != toolchange.VerdictViolation {
+		t.Errorf("json report %+v", r)
+	}
+}
+
+// serveTools serves the tools of a tools/list file from an MCP server built
+// with the official Go SDK, over streamable HTTP on loopback.
+func serveTools(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Result struct {
+			Tools []*mcp.Tool `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Result.Tools) == 0 {
+		t.Fatalf("%s holds no JSON-RPC response with tools", path)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "deploy", Version: "2.0.0"}, nil)
+	for _, tl := range doc.Result.Tools {
+		srv.AddTool(tl, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// TestCheckServer checks a change against a live MCP server end to end:
+// the server advertises the new list, the old one is a file.
+func TestCheckServer(t *testing.T) {
+	old, new := seedCase("deploy_preview_region")
+	url := serveTools(t, new)
+	code, live, errOut := mcpdrift(t, "check", "-server", url, old)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s%s", code, live, errOut)
+	}
+	_, fromFile, _ := mcpdrift(t, "check", old, new)
+	if live != fromFile {
+		t.Errorf("the live server's check differs from the file's:\n%s\nwant:\n%s", live, fromFile)
+	}
+
+	code, _, errOut = mcpdrift(t, "check", "-server", closedAddr(t), old)
+	if code != 2 || !strings.Contains(errOut, "cannot connect to the MCP server") {
+		t.Errorf("unreachable server: exit %d, %s", code, errOut)
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	old, new := seedCase("removal")
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"tools":[{"name":"a"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check"}, "want: mcpdrift check old.json new.json"},
+		{[]string{"check", old}, "want: mcpdrift check old.json new.json"},
+		{[]string{"check", old, new, new}, "want: mcpdrift check old.json new.json"},
+		{[]string{"check", "-server", "http://127.0.0.1:1", old, new}, "with -server, name only the old list"},
+		{[]string{"check", old, bad}, `bad.json: invalid tools/list: tool 0: tool "a": no inputSchema`},
+		{[]string{"check", old, filepath.Join(t.TempDir(), "none.json")}, "no such file"},
+		{[]string{"check", "-format", "csv", old, new}, "-format: want md or json"},
+		{[]string{"check", "-bogus", old, new}, "flag provided but not defined: -bogus"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errOut := mcpdrift(t, tc.args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q: want 2 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}
