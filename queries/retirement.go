@@ -204,8 +204,10 @@ func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOp
 func isPrivileged(p string) bool { return p == "destructive" || p == "credentialed" }
 
 // judge fills the callers, the verdict, the reason and the blocking clients.
-func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Time) {
-	a.Callers = make([]ClientUsage, 0, len(callers))
+// clientUsages names each caller name@version and sorts them, most calls
+// first.
+func clientUsages(callers []rawCaller) []ClientUsage {
+	out := make([]ClientUsage, 0, len(callers))
 	for _, c := range callers {
 		name := c.Name
 		if c.Version != "" {
@@ -219,14 +221,19 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		if c.MaxSessionAgeS > 0 {
 			u.MaxSessionAgeS = &c.MaxSessionAgeS
 		}
-		a.Callers = append(a.Callers, u)
+		out = append(out, u)
 	}
-	sort.Slice(a.Callers, func(i, j int) bool {
-		if a.Callers[i].Calls != a.Callers[j].Calls {
-			return a.Callers[i].Calls > a.Callers[j].Calls
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Calls != out[j].Calls {
+			return out[i].Calls > out[j].Calls
 		}
-		return a.Callers[i].Client < a.Callers[j].Client
+		return out[i].Client < out[j].Client
 	})
+	return out
+}
+
+func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Time) {
+	a.Callers = clientUsages(callers)
 	if a.WindowEnd != nil {
 		a.WindowEnded = !a.WindowEnd.After(now)
 	}
