@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/internal/humanize"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 )
 
@@ -33,6 +34,9 @@ func (r Report) Markdown(w io.Writer) error {
 		b.WriteString("### ⚠️ Release check: the change needs a decision\n\n")
 	default:
 		b.WriteString("### ✅ Release check: every change is safe\n\n")
+	}
+	if r.From != nil && r.To != nil {
+		fmt.Fprintf(&b, "Weighed by the calls from %s to %s.\n\n", render.HumanTime(*r.From), render.HumanTime(*r.To))
 	}
 	fmt.Fprintf(&b, "%d %s checked: %d safe, %d %s a decision, %d %s.\n\n",
 		len(r.Tools), plural(len(r.Tools), "tool", "tools"), counts[VerdictSafe],
@@ -91,6 +95,9 @@ func (c Change) markdown(b *strings.Builder) {
 		}
 		b.WriteString(".\n")
 	}
+	if u := c.Usage; u != nil {
+		u.markdown(b)
+	}
 	if len(c.Findings) > 0 {
 		b.WriteString("\n")
 		for _, f := range c.Findings {
@@ -145,4 +152,61 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+func (u *Usage) markdown(b *strings.Builder) {
+	fmt.Fprintf(b, "\n**What the rollout would do:** %s.\n", text(u.Rollout))
+	if u.Calls > 0 {
+		b.WriteString("\n| Client | Calls | Oldest session | Highest privilege |\n| --- | ---: | ---: | --- |\n")
+		for _, c := range u.Clients {
+			fmt.Fprintf(b, "| %s | %d | %s | %s |\n", code(c.Client), c.Calls, ageText(c.MaxSessionAgeS), privilegeText(c.MaxPrivilege))
+		}
+		fmt.Fprintf(b, "\n%d %s, %d %s", u.Sessions, plural(int(u.Sessions), "session", "sessions"), u.Runs, plural(int(u.Runs), "run", "runs"))
+		if u.LastSeen != nil {
+			fmt.Fprintf(b, "; last call %s", render.HumanTime(*u.LastSeen))
+		}
+		b.WriteString(".\n")
+	}
+	var notes []string
+	if u.OlderCalls > 0 && u.Calls > 0 {
+		notes = append(notes, fmt.Sprintf("%d more %s planned with older revisions (%s)", u.OlderCalls, plural(int(u.OlderCalls), "call was", "calls were"), codes(u.OlderRevisions)))
+	}
+	if u.StaleRejections > 0 || u.RejectedSideEffects > 0 {
+		n := fmt.Sprintf("%d stale %s in the window", u.StaleRejections, plural(int(u.StaleRejections), "rejection", "rejections"))
+		if u.RejectedSideEffects > 0 {
+			n += fmt.Sprintf("; **%d rejected %s had already started its side effect**: this tool's rejections do not yet come before every external effect", u.RejectedSideEffects, plural(int(u.RejectedSideEffects), "call", "calls"))
+		}
+		notes = append(notes, n)
+	}
+	if p := u.Propagation; p != nil {
+		n := fmt.Sprintf("earlier list_changed notices reached %d %s: %d refreshed", p.NotifiedSessions, plural(int(p.NotifiedSessions), "session", "sessions"), p.RefreshedSessions)
+		if p.LagP95Ms != nil {
+			n += fmt.Sprintf(" (p95 lag %s)", humanize.Age(int64(*p.LagP95Ms/1000)))
+		}
+		n += fmt.Sprintf(", %d never did, and %d stale %s followed the notice", p.NeverRefreshed, p.StaleCallsAfterNotice, plural(int(p.StaleCallsAfterNotice), "call", "calls"))
+		notes = append(notes, n)
+	}
+	if u.RetriesAcrossChange > 0 {
+		notes = append(notes, fmt.Sprintf("**%d automatic %s crossed a semantic or authority change** of this tool: its clients retry without a new decision", u.RetriesAcrossChange, plural(int(u.RetriesAcrossChange), "retry", "retries")))
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range notes {
+			fmt.Fprintf(b, "- %s.\n", n)
+		}
+	}
+}
+
+func ageText(s int64) string {
+	if s <= 0 {
+		return "unknown"
+	}
+	return humanize.Age(s)
+}
+
+func privilegeText(p string) string {
+	if p == "" {
+		return "unknown"
+	}
+	return p
 }

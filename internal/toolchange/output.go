@@ -133,7 +133,7 @@ func (c *comparer) outputObject(path string, o, n any) {
 				what = "the identifier, state or timestamp `" + from + "`"
 			}
 			c.add(AreaOutput, "output_field_renamed", join(path, f), classSemantic,
-				"%s became `%s`: a client that reads %s for its next call finds nothing", what, join(path, f), from)
+				"%s became `%s`: a client that reads `%s` for its next call finds nothing", what, join(path, f), from)
 			continue
 		}
 		c.add(AreaOutput, "output_field_removed", from, classSemantic,

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
@@ -110,6 +111,9 @@ type Change struct {
 	RenamedFrom string `json:"renamed_from,omitempty"`
 	// Findings are the differences, input first.
 	Findings []Finding `json:"findings,omitempty"`
+	// Usage is the use of the old revision in the window, when the check
+	// was weighed (Weigh) and the tool was changed or removed.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Report is the check of a whole tools/list change.
@@ -120,6 +124,10 @@ type Report struct {
 	// AuthorityFields are the field names the check treated as widening
 	// or redirecting an action.
 	AuthorityFields []string `json:"authority_fields"`
+	// From and To are the window the usage was read over, when the report
+	// was weighed.
+	From *time.Time `json:"from,omitempty"`
+	To   *time.Time `json:"to,omitempty"`
 }
 
 // Pass reports whether every tool's change is safe.
