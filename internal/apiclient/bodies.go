@@ -1,11 +1,13 @@
 package apiclient
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
 
 // Health is the body of /healthz and /readyz.
@@ -98,3 +100,35 @@ func DescribeThresholds(th Thresholds) string {
 // default: one default, so that the report and the gate never disagree on
 // the same adapter.
 const DefaultWindow = "7d"
+
+// CheckRequest is the JSON body of POST /api/v1/check: the two tools/list
+// results to compare, each as a server returns it (the result object, its
+// JSON-RPC response, or the array of tools).
+type CheckRequest struct {
+	Old json.RawMessage `json:"old"`
+	New json.RawMessage `json:"new"`
+	// AuthorityFields are the field names that widen or redirect an action
+	// when a revision adds them; absent means the default list.
+	AuthorityFields []string `json:"authority_fields,omitempty"`
+}
+
+// CheckBody is the JSON body POST /api/v1/check answers: the release check
+// of the change, tool by tool, weighed by the usage of each tool's old
+// revision over the window.
+type CheckBody struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Pass is true when every tool's change is safe: a release pipeline
+	// goes on.
+	Pass bool `json:"pass"`
+	// Tools are the checks, tool by tool.
+	Tools []toolchange.Change `json:"tools"`
+	// AuthorityFields are the field names the check treated as widening
+	// or redirecting an action.
+	AuthorityFields []string `json:"authority_fields"`
+}
+
+// Report returns the check as the toolchange report it carries.
+func (b CheckBody) Report() toolchange.Report {
+	return toolchange.Report{Tools: b.Tools, AuthorityFields: b.AuthorityFields, From: &b.From, To: &b.To}
+}

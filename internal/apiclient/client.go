@@ -5,6 +5,7 @@
 package apiclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,13 +35,43 @@ type Client struct {
 // Get requests path with the query and returns the body of a 200 answer;
 // any other answer is returned as a *Problem.
 func (c *Client) Get(ctx context.Context, path string, q url.Values) ([]byte, error) {
+	return c.do(ctx, http.MethodGet, path, q, nil)
+}
+
+// PostJSON posts body as JSON to path with query q and decodes the 200
+// answer into dest; any other answer is a *Problem, as Get returns it.
+func (c *Client) PostJSON(ctx context.Context, path string, q url.Values, body, dest any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("cannot encode the request to %s: %w", path, err)
+	}
+	answer, err := c.do(ctx, http.MethodPost, path, q, b)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(answer, dest); err != nil {
+		return fmt.Errorf("cannot decode the answer of %s (%d bytes): %w", path, len(answer), err)
+	}
+	return nil
+}
+
+// do sends one request (a JSON body when body is not nil) and returns the
+// body of a 200 answer, or the answer as a *Problem.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte) ([]byte, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build request for %s: %w", u, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -54,19 +85,19 @@ func (c *Client) Get(ctx context.Context, path string, q url.Values) ([]byte, er
 		return nil, fmt.Errorf("cannot reach the API: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the answer of %s: %w", u, err)
 	}
 	if resp.StatusCode == http.StatusOK {
-		return body, nil
+		return answer, nil
 	}
 	p := &Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/problem+json" || mt == "application/json" {
-		_ = json.Unmarshal(body, p)
+		_ = json.Unmarshal(answer, p)
 	}
 	if p.Detail == "" {
-		p.Detail = strings.TrimSpace(string(body))
+		p.Detail = strings.TrimSpace(string(answer))
 	}
 	return nil, p
 }

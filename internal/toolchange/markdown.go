@@ -197,11 +197,11 @@ func (u *Usage) markdown(b *strings.Builder) {
 	}
 }
 
-func ageText(s int64) string {
-	if s <= 0 {
+func ageText(s *int64) string {
+	if s == nil || *s <= 0 {
 		return "unknown"
 	}
-	return humanize.Age(s)
+	return humanize.Age(*s)
 }
 
 func privilegeText(p string) string {
