@@ -125,6 +125,7 @@ type Reports interface {
 	Audit(ctx context.Context, f queries.AuditFilter, p queries.Page) (queries.AuditPage, error)
 	// Window is the window every report over [from, to) reads.
 	Window(from, to time.Time) (time.Time, time.Time)
+	CheckUsage(ctx context.Context, f queries.Filter, tools []string) ([]queries.CheckUsageRow, error)
 }
 
 var _ Reports = (*queries.Runner)(nil)
@@ -210,6 +211,7 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	for _, e := range endpoints {
 		s.engine.GET(e.path, s.serve(e))
 	}
+	v1.POST("/check", s.check)
 	v1.GET("/reports/:report", s.unknownReport)
 	s.engine.NoRoute(func(c *gin.Context) {
 		problem(c, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path), "")

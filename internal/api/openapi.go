@@ -1,11 +1,13 @@
 package api
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -95,6 +97,7 @@ func OpenAPI(version string) map[string]any {
 			},
 		}}
 	}
+	paths[checkPath] = g.checkOperation(checkEndpoint, parameters, ref, problemContent)
 	health := g.of(reflect.TypeFor[apiclient.Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
@@ -148,6 +151,40 @@ func OpenAPI(version string) map[string]any {
 			}},
 		},
 	}
+}
+
+// checkOperation documents POST /api/v1/check, registering its
+// parameters.
+func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref func(kind, name string) map[string]any, problemContent map[string]any) map[string]any {
+	var ps []any
+	for _, p := range e.params {
+		parameters[p.name] = p.openAPI()
+		ps = append(ps, ref("parameters", p.name))
+	}
+	return map[string]any{"post": map[string]any{
+		"operationId": e.operationID,
+		"tags":        []string{e.tag},
+		"summary":     e.summary,
+		"description": e.description,
+		"parameters":  ps,
+		"security":    []any{map[string]any{"bearer": []string{string(e.scope)}}},
+		"requestBody": map[string]any{
+			"required": true,
+			"content":  map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiclient.CheckRequest]())}},
+		},
+		"responses": map[string]any{
+			"200": map[string]any{
+				"description": "The check, tool by tool, weighed by usage.",
+				"content":     map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiclient.CheckBody]())}},
+			},
+			"400": ref("responses", "BadRequest"),
+			"401": ref("responses", "Unauthorized"),
+			"403": ref("responses", "Forbidden"),
+			"413": map[string]any{"description": "The request is larger than two tools/list documents may be.", "content": problemContent},
+			"500": ref("responses", "InternalError"),
+			"503": ref("responses", "Unavailable"),
+		},
+	}}
 }
 
 func (p param) openAPI() map[string]any {
@@ -204,6 +241,8 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	case t == reflect.TypeFor[queries.EventID]():
 		return map[string]any{"type": "string", "pattern": "^[0-9]{1,20}$",
 			"description": "A 64-bit id as decimal digits: a string, since JSON readers lose precision above 2^53."}
+	case t == reflect.TypeFor[json.RawMessage]():
+		return map[string]any{"description": "Any JSON value."}
 	case t.Kind() == reflect.Pointer:
 		inner := g.of(t.Elem())
 		if typ, ok := inner["type"].(string); ok {
@@ -311,6 +350,13 @@ var enums = map[string][]string{
 	"AuditRow.approval":         approvals,
 	"AuditRow.privilege":        privileges,
 	"Health.status":             {"ok", "ready"},
+	"Change.status":             {string(toolchange.StatusUnchanged), string(toolchange.StatusChanged), string(toolchange.StatusAdded), string(toolchange.StatusRemoved)},
+	"Change.class":              changeClass,
+	"Change.verdict":            {string(toolchange.VerdictSafe), string(toolchange.VerdictNeedsDecision), string(toolchange.VerdictViolation)},
+	"Compatibility.answer":      {string(toolchange.AnswerYes), string(toolchange.AnswerNo), string(toolchange.AnswerCannotDecide)},
+	"Finding.area":              {string(toolchange.AreaTool), string(toolchange.AreaInput), string(toolchange.AreaOutput), string(toolchange.AreaAnnotations)},
+	"Finding.class":             changeClass,
+	"Usage.max_privilege":       privileges,
 	"Problem.type":              {"about:blank"},
 }
 
@@ -328,6 +374,12 @@ var typeDocs = map[string]string{
 	"Problem":        "An RFC 9457 problem document.",
 	"Health":         "Health or readiness.",
 	"ToolsBody":      "The tools called in the window.",
+	"CheckRequest":   "Two tools/list results to compare, each as a server returns it (the result object, its JSON-RPC response, or the array of tools).",
+	"CheckBody":      "The release check of a tools/list change, weighed by usage.",
+	"Change":         "The check of one tool: its change class, verdict, reason and path, the findings, and the usage of its old revision.",
+	"Compatibility":  "Whether every instance valid under one schema is valid under the other.",
+	"Finding":        "One difference between the old and the new definition of a tool.",
+	"Usage":          "The use of a tool's old revision in the window, and what the rollout would do to it.",
 }
 
 // fieldDocs describe the fields whose name does not say it all, keyed
@@ -387,6 +439,20 @@ var fieldDocs = map[string]string{
 	"Thresholds.long_session_s":                "Session age in seconds from which a caller counts as long-running.",
 	"Thresholds.top_clients":                   "How many blocking clients are listed per adapter.",
 	"Thresholds.unknown_callers":               "How calls without a session age or privilege were judged: at_risk or safe.",
+	"CheckRequest.old":                         "The tools/list result the clients planned with.",
+	"CheckRequest.new":                         "The tools/list result to deploy.",
+	"CheckRequest.authority_fields":            "Field names that widen or redirect an action when a revision adds them (matched ignoring case, _ and -); absent means environment, account_id, repository, host, user, confirmation.",
+	"CheckBody.pass":                           "True when every tool's change is safe.",
+	"Change.old_arguments":                     "Question 1: is every argument object valid under the old input schema still valid under the new one?",
+	"Change.old_readers":                       "Is every result valid under the new output schema still valid under the old one, which clients on the old snapshot read it by?",
+	"Change.path":                              "What to do before the deploy, as the seed asks.",
+	"Compatibility.witness":                    "When the answer is no: an instance valid under the first schema and invalid under the second.",
+	"Usage.revision":                           "The old revision: the one the old list advertises (explicit, or the sha256 digest of the RFC 8785 canonical definition).",
+	"Usage.older_revisions":                    "Other revisions the tool's calls were planned with, neither the old list's nor the new one's.",
+	"Usage.stale_rejections":                   "The tool's calls rejected_stale in the window, whatever their revision.",
+	"Usage.rejected_side_effects":              "The tool's rejected calls whose side effect had already started.",
+	"Usage.retries_across_change":              "The tool's automatic retries across a semantic or authority change.",
+	"Usage.rollout":                            "What deploying the new list would do to the calls still planned with the old revision.",
 	"Problem.title":                            "The status's reason phrase.",
 	"Problem.detail":                           "What went wrong with this request.",
 	"Problem.parameter":                        "The request parameter (or header) at fault.",
