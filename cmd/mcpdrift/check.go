@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
 
@@ -35,14 +38,33 @@ is a tools/list result as a server returns it (the result object or its
 JSON-RPC response). Exit 0 when every change is safe, 1 when one needs a
 decision or breaks the seed's rule, 2 on error.
 
+With a store (-api URL, or -data.dir), the check is weighed by the calls
+planned with each tool's old revision over -window: who still plans with
+it, and what the rollout would do to them. A change that needs a decision
+is safe when no call in the window used the old revision.
+
 Flags:
 `
 
 // checkFlags are mcpdrift check's flags.
 type checkFlags struct {
-	server    string
-	format    string
-	authority string
+	server      string
+	format      string
+	authority   string
+	read        readFlags
+	window      string
+	environment string
+	service     string
+	exclude     multiFlag
+}
+
+// weighed reports whether the check reads a store: -api or -data.dir was
+// given, as a flag or from the environment.
+func (cf *checkFlags) weighed(fs *flag.FlagSet) bool {
+	set := cf.read.api != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "data.dir" })
+	_, env := os.LookupEnv(envflag.EnvName("MCPDRIFT", "data.dir"))
+	return set || env
 }
 
 // checkCmd runs `mcpdrift check` and returns its exit code.
@@ -58,11 +80,16 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cf.format, "format", "md", "output: md (a pull-request comment) or json")
 	fs.StringVar(&cf.authority, "authority-fields", strings.Join(toolchange.DefaultAuthorityFields, ","),
 		"comma-separated field names that widen or redirect an action when added (matched ignoring case, _ and -)")
+	cf.read.register(fs)
+	fs.StringVar(&cf.window, "window", apiclient.DefaultWindow, "with a store: the window, ending now, whose calls weigh the check (14d, 36h)")
+	fs.StringVar(&cf.environment, "environment", "", "with a store: only the calls of this environment")
+	fs.StringVar(&cf.service, "service", "", "with a store: only the calls of this service")
+	fs.Var(&cf.exclude, "exclude-client", "with a store: leave out this client, name or name@version (repeatable)")
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "mcpdrift check:", err)
 		return checkError
 	}
-	files, err := parseInterspersed(fs, args)
+	files, err := parseInterspersed(fs, args, cf.read.parse)
 	if errors.Is(err, flag.ErrHelp) {
 		return checkSafe
 	}
@@ -83,26 +110,44 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	old, err := readToolList(files[0])
+	oldDoc, old, err := readToolList(files[0])
 	if err != nil {
 		return fail(err)
 	}
+	var newDoc []byte
 	var new toolchange.List
 	if cf.server != "" {
 		lctx, cancel := context.WithTimeout(ctx, time.Minute)
-		new, err = toolchange.ListServer(lctx, cf.server, version, &http.Client{Timeout: time.Minute})
+		newDoc, err = toolchange.ListServer(lctx, cf.server, version, &http.Client{Timeout: time.Minute})
 		cancel()
+		if err == nil {
+			if new, err = toolchange.Decode(newDoc); err != nil {
+				err = fmt.Errorf("the tools of %s: %w", cf.server, err)
+			}
+		}
 	} else {
-		new, err = readToolList(files[1])
+		newDoc, new, err = readToolList(files[1])
 	}
 	if err != nil {
 		return fail(err)
 	}
-	report := toolchange.Compare(old, new, toolchange.Options{AuthorityFields: splitList(cf.authority)})
+	fields := splitList(cf.authority)
+	var report toolchange.Report
+	var out any
+	if cf.weighed(fs) {
+		body, err := cf.weigh(ctx, stderr, apiclient.CheckRequest{Old: oldDoc, New: newDoc, AuthorityFields: fields})
+		if err != nil {
+			return fail(err)
+		}
+		report, out = body.Report(), body
+	} else {
+		report = toolchange.Compare(old, new, toolchange.Options{AuthorityFields: fields})
+		out = report
+	}
 	if cf.format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(report)
+		err = enc.Encode(out)
 	} else {
 		err = report.Markdown(stdout)
 	}
@@ -115,12 +160,37 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	return checkDecision
 }
 
+// weigh asks the API (or the data directory, served in this process) for
+// the check weighed by usage.
+func (cf *checkFlags) weigh(ctx context.Context, stderr io.Writer, req apiclient.CheckRequest) (apiclient.CheckBody, error) {
+	src, err := cf.read.open(ctx, stderr)
+	if err != nil {
+		return apiclient.CheckBody{}, err
+	}
+	defer src.close()
+	q := url.Values{"window": {cf.window}}
+	if cf.environment != "" {
+		q.Set("environment", cf.environment)
+	}
+	if cf.service != "" {
+		q.Set("service", cf.service)
+	}
+	if len(cf.exclude) > 0 {
+		q["exclude_client"] = cf.exclude
+	}
+	var body apiclient.CheckBody
+	if err := src.client.PostJSON(ctx, "/api/v1/check", q, req, &body); err != nil {
+		return apiclient.CheckBody{}, flagError(err)
+	}
+	return body, nil
+}
+
 // parseInterspersed parses flags given before, between or after the
-// positional arguments, which it returns.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+// positional arguments, which it returns; parse parses one run of them.
+func parseInterspersed(fs *flag.FlagSet, args []string, parse func(*flag.FlagSet, []string) error) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parse(fs, args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
@@ -131,16 +201,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func readToolList(path string) (toolchange.List, error) {
+// readToolList reads a tools/list document from a file.
+func readToolList(path string) ([]byte, toolchange.List, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return toolchange.List{}, err
+		return nil, toolchange.List{}, err
 	}
 	l, err := toolchange.Decode(b)
 	if err != nil {
-		return toolchange.List{}, fmt.Errorf("%s: %w", path, err)
+		return nil, toolchange.List{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return l, nil
+	return b, l, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -150,3 +150,43 @@ func TestCheckErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckWeighed runs the README's example change against a real API over
+// the report fixture: the comment weighs each change by the calls still
+// planned with its old revision (figures counted by hand in
+// internal/api's TestCheckWeighed).
+func TestCheckWeighed(t *testing.T) {
+	base, _ := fixtureAPI(t)
+	old, new := "../../examples/tools-list/old.json", "../../examples/tools-list/new.json"
+	code, out, errOut := mcpdrift(t, "check", "-api", base, "-window", "7d", old, new)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s%s", code, out, errOut)
+	}
+	for _, w := range []string{
+		"Weighed by the calls from 2099-03-09 12:00:00Z to 2099-03-16 12:00:00Z.",
+		"**What the rollout would do:** 107 calls in 7d from 2 clients (`cursor@0.48.0` 93, `claude-desktop@1.2.0` 14) planned with revision `2`; they send no `region`; with `region` required and no adapter they will be rejected",
+		"| `cursor@0.48.0` | 93 | 75m | write |",
+		"- 42 more calls were planned with older revisions (`1`).",
+		"**1 rejected call had already started its side effect**",
+		"**2 automatic retries crossed a semantic or authority change**",
+		"earlier list_changed notices reached 5 sessions: 4 refreshed",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the comment lacks %q:\n%s", w, out)
+		}
+	}
+	goldenFile(t, "check_weighed.md", out)
+
+	// Over the last half hour nobody planned with an old revision: the
+	// bounded migration and the removal are safe, the renamed result
+	// field still breaks the seed's rule.
+	code, out, _ = mcpdrift(t, "check", old, new, "-window", "30m", "-api", base)
+	if code != 1 || !strings.Contains(out, "| `deploy_preview` | changed | bounded migration | no | ✅ safe |") ||
+		!strings.Contains(out, "| `create_issue` | changed | semantic | yes | ❌ violation |") {
+		t.Errorf("30m: exit %d:\n%s", code, out)
+	}
+	code, _, errOut = mcpdrift(t, "check", old, new, "-window", "0d", "-api", base)
+	if code != 2 || !strings.Contains(errOut, "-window: invalid window") {
+		t.Errorf("bad window: exit %d, %s", code, errOut)
+	}
+}

@@ -50,7 +50,11 @@ func TestListServer(t *testing.T) {
 	defer cancel()
 	path := filepath.Join("testdata", "seed", "removal", "old.json")
 	want := readList(t, path)
-	got, err := ListServer(ctx, serveList(t, path), "test", nil)
+	doc, err := ListServer(ctx, serveList(t, path), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
