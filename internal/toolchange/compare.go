@@ -23,7 +23,7 @@ func (c *comparer) isAuthority(name string) bool { return c.authority[normalName
 func (c comparer) tool(o, n Tool) Change {
 	c.findings = nil
 	ch := Change{Tool: o.Name, OldRevision: o.Revision, NewRevision: n.Revision}
-	if equal(o.Input, n.Input) && equal(o.Output, n.Output) && equal(o.Annotations, n.Annotations) && o.Description == n.Description {
+	if equal(o.Input, n.Input) && equal(o.Output, n.Output) && equal(effective(o.Annotations), effective(n.Annotations)) && o.Description == n.Description {
 		ch.Status, ch.Verdict = StatusUnchanged, VerdictSafe
 		ch.Reason = "the definition did not change"
 		return ch
@@ -406,6 +406,23 @@ func (c *comparer) annotations(o, n map[string]any) {
 			c.add(AreaAnnotations, "annotation_narrowed", h.name, classAdditive, "%s became %v", h.name, nv)
 		}
 	}
+}
+
+// hintDefaults are the MCP defaults of the behaviour hints.
+var hintDefaults = map[string]bool{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
+
+// effective returns annotations with every behaviour hint at its effective
+// value, so that an absent hint equals its default spelled out (the Go SDK
+// writes idempotentHint false, for one).
+func effective(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+len(hintDefaults))
+	for k, v := range m {
+		out[k] = v
+	}
+	for name, def := range hintDefaults {
+		out[name] = hintValue(m, name, def)
+	}
+	return out
 }
 
 func hintValue(m map[string]any, name string, def bool) bool {

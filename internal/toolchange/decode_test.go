@@ -107,3 +107,19 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestAnnotationDefaults: a hint spelled out at its default is no change
+// (the Go SDK lists idempotentHint false where the document had none).
+func TestAnnotationDefaults(t *testing.T) {
+	old, err := Decode([]byte(`{"tools":[{"name":"a","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	new, err := Decode([]byte(`{"tools":[{"name":"a","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"idempotentHint":false,"openWorldHint":true}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := Compare(old, new, Options{}).Tools[0]; c.Status != StatusUnchanged {
+		t.Errorf("defaults spelled out: %s (%+v)", c.Status, c.Findings)
+	}
+}
