@@ -190,3 +190,50 @@ func TestCheckWeighed(t *testing.T) {
 		t.Errorf("bad window: exit %d, %s", code, errOut)
 	}
 }
+
+// TestReadmeCheckExamples runs the check lines of the README's section on
+// the release check: against a real API over the fixture, and for the
+// pipeline line against a real MCP server serving the example's new list.
+func TestReadmeCheckExamples(t *testing.T) {
+	base, _ := fixtureAPI(t)
+	mcpURL := serveTools(t, "../../examples/tools-list/new.json")
+	readme := readFile(t, "../../README.md")
+	start := strings.Index(readme, "## Check a tools/list change before the deploy")
+	if start < 0 {
+		t.Fatal("README.md has no section on the release check")
+	}
+	end := strings.Index(readme[start+3:], "\n## ")
+	section := readme[start : start+3+end]
+	var outputs []string
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "bin/mcpdrift check ") {
+			continue
+		}
+		cmdline, _, _ := strings.Cut(strings.TrimPrefix(line, "bin/mcpdrift "), " >")
+		var args []string
+		for _, a := range strings.Fields(cmdline) {
+			switch {
+			case a == "http://127.0.0.1:8080" || a == `"$MCPDRIFT_API"`:
+				a = base
+			case a == "http://127.0.0.1:3000/mcp":
+				a = mcpURL
+			case a == "tools-list.json":
+				a = "../../examples/tools-list/old.json"
+			case strings.HasPrefix(a, "examples/"):
+				a = "../../" + a
+			}
+			args = append(args, a)
+		}
+		code, out, errOut := mcpdrift(t, args...)
+		if code != 1 || !strings.Contains(out, "107 calls in 14d from 2 clients") {
+			t.Errorf("%s: exit %d, want 1 and the weighed comment:\n%s%s", line, code, out, errOut)
+		}
+		outputs = append(outputs, out)
+	}
+	if len(outputs) != 2 {
+		t.Fatalf("found %d check lines in the README section, want 2", len(outputs))
+	}
+	if outputs[0] != outputs[1] {
+		t.Errorf("the live server's check differs from the files':\n%s\nwant:\n%s", outputs[1], outputs[0])
+	}
+}
