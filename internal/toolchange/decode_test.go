@@ -73,6 +73,8 @@ func FuzzDecode(f *testing.F) {
 		`{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"b":{"type":"string","enum":["x"]}},"required":["b"]}}]}`,
 		`{"result":{"tools":[{"name":"a","inputSchema":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/x"}],"$defs":{"x":{"type":"integer","minimum":1}}},"outputSchema":{"type":"object","properties":{"id":{"type":"string"}}},"annotations":{"readOnlyHint":true}}]}}`,
 		`[{"name":"a","inputSchema":{"type":"object","additionalProperties":false,"properties":{"o":{"type":"array","items":{"type":"number","multipleOf":0.5}}}}}]`,
+		`[{"name":"a","inputSchema":{"type":"object","properties":{"x":{"type":"string","maxLength":5}},"required":["x"]}},` +
+			`{"name":"b","inputSchema":{"type":"object","properties":{"x":{"type":["string","null"]},"y":{"type":"integer","minimum":0}},"additionalProperties":false}}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -101,9 +103,28 @@ func FuzzDecode(f *testing.F) {
 			next.Name = tl.Name
 			rotated.Tools[i] = next
 		}
+		r = Compare(l, rotated, Options{})
 		var sb strings.Builder
-		if err := Compare(l, rotated, Options{}).Markdown(&sb); err != nil {
+		if err := r.Markdown(&sb); err != nil {
 			t.Fatal(err)
+		}
+		// A proof is checked against the validator: no sample of the old
+		// schema it accepts may be refused by the new one.
+		for i, c := range r.Tools {
+			if c.OldArguments == nil || c.OldArguments.Answer != AnswerYes {
+				continue
+			}
+			from, to := l.Tools[i].Input, rotated.Tools[i].Input
+			vf, errF := compile(from)
+			vt, errT := compile(to)
+			if errF != nil || errT != nil {
+				continue
+			}
+			for _, x := range candidates(from, 0) {
+				if vf.Validate(x) == nil && vt.Validate(x) != nil {
+					t.Fatalf("%s: proved compatible, but %s passes the old schema and not the new one", c.Tool, show(x))
+				}
+			}
 		}
 	})
 }
