@@ -43,8 +43,8 @@ func TestCheckUsage(t *testing.T) {
 		Calls: 107, Sessions: 15, Runs: 7, Clients: 2, MaxPrivilege: "write", MaxSessionAgeS: 4500,
 		FirstSeen: at("2099-03-09T13:00:00Z"), LastSeen: at("2099-03-15T14:41:00Z"),
 		Callers: []queries.ClientUsage{
-			{Client: "cursor@0.48.0", Calls: 93, MaxSessionAgeS: 4500, MaxPrivilege: "write"},
-			{Client: "claude-desktop@1.2.0", Calls: 14, MaxSessionAgeS: 2460, MaxPrivilege: "write"},
+			{Client: "cursor@0.48.0", Calls: 93, MaxSessionAgeS: agePtr(4500), MaxPrivilege: "write"},
+			{Client: "claude-desktop@1.2.0", Calls: 14, MaxSessionAgeS: agePtr(2460), MaxPrivilege: "write"},
 		}}
 	if got := find("deploy_preview", "2"); !reflect.DeepEqual(got, want) {
 		t.Errorf("deploy_preview 2:\n got %+v\nwant %+v", got, want)
@@ -80,3 +80,6 @@ func TestCheckUsage(t *testing.T) {
 		}
 	}
 }
+
+// agePtr is a known session age.
+func agePtr(s int64) *int64 { return &s }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -96,8 +97,8 @@ func TestCheckWeighed(t *testing.T) {
 		u.MaxSessionAgeS != 4500 || u.MaxPrivilege != "write" || u.OlderCalls != 42 || !slices.Equal(u.OlderRevisions, []string{"1"}) {
 		t.Fatalf("deploy_preview: %+v %+v", d, u)
 	}
-	if want := []queries.ClientUsage{{Client: "cursor@0.48.0", Calls: 93, MaxSessionAgeS: 4500, MaxPrivilege: "write"},
-		{Client: "claude-desktop@1.2.0", Calls: 14, MaxSessionAgeS: 2460, MaxPrivilege: "write"}}; !slices.Equal(u.Clients, want) {
+	if want := []queries.ClientUsage{{Client: "cursor@0.48.0", Calls: 93, MaxSessionAgeS: agePtr(4500), MaxPrivilege: "write"},
+		{Client: "claude-desktop@1.2.0", Calls: 14, MaxSessionAgeS: agePtr(2460), MaxPrivilege: "write"}}; !reflect.DeepEqual(u.Clients, want) {
 		t.Errorf("deploy_preview clients %+v, want %+v", u.Clients, want)
 	}
 	if want := "107 calls in 7d from 2 clients (`cursor@0.48.0` 93, `claude-desktop@1.2.0` 14) planned with revision `2`; " +
@@ -207,3 +208,6 @@ func TestCheckTenantAndScope(t *testing.T) {
 		}
 	}
 }
+
+// agePtr is a known session age.
+func agePtr(s int64) *int64 { return &s }
