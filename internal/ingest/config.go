@@ -20,8 +20,9 @@ type Config struct {
 	// free port (see Server.HTTPAddr).
 	HTTPListen string
 	// MaxRequestBytes bounds one export request: the body as received and,
-	// when it is gzip-compressed, the body once decompressed. Larger requests
-	// are refused with HTTP 413 or gRPC RESOURCE_EXHAUSTED.
+	// when it is compressed (in any coding of compression.go), the body once
+	// decompressed. Larger requests are refused with HTTP 413 or gRPC
+	// RESOURCE_EXHAUSTED.
 	MaxRequestBytes int
 	// MaxInflightBytes bounds the bytes of request bodies held at once, as
 	// received and once decompressed, over both protocols: a request that

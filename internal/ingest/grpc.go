@@ -15,7 +15,8 @@ import (
 )
 
 // grpcLogs serves the OTLP/gRPC LogsService. gRPC itself receives the
-// request, decompresses gzip and refuses messages over MaxRequestBytes with
+// request, decompresses it (gzip, zstd, snappy: compression.go) and refuses
+// messages over MaxRequestBytes, as sent or decompressed, with
 // RESOURCE_EXHAUSTED; the server's codec (grpcCodec) hands the request's
 // bytes over undecoded, and otelschema decodes them straight into events.
 type grpcLogs struct {

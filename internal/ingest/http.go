@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klauspost/compress/snappy"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
@@ -286,9 +286,11 @@ func (b *body) readFrom(src io.Reader, max int, bud *budget) error {
 	}
 }
 
-// readBody reads the request body, decompressing it when it is gzipped,
-// into a pooled buffer that the caller returns with putBody. Both the body
-// as sent and as decompressed are limited to MaxRequestBytes.
+// readBody reads the request body, decompressing it as its
+// Content-Encoding says, into a pooled buffer that the caller returns with
+// putBody. Both the body as sent and as decompressed are limited to
+// MaxRequestBytes, and both, with the decompressor's own window, are taken
+// from the in-flight budget as they are read.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*body, error) {
 	limit := s.cfg.MaxRequestBytes
 	if r.ContentLength > int64(limit) {
@@ -297,19 +299,27 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*body, error)
 	// MaxBytesReader fails the read past the limit and closes the
 	// connection rather than reading the rest.
 	var src io.Reader = http.MaxBytesReader(w, r.Body, int64(limit))
-	gzipped := false
-	switch ce := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); ce {
-	case "", "identity":
-	case "gzip":
-		gzipped = true
-		zr, err := s.getGunzip(src)
-		if err != nil {
-			return nil, bodyError(err, limit, "cannot read gzip header: %w")
+	coding := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding")))
+	if coding == "identity" {
+		coding = ""
+	}
+	if coding != "" && !knownCoding(coding) {
+		return nil, fmt.Errorf("%w %q: use %s", errUnsupportedEncoding, coding, codingList())
+	}
+	var dec *decompression
+	if coding != "" {
+		var err error
+		if dec, err = s.decoders.open(coding, src); err != nil {
+			return nil, bodyError(err, limit, "cannot read "+coding+" header: %w")
 		}
-		defer s.putGunzip(zr)
-		src = zr
-	default:
-		return nil, fmt.Errorf("%w %q: use gzip or none", errUnsupportedEncoding, ce)
+		defer dec.close()
+		if dec.window > 0 {
+			if !s.inflight.take(dec.window) {
+				return nil, s.inflight.errFull(dec.window)
+			}
+			defer s.inflight.give(dec.window)
+		}
+		src = dec.r
 	}
 	buf := s.getBody()
 	// The body as sent is reserved before it is read; what decompression
@@ -321,7 +331,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*body, error)
 		}
 		buf.held = r.ContentLength
 	}
-	if !gzipped && r.ContentLength > 0 && cap(buf.b) < int(r.ContentLength)+1 {
+	if (dec == nil || dec.block) && r.ContentLength > 0 && cap(buf.b) < int(r.ContentLength)+1 {
 		// Room for the whole body and the byte that tells it is over, in
 		// one allocation, the body as sent being reserved already.
 		buf.b = make([]byte, 0, r.ContentLength+1)
@@ -330,17 +340,52 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*body, error)
 	if err == nil && buf.Len() > limit {
 		err = fmt.Errorf("%w: body over the limit of %d bytes once decompressed", ErrTooLarge, limit)
 	}
+	if err == nil && dec != nil && dec.block {
+		var out *body
+		out, err = s.decodeSnappyBlock(buf, limit)
+		s.putBody(buf)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	if err != nil {
 		s.putBody(buf)
 		if errors.Is(err, ErrInflightFull) {
 			return nil, err
 		}
-		if gzipped {
-			return nil, bodyError(err, limit, "cannot decompress gzip body: %w")
+		if coding != "" {
+			return nil, bodyError(err, limit, "cannot decompress "+coding+" body: %w")
 		}
 		return nil, bodyError(err, limit, "cannot read body: %w")
 	}
 	return buf, nil
+}
+
+// decodeSnappyBlock decodes the snappy block in compressed into a pooled
+// buffer of its own, whose length, at most limit, it takes from the
+// in-flight budget before it allocates it.
+func (s *Server) decodeSnappyBlock(compressed *body, limit int) (*body, error) {
+	n, err := snappyBlockLen(compressed.Bytes(), limit)
+	if err != nil {
+		return nil, err
+	}
+	out := s.getBody()
+	if !s.inflight.take(int64(n)) {
+		s.putBody(out)
+		return nil, s.inflight.errFull(int64(n))
+	}
+	out.held = int64(n)
+	if cap(out.b) < n {
+		out.b = make([]byte, n)
+	}
+	decoded, err := snappy.Decode(out.b[:n], compressed.Bytes())
+	if err != nil {
+		s.putBody(out)
+		return nil, fmt.Errorf("%w: cannot decompress snappy body: %w", errMalformed, err)
+	}
+	out.b = decoded
+	return out, nil
 }
 
 // bodyError classifies an error met while reading a body.
@@ -371,23 +416,6 @@ func (s *Server) putBody(b *body) {
 	}
 	b.b = b.b[:0]
 	s.bodies.Put(b)
-}
-
-func (s *Server) getGunzip(r io.Reader) (*gzip.Reader, error) {
-	if zr, ok := s.gunzips.Get().(*gzip.Reader); ok {
-		if err := zr.Reset(r); err != nil {
-			s.putGunzip(zr)
-			return nil, err
-		}
-		return zr, nil
-	}
-	return gzip.NewReader(r)
-}
-
-// putGunzip keeps zr for reuse, without the request body it read.
-func (s *Server) putGunzip(zr *gzip.Reader) {
-	_ = zr.Reset(emptyReader{})
-	s.gunzips.Put(zr)
 }
 
 // emptyReader is an io.Reader at its end.

@@ -1,5 +1,5 @@
 // Package ingest receives drift events over OTLP — gRPC and HTTP, protobuf
-// and JSON, gzip; log events, and spans that follow the OpenTelemetry MCP
+// and JSON, compressed as the OTLP exporters send them; log events, and spans that follow the OpenTelemetry MCP
 // semantic conventions — decodes them with otelschema, batches them and
 // writes them to a store.Writer. An export is acknowledged only once its
 // events are durable; records that fail validation are reported through
@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/grpc"
-	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed requests
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -41,9 +40,9 @@ type Server struct {
 	stats    counters
 	sec      security // tokens, TLS, redaction (security.go)
 
-	events  sync.Pool // *[]otelschema.Event decoded from one request
-	bodies  sync.Pool // *bytes.Buffer holding one request body
-	gunzips sync.Pool // *gzip.Reader
+	events   sync.Pool // *[]otelschema.Event decoded from one request
+	bodies   sync.Pool // *bytes.Buffer holding one request body
+	decoders decoders  // decompressors of OTLP/HTTP bodies
 
 	handler http.Handler
 	grpcSrv *grpc.Server

@@ -2,8 +2,8 @@ package ingest
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -65,13 +65,16 @@ func TestLogsDecodersAgree(t *testing.T) {
 		t.Fatalf("no corpus: %v", err)
 	}
 	for _, path := range files {
-		body, json, gz := readHTTPLogsSeed(t, path)
-		if gz {
-			zr, err := gzip.NewReader(bytes.NewReader(body))
-			if err != nil {
+		body, json, coding := readHTTPLogsSeed(t, path)
+		if coding != "" {
+			var p decoders
+			dec, err := p.open(coding, bytes.NewReader(body))
+			if err != nil || dec.block {
 				continue
 			}
-			if body, err = io.ReadAll(io.LimitReader(zr, 4<<20)); err != nil {
+			body, err = io.ReadAll(io.LimitReader(dec.r, 4<<20))
+			dec.close()
+			if err != nil {
 				continue
 			}
 		}
@@ -81,8 +84,9 @@ func TestLogsDecodersAgree(t *testing.T) {
 	}
 }
 
-// readHTTPLogsSeed reads a FuzzHTTPLogs corpus file: the body, json, gzip.
-func readHTTPLogsSeed(t *testing.T, path string) (body []byte, json, gz bool) {
+// readHTTPLogsSeed reads a FuzzHTTPLogs corpus file: the body, json, and
+// the content coding.
+func readHTTPLogsSeed(t *testing.T, path string) (body []byte, json bool, coding string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -96,7 +100,11 @@ func readHTTPLogsSeed(t *testing.T, path string) (body []byte, json, gz bool) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return []byte(s), lines[2] == "bool(true)", lines[3] == "bool(true)"
+	var i uint8
+	if _, err := fmt.Sscanf(lines[3], "uint8(%d)", &i); err != nil {
+		t.Fatalf("%s: coding %q: %v", path, lines[3], err)
+	}
+	return []byte(s), lines[2] == "bool(true)", fuzzCodings[int(i)%len(fuzzCodings)]
 }
 
 // rawLogsClient sends protobuf bytes to the LogsService as they are.
