@@ -492,24 +492,66 @@ func TestClusterTopology(t *testing.T) {
 	}
 }
 
-func TestCollectorAndGrafana(t *testing.T) {
-	var gw struct {
-		Receivers  map[string]any `yaml:"receivers"`
-		Processors map[string]any `yaml:"processors"`
-		Exporters  map[string]struct {
-			Endpoint string         `yaml:"endpoint"`
-			TLS      map[string]any `yaml:"tls"`
-			Queue    map[string]any `yaml:"sending_queue"`
-			Retry    map[string]any `yaml:"retry_on_failure"`
-		} `yaml:"exporters"`
-		Service struct {
-			Pipelines map[string]struct {
-				Receivers  []string `yaml:"receivers"`
-				Processors []string `yaml:"processors"`
-				Exporters  []string `yaml:"exporters"`
-			} `yaml:"pipelines"`
-		} `yaml:"service"`
+// gatewayConfig covers the fields of deploy/otelcol/gateway.yaml that the
+// tests read; unknown fields fail strict decoding.
+type gatewayConfig struct {
+	Extensions map[string]any `yaml:"extensions"`
+	Receivers  map[string]any `yaml:"receivers"`
+	Processors map[string]any `yaml:"processors"`
+	Exporters  map[string]struct {
+		Endpoint    string            `yaml:"endpoint"`
+		TLS         map[string]any    `yaml:"tls"`
+		Headers     map[string]string `yaml:"headers"`
+		Compression string            `yaml:"compression"`
+		Queue       map[string]any    `yaml:"sending_queue"`
+		Retry       map[string]any    `yaml:"retry_on_failure"`
+	} `yaml:"exporters"`
+	Service struct {
+		Extensions []string `yaml:"extensions"`
+		Pipelines  map[string]struct {
+			Receivers  []string `yaml:"receivers"`
+			Processors []string `yaml:"processors"`
+			Exporters  []string `yaml:"exporters"`
+		} `yaml:"pipelines"`
+	} `yaml:"service"`
+}
+
+// builderManifest covers deploy/otelcol/builder.yaml, the Collector
+// Builder's manifest.
+type builderManifest struct {
+	Dist struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+		Version     string `yaml:"version"`
+	} `yaml:"dist"`
+	Receivers  []struct{ GoMod string } `yaml:"receivers"`
+	Processors []struct{ GoMod string } `yaml:"processors"`
+	Exporters  []struct{ GoMod string } `yaml:"exporters"`
+	Extensions []struct{ GoMod string } `yaml:"extensions"`
+	Providers  []struct{ GoMod string } `yaml:"providers"`
+}
+
+// collectorComponents maps each component type the gateway may use to the
+// module that provides it, and the deprecated type names that the pinned
+// Collector warns about, to their current names.
+var (
+	collectorComponents = map[string]string{
+		"otlp":            "go.opentelemetry.io/collector/receiver/otlpreceiver",
+		"batch":           "go.opentelemetry.io/collector/processor/batchprocessor",
+		"filter":          "github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor",
+		"otlp_grpc":       "go.opentelemetry.io/collector/exporter/otlpexporter",
+		"otlp_http":       "go.opentelemetry.io/collector/exporter/otlphttpexporter",
+		"bearertokenauth": "github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension",
+		"memory_limiter":  "go.opentelemetry.io/collector/processor/memorylimiterprocessor",
+		"health_check":    "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension",
+		"file_storage":    "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage",
+		"debug":           "go.opentelemetry.io/collector/exporter/debugexporter",
 	}
+	deprecatedExporters = map[string]string{"otlp": "otlp_grpc", "otlphttp": "otlp_http"}
+)
+
+func TestCollectorAndGrafana(t *testing.T) {
+	var gw gatewayConfig
 	strictYAML(t, "otelcol/gateway.yaml", &gw)
 	for name, p := range gw.Service.Pipelines {
 		for _, r := range p.Receivers {
@@ -528,9 +570,84 @@ func TestCollectorAndGrafana(t *testing.T) {
 			}
 		}
 	}
-	if ep := gw.Exporters["otlp/mcpdrift"].Endpoint; !strings.Contains(ep, "${env:MCPDRIFT_ENDPOINT") {
-		t.Errorf("exporter endpoint %q does not follow MCPDRIFT_ENDPOINT", ep)
+	for _, e := range gw.Service.Extensions {
+		if _, ok := gw.Extensions[e]; !ok {
+			t.Errorf("service: unknown extension %s", e)
+		}
 	}
+	ex, ok := gw.Exporters["otlp_grpc/mcpdrift"]
+	if !ok {
+		t.Fatalf("no otlp_grpc/mcpdrift exporter in %v", gw.Exporters)
+	}
+	if !strings.Contains(ex.Endpoint, "${env:MCPDRIFT_ENDPOINT") {
+		t.Errorf("exporter endpoint %q does not follow MCPDRIFT_ENDPOINT", ex.Endpoint)
+	}
+	// The ingest token travels as the authorization metadata that ingest
+	// reads (internal/ingest: "authorization", "Bearer <token>").
+	if a := ex.Headers["authorization"]; !strings.HasPrefix(a, "Bearer ${env:MCPDRIFT_INGEST_TOKEN") {
+		t.Errorf("exporter authorization header %q does not send MCPDRIFT_INGEST_TOKEN as a bearer token", a)
+	}
+	if !slices.Contains([]string{"", "gzip", "zstd", "snappy", "none"}, ex.Compression) {
+		t.Errorf("exporter compression %q is not one ingest accepts over gRPC", ex.Compression)
+	}
+
+	// Every component is current (not a deprecated name) and built into the
+	// Collector of builder.yaml, whose version the compose files pin.
+	var bm builderManifest
+	strictYAML(t, "otelcol/builder.yaml", &bm)
+	built := map[string]bool{}
+	for _, list := range [][]struct{ GoMod string }{bm.Receivers, bm.Processors, bm.Exporters, bm.Extensions} {
+		for _, c := range list {
+			mod, version, _ := strings.Cut(c.GoMod, " ")
+			built[mod] = true
+			if v := strings.TrimPrefix(version, "v"); v != bm.Dist.Version {
+				t.Errorf("builder.yaml: %s at %s, not the dist version %s", mod, version, bm.Dist.Version)
+			}
+		}
+	}
+	check := func(kind string, names map[string]any) {
+		for id := range names {
+			typ, _, _ := strings.Cut(id, "/")
+			if kind == "exporter" {
+				if cur, ok := deprecatedExporters[typ]; ok {
+					t.Errorf("exporter %s: type %s is deprecated, use %s", id, typ, cur)
+					continue
+				}
+			}
+			mod, ok := collectorComponents[typ]
+			if !ok {
+				t.Errorf("%s %s: type %s has no module in collectorComponents", kind, id, typ)
+				continue
+			}
+			if !built[mod] {
+				t.Errorf("%s %s: %s is not in builder.yaml", kind, id, mod)
+			}
+		}
+	}
+	exporters := map[string]any{}
+	for id := range gw.Exporters {
+		exporters[id] = nil
+	}
+	check("receiver", gw.Receivers)
+	check("processor", gw.Processors)
+	check("exporter", exporters)
+	check("extension", gw.Extensions)
+	for _, f := range []string{"compose/single/compose.yaml", "compose/cluster/compose.yaml"} {
+		var c compose
+		strictYAML(t, f, &c)
+		s, ok := c.Services["otelcol"]
+		if !ok {
+			t.Errorf("%s: no otelcol service", f)
+			continue
+		}
+		if want := "otel/opentelemetry-collector-contrib:" + bm.Dist.Version; s.Image != want {
+			t.Errorf("%s: otelcol image %s, want %s (builder.yaml's version, which the gateway test runs)", f, s.Image, want)
+		}
+		if v, ok := s.Environment["MCPDRIFT_INGEST_TOKEN"]; !ok || !strings.Contains(v, "${MCPDRIFT_INGEST_TOKEN") {
+			t.Errorf("%s: otelcol does not pass MCPDRIFT_INGEST_TOKEN on (%q)", f, v)
+		}
+	}
+
 	var ds struct {
 		APIVersion  int `yaml:"apiVersion"`
 		Datasources []struct {
