@@ -9,7 +9,8 @@ import (
 )
 
 // checkSelfObservability checks that serve's API listener is ready and
-// serves the ingester's and the API's metrics.
+// serves the ingester's and the API's metrics, the build information and
+// the requests of both HTTP listeners.
 func checkSelfObservability(t *testing.T, api string) {
 	t.Helper()
 	resp, err := http.Get("http://" + api + "/readyz")
@@ -34,6 +35,9 @@ func checkSelfObservability(t *testing.T, api string) {
 		"\n" + `mcpdrift_auth_failures_total{listener="api"} 0`,
 		"\n" + `mcpdrift_auth_failures_total{listener="ingest"} 0`,
 		"\ngo_goroutines ",
+		"\nmcpdrift_build_info{goversion=\"go",
+		"\n" + `mcpdrift_http_request_duration_seconds_count{code="200",listener="api",method="GET",route="/readyz"} `,
+		"\n" + `mcpdrift_http_request_duration_seconds_count{code="200",listener="otlp_http",method="POST",route="/v1/logs"} `,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics: %d, no %q", resp.StatusCode, strings.TrimSpace(want))

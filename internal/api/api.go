@@ -147,6 +147,16 @@ func WithTokens(tokens *auth.Tokens) Option { return func(s *Server) { s.tokens 
 // own metrics carry no tenant's data.
 func WithMetrics(h http.Handler) Option { return func(s *Server) { s.metrics = h } }
 
+// RequestObserver records each request the server answered: its route
+// template (gin's FullPath, "" when no route matched), method, status and
+// duration.
+type RequestObserver interface {
+	ObserveRequest(route, method string, status int, d time.Duration)
+}
+
+// WithRequestObserver has o record every request, refused ones included.
+func WithRequestObserver(o RequestObserver) Option { return func(s *Server) { s.observer = o } }
+
 // WithReadyCheck adds a check to /readyz, after the store's ping: while
 // check fails, /readyz answers 503 with a problem naming it.
 func WithReadyCheck(name string, check func(context.Context) error) Option {
@@ -175,8 +185,9 @@ type Server struct {
 	tls     *tls.Config  // nil without TLS
 	// authFailures counts requests refused with 401 or 403.
 	authFailures atomic.Uint64
-	metrics      http.Handler // nil without WithMetrics
-	checks       []readyCheck // readiness checks after the store's ping
+	metrics      http.Handler    // nil without WithMetrics
+	checks       []readyCheck    // readiness checks after the store's ping
+	observer     RequestObserver // nil without WithRequestObserver
 }
 
 // New builds the server and its routes.
@@ -200,6 +211,11 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	if s.tls, err = cfg.TLS.Server(); err != nil {
 		return nil, fmt.Errorf("api.tls: %w", err)
 	}
+	if s.observer != nil {
+		// First, so that it sees the answer of every handler after it,
+		// the 500 of a recovered panic and the 401 of a refused token.
+		s.engine.Use(s.observe)
+	}
 	s.engine.Use(gin.Recovery(), s.tenancy)
 	s.engine.GET("/healthz", s.healthz)
 	s.engine.GET("/readyz", s.readyz)
@@ -217,6 +233,13 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		problem(c, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path), "")
 	})
 	return s, nil
+}
+
+// observe records the request with the observer.
+func (s *Server) observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	s.observer.ObserveRequest(c.FullPath(), c.Request.Method, c.Writer.Status(), time.Since(start))
 }
 
 // Routes lists the paths the server answers, as registered.

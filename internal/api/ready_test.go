@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -91,5 +93,61 @@ func TestMetricsRoute(t *testing.T) {
 	r := get(t, s.Handler(), "/metrics", "")
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `mcpdrift_auth_failures_total{listener="api"} 0`) {
 		t.Fatalf("metrics: %d %s", r.status, r.body)
+	}
+}
+
+// TestRequestMetrics checks that every request is timed under its route
+// template, never its raw path: a report, a request no route matches, and
+// a request refused for its token.
+func TestRequestMetrics(t *testing.T) {
+	fx := reporttest.Open(t)
+	tokens, set := newTokens(t)
+	requests := selfmetrics.NewHTTPRequests()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(requests)
+	s, err := api.New(api.DefaultConfig(), fx.Store, fx.Runner, "test", nil,
+		api.WithMetrics(selfmetrics.Handler(reg)), api.WithTokens(tokens),
+		api.WithRequestObserver(requests.Listener("api")),
+		api.WithClock(func() time.Time { return fx.Now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	send := func(target, token string) int {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, r := range []struct {
+		target, token string
+		status        int
+	}{
+		{"/api/v1/reports/stale-usage?tool=get_forecast", set["a"], 200},
+		{"/api/v1/reports/stale-usage?from=-30d", set["a"], 200},
+		{"/api/v1/reports/stale-usage", "", 401},
+		{"/api/v1/no/such/path/a1b2c3", set["a"], 404},
+		{"/healthz", "", 200},
+	} {
+		if got := send(r.target, r.token); got != r.status {
+			t.Fatalf("%s: status %d, want %d", r.target, got, r.status)
+		}
+	}
+	body := string(get(t, h, "/metrics", "").body)
+	for _, line := range []string{
+		`mcpdrift_http_request_duration_seconds_count{code="200",listener="api",method="GET",route="/api/v1/reports/stale-usage"} 2`,
+		`mcpdrift_http_request_duration_seconds_count{code="401",listener="api",method="GET",route="/api/v1/reports/stale-usage"} 1`,
+		`mcpdrift_http_request_duration_seconds_count{code="404",listener="api",method="GET",route="unmatched"} 1`,
+		`mcpdrift_http_request_duration_seconds_count{code="200",listener="api",method="GET",route="/healthz"} 1`,
+	} {
+		if !strings.Contains(body, "\n"+line+"\n") {
+			t.Errorf("no line %q in\n%s", line, body)
+		}
+	}
+	if strings.Contains(body, "a1b2c3") || strings.Contains(body, "get_forecast") {
+		t.Error("a raw path or query is a label")
 	}
 }

@@ -78,13 +78,14 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
-	reg, err := selfmetrics.NewRegistry()
+	requests := selfmetrics.NewHTTPRequests()
+	reg, err := selfmetrics.NewRegistry(selfmetrics.NewBuildInfo(version), requests)
 	if err != nil {
 		return nil, err
 	}
 
 	if c.Role.Ingests() {
-		in, err := ingest.New(c.Ingest, st, log, sec.ingest...)
+		in, err := ingest.New(c.Ingest, st, log, append(sec.ingest, ingest.WithRequestObserver(requests.Listener("otlp_http")))...)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +100,7 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 		if err != nil {
 			return nil, err
 		}
-		opts := append(sec.api, api.WithMetrics(selfmetrics.Handler(reg)),
+		opts := append(sec.api, api.WithMetrics(selfmetrics.Handler(reg)), api.WithRequestObserver(requests.Listener("api")),
 			api.WithReadyCheck("migrations", selfmetrics.MigrationsApplied(st, sch)))
 		if p.in != nil {
 			opts = append(opts, api.WithReadyCheck("spool", func(context.Context) error { return p.in.SpoolReady() }))

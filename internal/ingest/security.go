@@ -21,7 +21,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
-// Option configures a Server's security: tokens, TLS, redaction.
+// Option configures a Server: its security (tokens, TLS, redaction) and
+// its request observer.
 type Option func(*Server)
 
 // WithTokens makes the ingester accept only exports that carry a bearer

@@ -38,7 +38,8 @@ type Server struct {
 	tenants  tenants // every tenant's batcher and spool
 	inflight *budget // request bytes held at once; nil: unbounded
 	stats    counters
-	sec      security // tokens, TLS, redaction (security.go)
+	sec      security        // tokens, TLS, redaction (security.go)
+	observer RequestObserver // nil without WithRequestObserver
 
 	events   sync.Pool // *[]otelschema.Event decoded from one request
 	bodies   sync.Pool // *bytes.Buffer holding one request body
@@ -76,7 +77,7 @@ func New(cfg Config, w store.Writer, logger *slog.Logger, opts ...Option) (*Serv
 	}
 	s.tenants.w = w
 	s.initSecurity(opts)
-	s.handler = s.authHTTP(s.newMux())
+	s.handler = s.observeHTTP(s.authHTTP(s.newMux()))
 	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxRequestBytes), grpc.ForceServerCodecV2(newGRPCCodec())}, s.grpcOptions()...)...)
 	s.grpcSrv.RegisterService(&logsServiceDesc, &grpcLogs{s: s})
 	s.grpcSrv.RegisterService(&tracesServiceDesc, &grpcTraces{s: s})
@@ -175,6 +176,8 @@ func (s *Server) Stats() Stats {
 		if t.sp != nil {
 			sp := t.sp.Stats()
 			st.Spool.Bytes += sp.Bytes
+			st.Spool.FullestBytes = max(st.Spool.FullestBytes, sp.Bytes)
+			st.Spool.MaxBytes = s.cfg.Spool.MaxBytes
 			st.Spool.Records += sp.Records
 			st.Spool.Quarantined += sp.Quarantined
 		}

@@ -67,8 +67,15 @@ type Stats struct {
 
 // SpoolStats describe the spool.
 type SpoolStats struct {
-	// Bytes is the size of the spool's segment files now (a gauge).
+	// Bytes is the size of the spool's segment files now (a gauge), every
+	// tenant's spool together.
 	Bytes int64
+	// FullestBytes is the size of the fullest tenant's spool now (a gauge),
+	// the one nearest to MaxBytes.
+	FullestBytes int64
+	// MaxBytes is the size limit of each tenant's spool
+	// (Config.Spool.MaxBytes), beyond which exports are refused.
+	MaxBytes int64
 	// Records is the batches waiting in the spool now (a gauge).
 	Records int64
 	// Spooled is the batches appended to the spool.

@@ -70,7 +70,8 @@ type ingestCollector struct {
 
 	requests, records, recordRejections, refused                                  *prometheus.Desc
 	batches, batchSize, insertSize, storeInsert, eventsStored, writeErrors, dedup *prometheus.Desc
-	spoolBytes, spoolRecords, spooled, replayed, quarantined, spoolErr            *prometheus.Desc
+	spoolBytes, spoolFullest, spoolLimit, spoolRecords                            *prometheus.Desc
+	spooled, replayed, quarantined, spoolErr                                      *prometheus.Desc
 	authFailures, redactions                                                      *prometheus.Desc
 }
 
@@ -89,7 +90,9 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 		eventsStored:     desc("ingest_events_stored_total", "Events written durably to the store.", nil, nil),
 		writeErrors:      desc("store_write_errors_total", "Failed store writes, retries included.", nil, nil),
 		dedup:            desc("ingest_dedup_hits_total", "Events dropped as retries of events stored recently.", nil, nil),
-		spoolBytes:       desc("spool_bytes", "Size of the spool's segment files.", nil, nil),
+		spoolBytes:       desc("spool_bytes", "Size of the spool's segment files, every tenant's spool together.", nil, nil),
+		spoolFullest:     desc("spool_fullest_bytes", "Size of the fullest tenant's spool, the one nearest to mcpdrift_spool_limit_bytes.", nil, nil),
+		spoolLimit:       desc("spool_limit_bytes", "Size limit of each tenant's spool (-ingest.spool.max-bytes), beyond which exports are refused; 0 without a spool.", nil, nil),
 		spoolRecords:     desc("spool_records", "Batches waiting in the spool for the store.", nil, nil),
 		spooled:          desc("spool_spooled_total", "Batches appended to the spool.", nil, nil),
 		replayed:         desc("spool_replayed_total", "Spooled batches written to the store.", nil, nil),
@@ -104,7 +107,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 func (c *ingestCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.requests, c.records, c.recordRejections, c.refused, c.batches, c.batchSize, c.insertSize,
-		c.storeInsert, c.eventsStored, c.writeErrors, c.dedup, c.spoolBytes, c.spoolRecords,
+		c.storeInsert, c.eventsStored, c.writeErrors, c.dedup, c.spoolBytes, c.spoolFullest, c.spoolLimit, c.spoolRecords,
 		c.spooled, c.replayed, c.quarantined, c.spoolErr, c.authFailures, c.redactions,
 	} {
 		ch <- d
@@ -151,6 +154,8 @@ func (c *ingestCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.writeErrors, st.WriteErrors)
 	counter(c.dedup, st.DedupHits)
 	gauge(c.spoolBytes, st.Spool.Bytes)
+	gauge(c.spoolFullest, st.Spool.FullestBytes)
+	gauge(c.spoolLimit, st.Spool.MaxBytes)
 	gauge(c.spoolRecords, st.Spool.Records)
 	counter(c.spooled, st.Spool.Spooled)
 	counter(c.replayed, st.Spool.Replayed)

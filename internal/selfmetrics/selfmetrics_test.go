@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -94,8 +96,11 @@ func TestIngestMetrics(t *testing.T) {
 	cfg := ingest.DefaultConfig()
 	cfg.GRPCListen, cfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.BatchMaxDelay = 5 * time.Millisecond
+	cfg.Spool.Dir = t.TempDir()
+	cfg.Resolve()
 	w := &recorder{}
-	in, err := ingest.New(cfg, w, nil)
+	requests := selfmetrics.NewHTTPRequests()
+	in, err := ingest.New(cfg, w, nil, ingest.WithRequestObserver(requests.Listener("otlp_http")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +114,7 @@ func TestIngestMetrics(t *testing.T) {
 	if err := in.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := selfmetrics.NewRegistry(selfmetrics.NewIngestCollector(in))
+	reg, err := selfmetrics.NewRegistry(selfmetrics.NewIngestCollector(in), requests, selfmetrics.NewBuildInfo("v1.2.3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +132,8 @@ func TestIngestMetrics(t *testing.T) {
 		{"/v1/logs", "application/json", []byte(`{"resourceLogs":[`), 400},
 		{"/v1/logs", "application/x-protobuf", []byte{0xff, 0xff, 0xff}, 400},
 		{"/v1/logs", "text/plain", []byte("hello"), 415},
+		{"/v1/metrics", "application/json", []byte("{}"), 404},
+		{"/v1/logs/etc/passwd", "application/json", []byte("{}"), 404},
 	}
 	for i, s := range steps {
 		if got := post(t, base+s.path, s.ct, s.body); got != s.status {
@@ -148,6 +155,26 @@ func TestIngestMetrics(t *testing.T) {
 	text, _ := io.ReadAll(resp.Body)
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Errorf("Content-Type %q", ct)
+	}
+	// The paths no route serves share one series: raw paths never become
+	// labels.
+	for _, line := range []string{
+		`mcpdrift_http_request_duration_seconds_count{code="200",listener="otlp_http",method="POST",route="/v1/logs"} 2`,
+		`mcpdrift_http_request_duration_seconds_count{code="400",listener="otlp_http",method="POST",route="/v1/logs"} 2`,
+		`mcpdrift_http_request_duration_seconds_count{code="415",listener="otlp_http",method="POST",route="/v1/logs"} 1`,
+		`mcpdrift_http_request_duration_seconds_count{code="200",listener="otlp_http",method="POST",route="/v1/traces"} 1`,
+		`mcpdrift_http_request_duration_seconds_count{code="404",listener="otlp_http",method="POST",route="unmatched"} 2`,
+		`mcpdrift_http_request_duration_seconds_bucket{code="200",listener="otlp_http",method="POST",route="/v1/traces",le="+Inf"} 1`,
+		`mcpdrift_build_info{goversion="` + runtime.Version() + `",revision="unknown",version="v1.2.3"} 1`,
+		`mcpdrift_spool_limit_bytes ` + strconv.FormatFloat(float64(cfg.Spool.MaxBytes), 'g', -1, 64),
+		`mcpdrift_spool_fullest_bytes 0`,
+	} {
+		if !hasLine(string(text), line) {
+			t.Errorf("no line %q in the scrape", line)
+		}
+	}
+	if strings.Contains(string(text), "passwd") {
+		t.Error("a raw path is a label")
 	}
 	for _, line := range []string{
 		`mcpdrift_ingest_requests_total 6`,
@@ -171,9 +198,7 @@ func TestIngestMetrics(t *testing.T) {
 		`mcpdrift_ingest_events_stored_total 5`,
 		`mcpdrift_store_write_errors_total 0`,
 		`mcpdrift_ingest_dedup_hits_total 0`,
-		`mcpdrift_spool_bytes 0`,
 		`mcpdrift_spool_records 0`,
-		`mcpdrift_spool_replayed_total 0`,
 		`mcpdrift_spool_quarantined_total 0`,
 		`mcpdrift_auth_failures_total{listener="ingest"} 0`,
 		`mcpdrift_redactions_total 0`,
