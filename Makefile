@@ -7,7 +7,7 @@ BIN       := bin
 # The embedded store needs cgo (ClickHouse needs the stacks of cgo threads).
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-race fuzz bench libchdb vet clean help plugin plugin-deps test-plugin demo telemetrygen-run
+.PHONY: all build run test test-race fuzz bench libchdb promtool vet clean help plugin plugin-deps test-plugin demo telemetrygen-run
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make bench      run the benchmark suite and print figures against same-run baselines"
 	@echo "make demo       run a server on a temporary directory, simulate 50,000 events, print a report"
 	@echo "make libchdb    fetch libchdb.so into the per-user cache (or honour CHDB_LIB_PATH)"
+	@echo "make promtool   install promtool (Prometheus's rule checker) into the per-user cache (or honour PROMTOOL)"
 	@echo "make build      build bin/mcpdrift, bin/ingest and bin/api"
 	@echo "make vet        go vet and gofmt"
 	@echo "make plugin     build the Grafana plugin (frontend and backend for every platform) into grafana-plugin/dist"
@@ -29,6 +30,11 @@ help:
 
 libchdb:
 	@scripts/fetch-libchdb.sh >/dev/null
+
+# promtool checks and unit-tests deploy/prometheus's alert rules (go test
+# ./deploy); built from the Go module proxy once, then cached.
+promtool:
+	@GO=$(GO) scripts/install-promtool.sh >/dev/null
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
@@ -45,14 +51,15 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
-# MCPDRIFT_REQUIRE_CHDB turns "library missing" from a skip into a failure.
+# MCPDRIFT_REQUIRE_CHDB turns "library missing" from a skip into a failure,
+# MCPDRIFT_REQUIRE_PROMTOOL "promtool missing".
 # The end-to-end suites with real processes — the scale-out roles on a
 # cluster with a shard killed, the ingester killed and starved — run
 # verbosely, so that their figures (sent, acknowledged, stored,
 # duplicates) print in the log.
 E2E_PKGS := ./internal/scaleouttest/ ./internal/ingest/faulttest/
-test: libchdb vet
-	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest)
+test: libchdb promtool vet
+	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest)
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m -v $(E2E_PKGS)
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
 

@@ -827,6 +827,11 @@ func TestKubernetes(t *testing.T) {
 			case "v1/Namespace":
 				var n corev1.Namespace
 				strict(&n)
+			case "monitoring.coreos.com/v1/PrometheusRule":
+				// Its groups are those of prometheus/rules.yaml:
+				// TestPrometheusRuleMatches.
+				var r prometheusRule
+				strict(&r)
 			default:
 				t.Errorf("%s #%d: unexpected kind %s %s", f, i+1, meta.APIVersion, meta.Kind)
 			}
