@@ -5,6 +5,8 @@
 # cache it.
 #
 #   scripts/otelcol-build.sh          build if needed, print the binary's path
+#   scripts/otelcol-build.sh --path   print the path it is (or would be) built
+#                                     at, building nothing
 #
 # The binary is cached under ${XDG_CACHE_HOME:-~/.cache}/mcpdrift/otelcol/,
 # keyed by the manifest's content: a changed manifest builds again.
@@ -33,7 +35,7 @@ fi
 key=$(sha256sum "$manifest" | cut -c1-16)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/mcpdrift/otelcol/${version}-${key}"
 bin="$cache/otelcol-mcpdrift"
-if [[ -x "$bin" && -f "$cache/.complete" ]]; then
+if [[ "${1:-}" == "--path" ]] || [[ -x "$bin" && -f "$cache/.complete" ]]; then
   echo "$bin"
   exit 0
 fi
