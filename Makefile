@@ -7,7 +7,7 @@ BIN       := bin
 # The embedded store needs cgo (ClickHouse needs the stacks of cgo threads).
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-race fuzz bench libchdb promtool vet clean help plugin plugin-deps test-plugin demo telemetrygen-run
+.PHONY: all build run test test-race fuzz bench libchdb promtool otelcol test-gateway vet clean help plugin plugin-deps test-plugin demo telemetrygen-run
 
 all: build
 
@@ -21,6 +21,8 @@ help:
 	@echo "make demo       run a server on a temporary directory, simulate 50,000 events, print a report"
 	@echo "make libchdb    fetch libchdb.so into the per-user cache (or honour CHDB_LIB_PATH)"
 	@echo "make promtool   install promtool (Prometheus's rule checker) into the per-user cache (or honour PROMTOOL)"
+	@echo "make otelcol    build the OpenTelemetry Collector of deploy/otelcol/builder.yaml into the per-user cache"
+	@echo "make test-gateway  run deploy/otelcol/gateway.yaml on that Collector in front of mcpdrift with tokens"
 	@echo "make build      build bin/mcpdrift, bin/ingest and bin/api"
 	@echo "make vet        go vet and gofmt"
 	@echo "make plugin     build the Grafana plugin (frontend and backend for every platform) into grafana-plugin/dist"
@@ -35,6 +37,17 @@ libchdb:
 # ./deploy); built from the Go module proxy once, then cached.
 promtool:
 	@GO=$(GO) scripts/install-promtool.sh >/dev/null
+
+# The Collector the gateway test runs deploy/otelcol/gateway.yaml on, built
+# by the Collector Builder from the Go module proxy once per manifest.
+otelcol:
+	@GO=$(GO) scripts/otelcol-build.sh >/dev/null
+
+# The shipped gateway on a real Collector in front of mcpdrift serve with
+# tokens: events in = events stored (deploy TestGatewayCollector, which make
+# test skips while the Collector is not built).
+test-gateway: libchdb otelcol
+	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_OTELCOL=1 $(GO) test -count=1 -timeout 10m -run TestGatewayCollector -v ./deploy/
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
