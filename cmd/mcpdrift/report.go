@@ -137,7 +137,7 @@ func answers(ctx context.Context, base string) bool {
 // flag name; the API checks them. Flag names use dashes where the
 // parameters use underscores.
 var reportFilterFlags = []struct{ name, usage string }{
-	{"from", "start of the window: RFC 3339, now, or relative (-7d, -24h); default -7d"},
+	{"from", "start of the window: RFC 3339, a date (2026-11-30, midnight UTC), now, or relative (-7d, -24h); default -7d"},
 	{"to", "end of the window, in the same forms; default now"},
 	{"window", "adapter-retirement: the window as a duration ending at -to (14d), instead of -from"},
 	{"tool", "only this tool"},

@@ -217,8 +217,11 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		s.engine.Use(s.observe)
 	}
 	s.engine.Use(gin.Recovery(), s.tenancy)
-	s.engine.GET("/healthz", s.healthz)
-	s.engine.GET("/readyz", s.readyz)
+	// HEAD too: load balancers and uptime checks probe with it.
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		s.engine.Handle(m, "/healthz", s.healthz)
+		s.engine.Handle(m, "/readyz", s.readyz)
+	}
 	if s.metrics != nil {
 		s.engine.GET("/metrics", gin.WrapH(s.metrics))
 	}
@@ -231,6 +234,11 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	v1.GET("/reports/:report", s.unknownReport)
 	s.engine.NoRoute(func(c *gin.Context) {
 		problem(c, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path), "")
+	})
+	// A path served with other methods is 405, gin setting Allow.
+	s.engine.HandleMethodNotAllowed = true
+	s.engine.NoMethod(func(c *gin.Context) {
+		problem(c, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")), "")
 	})
 	return s, nil
 }
@@ -326,7 +334,7 @@ func (s *Server) openAPI(c *gin.Context) {
 }
 
 func (s *Server) unknownReport(c *gin.Context) {
-	problem(c, http.StatusBadRequest, fmt.Sprintf("unknown report %q; the reports are %s", c.Param("report"),
+	problem(c, http.StatusNotFound, fmt.Sprintf("unknown report %q; the reports are %s", c.Param("report"),
 		strings.Join(reportSegments(), ", ")), "report")
 }
 

@@ -127,12 +127,23 @@ func OpenAPI(version string) map[string]any {
 		"info": map[string]any{
 			"title":   "mcpdrift API",
 			"version": version,
+			"license": map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 			"description": "Reports on MCP tool schema drift: stale-revision usage, rejections, repairs, adapter retirement, " +
 				"notification propagation, safety violations and the call audit. Every report takes a window (`from`, `to`) and " +
 				"filters; each is served as JSON, CSV, Markdown or a text table (`format`, or the Accept header). Errors are " +
 				"RFC 9457 problem documents naming the parameter at fault. Every request is bound to one tenant: " +
 				"with tokens, the tenant of the bearer token (no parameter or header chooses it); without, the server's single local tenant.",
 		},
+		// The servers are wherever -api.listen puts one; the variables'
+		// defaults are the flag's default.
+		"servers": []any{map[string]any{
+			"url":         "{scheme}://{host}",
+			"description": "An mcpdrift API listener (serve or api): -api.listen, with -api.tls.* for https.",
+			"variables": map[string]any{
+				"scheme": map[string]any{"default": "http", "enum": []string{"http", "https"}},
+				"host":   map[string]any{"default": DefaultConfig().Listen, "description": "host:port of -api.listen"},
+			},
+		}},
 		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
 		"tags": []any{
 			map[string]any{"name": "reports", "description": "Drift reports."},

@@ -28,7 +28,7 @@ var (
 	strSchema = map[string]any{"type": "string"}
 
 	pFrom = param{name: "from", example: "-" + apiclient.DefaultWindow, schema: strSchema,
-		desc: "Start of the window (inclusive): an RFC 3339 time, `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-" + apiclient.DefaultWindow + "`."}
+		desc: "Start of the window (inclusive): an RFC 3339 time, a date (`2026-11-30`: its midnight, UTC), `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-" + apiclient.DefaultWindow + "`."}
 	pTo = param{name: "to", example: "now", schema: strSchema,
 		desc: "End of the window (exclusive), in the same forms as `from`. Default `now`."}
 	pTool        = param{name: "tool", schema: strSchema, desc: "Only this tool (`gen_ai.tool.name`)."}

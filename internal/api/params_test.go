@@ -51,7 +51,8 @@ func TestBadParameters(t *testing.T) {
 		{ar + "?window=fortnight", "window", "invalid window"},
 		{ar + "?window=-3d", "window", "invalid window"},
 		{ar + "?window=7d&from=-7d", "window", "not both"},
-		{ar + "?window=7d&to=2099-01-01", "to", "invalid time"},
+		{ar + "?window=7d&to=2099-02-30", "to", "invalid time"},
+		{su + "?from=2026-11-31", "from", "invalid time"},
 		{ar + "?max_calls=-1", "max_calls", "invalid count"},
 		{ar + "?max_calls=many", "max_calls", "invalid count"},
 		{ar + "?max_calls=5&max_calls=6", "max_calls", "given 2 times"},
@@ -74,8 +75,6 @@ func TestBadParameters(t *testing.T) {
 		{au + "?run=a&run=b", "run", "given 2 times"},
 		{au + "?cursor=bm9wZQ", "cursor", "invalid cursor"},
 		{au + "?adapter=x", "adapter", "unknown parameter"},
-		{"/api/v1/reports/nope", "report", `unknown report "nope"`},
-		{"/api/v1/reports/tools", "report", `unknown report "tools"`},
 		{"/api/v1/tools?max_calls=1", "max_calls", "unknown parameter"},
 	}
 	for _, tc := range cases {

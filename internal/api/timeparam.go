@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// ParseTime reads a report time parameter: "now", an RFC 3339 time, or a
-// time relative to now such as "-7d", "-36h", "-90m" or "-30s".
+// ParseTime reads a report time parameter: "now", an RFC 3339 time, a
+// date (2026-11-30: its midnight, UTC), or a time relative to now such as
+// "-7d", "-36h", "-90m" or "-30s".
 func ParseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	switch {
@@ -22,9 +23,13 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 		}
 		return now.Add(-d), nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	layout := time.RFC3339Nano
+	if len(s) == len(time.DateOnly) {
+		layout = time.DateOnly
+	}
+	t, err := time.Parse(layout, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 (2026-11-30T00:00:00Z), now, or relative (-7d, -24h)", s)
+		return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 (2026-11-30T00:00:00Z), a date (2026-11-30, midnight UTC), now, or relative (-7d, -24h)", s)
 	}
 	if t.Before(minTime) || t.After(maxTime) {
 		return time.Time{}, fmt.Errorf("invalid time %q: want a time between %s and %s, the range the store's DateTime64(9) columns hold",
