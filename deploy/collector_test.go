@@ -292,16 +292,16 @@ func TestGatewayCollector(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var got struct {
-			Tools []struct {
+			Rows []struct {
 				Tool  string `json:"tool"`
 				Calls int    `json:"calls"`
-			} `json:"tools"`
+			} `json:"rows"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("tools report: %d %v", resp.StatusCode, err)
 		}
 		out := map[string]int{}
-		for _, tl := range got.Tools {
+		for _, tl := range got.Rows {
 			out[tl.Tool] = tl.Calls
 		}
 		return out

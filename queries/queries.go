@@ -21,10 +21,11 @@
 //	RawAdapterRetirement                               events (the raw fallback of the rollup reports)
 //	RawPropagation, RawViolations                      events (the raw fallback of the narrow tables)
 //
-// Rollup-served reports resolve their window to whole minutes, and read
-// each part of it from the coarsest tier whose buckets fit (see Plan), so
-// their answer equals the raw table's over the resolved window. The raw
-// reports use the window as given.
+// Every report reads the same window (Runner.Window): exact while the
+// minutely tier holds its edges, else widened to whole hours or days. The
+// rollup-served reports read each part of it from the coarsest tier whose
+// buckets fit (see Plan), so that their answer equals the raw table's over
+// that window; the narrow and raw reports filter the events by it.
 package queries
 
 import (

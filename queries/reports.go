@@ -264,7 +264,7 @@ type ViolationPage struct {
 	Next string         `json:"next,omitempty"`
 }
 
-// Violations lists the safety violations in the window as given, oldest
+// Violations lists the safety violations in the reports' window, oldest
 // first, one page at a time. Served from violation_candidates and, for the
 // calls through adapters the registry declares removed,
 // adapter_call_candidates (see RawViolations for the raw fallback).
