@@ -39,12 +39,13 @@ func TestHandComputedFigures(t *testing.T) {
 			return queries.StaleUsageRow{}
 		}
 		// deploy_preview 1→2: 35 from claude-desktop@0.9.1 (8-d a day) and
-		// 7 from legacy-bot's run; 30 before the midpoint, 12 after.
+		// 7 from legacy-bot's run; none in the week before, which the store
+		// does not hold whole (its first call is at Now-10d), so no trend.
 		d := find("deploy_preview", "1", "2")
 		want := queries.StaleUsageRow{Tool: "deploy_preview", RevisionClient: "1", RevisionServer: "2", Stale: true,
 			Calls: 42, Normalized: 42, Sessions: 8, Runs: 1, Clients: 2,
 			FirstSeen: fixture.Now.Add(-7*24*time.Hour + 3*time.Hour), LastSeen: fixture.Now.Add(-20 * time.Hour),
-			CallsFirstHalf: 30, CallsSecondHalf: 12, Trend: queries.TrendFalling}
+			CallsPrevious: 0, PreviousFrom: fixture.Now.Add(-14 * 24 * time.Hour), Trend: nil}
 		if !reflect.DeepEqual(d, want) {
 			t.Errorf("deploy_preview 1→2:\n got %+v\nwant %+v", d, want)
 		}
@@ -692,65 +693,58 @@ func TestFiltersNarrow(t *testing.T) {
 	}
 }
 
-// TestTrendAcrossMidpoint writes calls on both sides of a window's midpoint
-// inside the bucket of the plan's Spans that contains it — a day, and an
-// hour — and checks the halves of stale usage against counts made here and
-// against the raw twin: the rollups must count them from the finer buckets
-// of Halves, not from that bucket's row. No other test has calls there.
-func TestTrendAcrossMidpoint(t *testing.T) {
+// TestTrendAgainstPreviousPeriod writes calls at the edges of a window and
+// of the equal period before it — over days and hours, and within the last
+// day, where the minutely tier cuts the edges by time — and checks the
+// previous period's calls and the trend of stale usage against counts made
+// here and against the raw twin; then that a tenant whose first call lies
+// inside the previous period gets no trend. No other test has calls there.
+func TestTrendAgainstPreviousPeriod(t *testing.T) {
 	st := openStore(t)
 	r := runner(t)
 	c := ctx(t)
-	tenant := fmt.Sprintf("trend-%d", time.Now().UnixNano())
 	now := fixture.Now
 	windows := []struct {
 		name     string
 		from, to time.Time
-		tier     queries.Tier
 	}{
-		// Three days and eighteen hours: the midpoint falls at 21:00 of a
-		// day read whole.
-		{"day", now.Add(-9*24*time.Hour - 6*time.Hour), now.Add(-5*24*time.Hour - 12*time.Hour), queries.TierDay},
-		// Nine hours and twelve minutes within the last day: the midpoint
-		// falls at minute 36 of an hour read whole.
-		{"hour", now.Add(-20*time.Hour - 12*time.Minute), now.Add(-11 * time.Hour), queries.TierHour},
+		// Three days and eighteen hours, the period before it read from
+		// whole days and hours.
+		{"days", now.Add(-9*24*time.Hour - 6*time.Hour), now.Add(-5*24*time.Hour - 12*time.Hour)},
+		// Nine hours and twelve minutes and a half within the last day:
+		// both periods' edges are cut by time.
+		{"minutes", now.Add(-20*time.Hour - 12*time.Minute - 30*time.Second), now.Add(-11 * time.Hour)},
 	}
 	var id uint64
 	for _, w := range windows {
+		tenant := fmt.Sprintf("trend-%s-%d", w.name, time.Now().UnixNano())
 		p := r.Plan(w.from, w.to)
-		step := []time.Duration{time.Minute, time.Hour, 24 * time.Hour}[w.tier]
-		straddle := queries.Span{From: p.Mid.Truncate(step), To: p.Mid.Truncate(step).Add(step)}
-		read := false
-		for _, s := range p.Spans[w.tier] {
-			read = read || !s.From.After(straddle.From) && !s.To.Before(straddle.To)
-		}
-		if straddle.From.Equal(p.Mid) || !read {
-			t.Fatalf("%s: the plan of %v..%v reads no %v bucket around its midpoint %v: %+v", w.name, w.from, w.to, w.tier, p.Mid, p)
-		}
-		// 3 calls before the midpoint and 5 after it inside the straddled
-		// bucket, 2 more in each half outside it.
 		var events []otelschema.Event
-		call := func(at time.Time) {
+		call := func(tool string, at time.Time) {
 			id++
 			events = append(events, otelschema.Event{ID: id, Name: otelschema.EventCall, Time: at.UnixNano(),
-				Service: "billing", Tool: "refund-" + w.name, SessionID: fmt.Sprint("s", id%3), RunID: fmt.Sprint("r", id%4),
+				Service: "billing", Tool: tool, SessionID: fmt.Sprint("s", id%3), RunID: fmt.Sprint("r", id%4),
 				ClientName: "cursor", ClientVersion: "0.48.0", RevisionClient: "1", RevisionServer: "2",
 				Outcome: otelschema.OutcomeNormalized, AdapterID: "refund/v1-v2"})
 		}
-		for i := 1; i <= 3; i++ {
-			call(p.Mid.Add(-time.Duration(i) * time.Second))
-		}
-		for i := 0; i < 5; i++ {
-			call(p.Mid.Add(time.Duration(i) * time.Second))
-		}
-		call(straddle.From.Add(-time.Second))
-		call(p.From)
-		call(straddle.To)
-		call(p.To.Add(-time.Second))
+		tool := "refund-" + w.name
+		// Before the previous period: history, counted nowhere.
+		call("other", p.PreviousFrom.Add(-time.Hour))
+		call(tool, p.PreviousFrom.Add(-time.Second))
+		// The previous period: 3 calls, at its edges and between.
+		call(tool, p.PreviousFrom)
+		call(tool, p.PreviousFrom.Add(p.From.Sub(p.PreviousFrom)/2))
+		call(tool, p.From.Add(-time.Second))
+		// The window: 4 calls, 4 > 1.2 × 3.
+		call(tool, p.From)
+		call(tool, p.From.Add(time.Second))
+		call(tool, p.From.Add(p.To.Sub(p.From)/2))
+		call(tool, p.To.Add(-time.Second))
+		call(tool, p.To)
 		if err := st.Write(c, store.Batch{Tenant: tenant, Events: events}); err != nil {
 			t.Fatal(err)
 		}
-		f := queries.Filter{Tenant: tenant, From: w.from, To: w.to, Tool: "refund-" + w.name}
+		f := queries.Filter{Tenant: tenant, From: w.from, To: w.to, Tool: tool}
 		rows, err := r.StaleUsage(c, f)
 		if err != nil {
 			t.Fatal(err)
@@ -759,11 +753,30 @@ func TestTrendAcrossMidpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rows) != 1 || rows[0].Calls != 12 || rows[0].CallsFirstHalf != 5 || rows[0].CallsSecondHalf != 7 {
-			t.Errorf("%s: stale usage %s, want 12 calls, 5 in the first half and 7 in the second", w.name, js(rows))
+		if len(rows) != 1 || rows[0].Calls != 4 || rows[0].CallsPrevious != 3 || !rows[0].PreviousFrom.Equal(p.PreviousFrom) ||
+			rows[0].Trend == nil || *rows[0].Trend != queries.TrendRising {
+			t.Errorf("%s: stale usage %s, want 4 calls against 3 from %v: rising", w.name, js(rows), p.PreviousFrom)
 		}
 		if !reflect.DeepEqual(rows, raw) {
 			t.Errorf("%s: rollups %s, raw %s", w.name, js(rows), js(raw))
+		}
+
+		// A tenant whose first call lies inside the previous period: the
+		// store does not hold all of it, so no trend.
+		fresh := tenant + "-fresh"
+		events = events[:0]
+		call(tool, p.From.Add(-time.Second))
+		call(tool, p.From)
+		if err := st.Write(c, store.Batch{Tenant: fresh, Events: events}); err != nil {
+			t.Fatal(err)
+		}
+		f.Tenant = fresh
+		rows, err = r.StaleUsage(c, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Calls != 1 || rows[0].CallsPrevious != 1 || rows[0].Trend != nil {
+			t.Errorf("%s, fresh: stale usage %s, want 1 call, 1 before and no trend", w.name, js(rows))
 		}
 	}
 }

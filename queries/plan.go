@@ -46,21 +46,24 @@ type Span struct{ From, To time.Time }
 // present, and the answer equals the raw table's over [From, To), the
 // window a report states it read.
 //
-// Mid splits the window in two halves for trends, aligned the same way.
-// Halves covers the window like Spans, but with no bucket straddling Mid.
-// A report reads its totals from Spans and only its per-half counts from
-// Halves: the coarse buckets Spans allows are the cheapest to read (a day of
-// session sketches instead of twenty-four hours of them), and a sum is cheap to
-// read at any tier.
+// Previous is the equal period before the window, [PreviousFrom, From),
+// resolved the same way, that trends compare the window with. A report
+// reads its totals from Spans and only its calls of the previous period
+// from Previous.
 type Plan struct {
-	From, To, Mid time.Time
+	From, To time.Time
 	// BucketsFrom and BucketsTo are the whole buckets' bounds: From and To
 	// outwards to the edge tiers' buckets.
 	BucketsFrom, BucketsTo time.Time
 	// Spans lists the bucket ranges of each tier, indexed by Tier.
 	Spans [3][]Span
-	// Halves lists them for [From, Mid) and [Mid, To) apart.
-	Halves [3][]Span
+	// PreviousFrom is the start of the previous period: From less the
+	// window's length, exact or widened as an edge is.
+	PreviousFrom time.Time
+	// Previous lists the bucket ranges of each tier that cover the
+	// previous period; its last minutes may share a bucket with the
+	// window's first, which the minutely tier tells apart by time.
+	Previous [3][]Span
 }
 
 // Window is the window every report over [from, to) reads, and states in
@@ -114,18 +117,19 @@ func planWindow(from, to, now time.Time, retentionDays int) Plan {
 		p.To = to
 	}
 	if !p.From.Before(p.To) {
-		p.To, p.Mid = p.From, p.From
+		p.To, p.PreviousFrom = p.From, p.From
 		p.BucketsTo = p.BucketsFrom
 		return p
 	}
-	mid := p.BucketsFrom.Add(p.BucketsTo.Sub(p.BucketsFrom) / 2)
-	p.Mid = mid.Truncate(finest(mid).step())
-	if p.Mid.Before(p.BucketsFrom) {
-		p.Mid = p.BucketsFrom
-	}
 	decompose(&p.Spans, p.BucketsFrom, p.BucketsTo, TierDay)
-	decompose(&p.Halves, p.BucketsFrom, p.Mid, TierDay)
-	decompose(&p.Halves, p.Mid, p.BucketsTo, TierDay)
+	prev := p.From.Add(-p.To.Sub(p.From))
+	prevTier := finest(prev)
+	prevBuckets := prev.Truncate(prevTier.step())
+	p.PreviousFrom = prevBuckets
+	if prevTier == TierMinute {
+		p.PreviousFrom = prev
+	}
+	decompose(&p.Previous, prevBuckets, ceil(p.From, fromTier.step()), TierDay)
 	return p
 }
 
@@ -197,38 +201,35 @@ func (r *Runner) runPlanned(ctx context.Context, query string, f Filter, dest an
 
 const bucketLayout = "2006-01-02 15:04:05"
 
-// A tier's buckets in Spans form at most spanSlots ranges (the whole days,
-// or the hours or minutes at either edge of what a coarser tier serves),
-// and in Halves at most halfSlots (the same for each half), so that a
-// report has few renderings (TestPlanCovers checks the bound).
-const (
-	spanSlots = 2
-	halfSlots = 2 * spanSlots
-)
+// A tier's buckets in Spans, and in Previous, form at most spanSlots ranges
+// (the whole days, or the hours or minutes at either edge of what a coarser
+// tier serves), so that a report has few renderings (TestPlanCovers checks
+// the bound).
+const spanSlots = 2
 
 // rangePrefixes name the tiers' ranges in the parameters: Spans' minute,
-// hour and day ranges, then Halves'.
-var rangePrefixes = [6]string{"m", "h", "d", "tm", "th", "td"}
+// hour and day ranges, then Previous'.
+var rangePrefixes = [6]string{"m", "h", "d", "pm", "ph", "pd"}
 
 // ranges counts the ranges of each tier a call binds, in the order of
 // rangePrefixes: the queries' text holds one condition per range (inSpans).
 type ranges [6]uint8
 
 // allRanges is the most ranges a plan binds: what Query renders.
-var allRanges = ranges{spanSlots, spanSlots, spanSlots, halfSlots, halfSlots, halfSlots}
+var allRanges = ranges{spanSlots, spanSlots, spanSlots, spanSlots, spanSlots, spanSlots}
 
 // bind binds f with the plan's resolved window and tier spans: from, to and
-// mid, and for each tier p (m, h, d) the bounds of its ranges in Spans as
-// {p_from_i} and {p_to_i}, and in Halves as {tp_from_i} and {tp_to_i}
-// (tm_from_0, th_from_0, ...); the call is rendered for f's shape and for
-// those ranges.
+// previous_from, and for each tier p (m, h, d) the bounds of its ranges in
+// Spans as {p_from_i} and {p_to_i}, and in Previous as {pp_from_i} and
+// {pp_to_i} (pm_from_0, ph_from_0, ...); the call is rendered for f's
+// shape and for those ranges.
 func (p Plan) bind(f Filter) call {
 	params := f.paramsWindow(p.From, p.To)
-	params["mid"] = p.Mid.Format(bucketLayout)
+	params.Time("previous_from", p.PreviousFrom)
 	bindSpans(params, rangePrefixes[:3], &p.Spans)
-	bindSpans(params, rangePrefixes[3:], &p.Halves)
+	bindSpans(params, rangePrefixes[3:], &p.Previous)
 	c := call{params: params, shape: f.shape()}
-	for i, spans := range [6][]Span{p.Spans[0], p.Spans[1], p.Spans[2], p.Halves[0], p.Halves[1], p.Halves[2]} {
+	for i, spans := range [6][]Span{p.Spans[0], p.Spans[1], p.Spans[2], p.Previous[0], p.Previous[1], p.Previous[2]} {
 		c.ranges[i] = uint8(len(spans))
 	}
 	return c
@@ -244,7 +245,7 @@ func bindSpans(params store.Params, prefixes []string, all *[3][]Span) {
 }
 
 // inSpans is the condition, in a query's text, that column lies in one of
-// the ranges bound under prefix (m, h, d, or tm, th, td for Halves), r
+// the ranges bound under prefix (m, h, d, or pm, ph, pd for Previous), r
 // counting them: {{spans "hour" "h" .R}} in a template. Plain range
 // comparisons, which the engine analyses and plans in a fraction of the
 // time of a lambda over arrays of bounds, and which the primary key prunes

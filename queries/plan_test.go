@@ -31,65 +31,66 @@ func TestPlanExamples(t *testing.T) {
 		}
 		return got
 	}
-	f := func(from, to string, want, wantHalves [3][]string, wantFrom, wantTo string) {
+	f := func(from, to string, want, wantPrevious [3][]string, wantFrom, wantTo, wantPreviousFrom string) {
 		t.Helper()
 		p := planWindow(at(from), at(to), now, 30)
-		got, gotHalves := format(p.Spans), format(p.Halves)
-		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotHalves) != fmt.Sprint(wantHalves) || p.From != at(wantFrom) || p.To != at(wantTo) {
-			t.Errorf("plan(%s, %s) = %v..%v %v halves %v, want %s..%s %v halves %v", from, to, p.From, p.To, got, gotHalves, wantFrom, wantTo, want, wantHalves)
+		got, gotPrevious := format(p.Spans), format(p.Previous)
+		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotPrevious) != fmt.Sprint(wantPrevious) ||
+			p.From != at(wantFrom) || p.To != at(wantTo) || p.PreviousFrom != at(wantPreviousFrom) {
+			t.Errorf("plan(%s, %s) = %v..%v %v previous from %v %v, want %s..%s %v previous from %s %v",
+				from, to, p.From, p.To, got, p.PreviousFrom, gotPrevious, wantFrom, wantTo, want, wantPreviousFrom, wantPrevious)
 		}
 	}
 	// A week ending now: whole days in the middle, hours at the edges; the
-	// halves split at the midpoint.
+	// week before it the same way.
 	f("2099-03-09 12:00:00", "2099-03-16 12:00:00", [3][]string{
 		nil,
 		{"03-09 12:00→03-10 00:00", "03-16 00:00→03-16 12:00"},
 		{"03-10 00:00→03-16 00:00"},
 	}, [3][]string{
 		nil,
-		{"03-09 12:00→03-10 00:00", "03-16 00:00→03-16 12:00"},
-		{"03-10 00:00→03-13 00:00", "03-13 00:00→03-16 00:00"},
-	}, "2099-03-09 12:00:00", "2099-03-16 12:00:00")
-	// A week whose midpoint falls inside a day: the halves read that day's
-	// hours, the totals the whole day.
+		{"03-02 12:00→03-03 00:00", "03-09 00:00→03-09 12:00"},
+		{"03-03 00:00→03-09 00:00"},
+	}, "2099-03-09 12:00:00", "2099-03-16 12:00:00", "2099-03-02 12:00:00")
 	f("2099-03-09 06:00:00", "2099-03-16 06:00:00", [3][]string{
 		nil,
 		{"03-09 06:00→03-10 00:00", "03-16 00:00→03-16 06:00"},
 		{"03-10 00:00→03-16 00:00"},
 	}, [3][]string{
 		nil,
-		{"03-09 06:00→03-10 00:00", "03-12 00:00→03-12 18:00", "03-12 18:00→03-13 00:00", "03-16 00:00→03-16 06:00"},
-		{"03-10 00:00→03-12 00:00", "03-13 00:00→03-16 00:00"},
-	}, "2099-03-09 06:00:00", "2099-03-16 06:00:00")
+		{"03-02 06:00→03-03 00:00", "03-09 00:00→03-09 06:00"},
+		{"03-03 00:00→03-09 00:00"},
+	}, "2099-03-09 06:00:00", "2099-03-16 06:00:00", "2099-03-02 06:00:00")
 	// A ragged recent window: the minutes around it, read exactly (the
-	// window stays as asked).
+	// window stays as asked); the previous 1h24m40s too, its last minute
+	// shared with the window's first.
 	f("2099-03-16 10:17:30", "2099-03-16 11:42:10", [3][]string{
 		{"03-16 10:17→03-16 11:43"},
 		nil,
 		nil,
 	}, [3][]string{
-		{"03-16 10:17→03-16 11:00", "03-16 11:00→03-16 11:43"},
+		{"03-16 08:52→03-16 09:00", "03-16 10:00→03-16 10:18"},
+		{"03-16 09:00→03-16 10:00"},
 		nil,
-		nil,
-	}, "2099-03-16 10:17:30", "2099-03-16 11:42:10")
-	// A ragged window older than the minutely tier: widened to the hour.
+	}, "2099-03-16 10:17:30", "2099-03-16 11:42:10", "2099-03-16 08:52:50")
+	// A ragged window older than the minutely tier: widened to the hour,
+	// and the six hours before it.
 	f("2099-03-10 10:17:00", "2099-03-10 15:42:00", [3][]string{
 		nil,
 		{"03-10 10:00→03-10 16:00"},
 		nil,
 	}, [3][]string{
 		nil,
-		{"03-10 10:00→03-10 13:00", "03-10 13:00→03-10 16:00"},
+		{"03-10 04:00→03-10 10:00"},
 		nil,
-	}, "2099-03-10 10:00:00", "2099-03-10 16:00:00")
+	}, "2099-03-10 10:00:00", "2099-03-10 16:00:00", "2099-03-10 04:00:00")
 	// An empty window.
-	f("2099-03-16 10:00:00", "2099-03-16 10:00:00", [3][]string{}, [3][]string{}, "2099-03-16 10:00:00", "2099-03-16 10:00:00")
+	f("2099-03-16 10:00:00", "2099-03-16 10:00:00", [3][]string{}, [3][]string{}, "2099-03-16 10:00:00", "2099-03-16 10:00:00", "2099-03-16 10:00:00")
 }
 
-// TestPlanCovers checks, over random windows, that Spans and Halves each
-// cover the resolved window exactly once, that every span is aligned to its
-// tier, lies where its tier is still kept, and that no span of Halves
-// straddles the midpoint.
+// TestPlanCovers checks, over random windows, that Spans cover the resolved
+// window and Previous the equal period before it exactly once, and that
+// every span is aligned to its tier and lies where its tier is still kept.
 func TestPlanCovers(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	now := time.Date(2099, 3, 16, 12, 34, 56, 0, time.UTC)
@@ -116,16 +117,21 @@ func TestPlanCovers(t *testing.T) {
 			if p.BucketsFrom.After(p.From) || p.BucketsTo.Before(p.To) {
 				t.Fatalf("buckets %v..%v do not contain the window %v..%v", p.BucketsFrom, p.BucketsTo, p.From, p.To)
 			}
-			checkCover(t, p, p.Spans, false, from, to, minuteFloor, hourFloor, retention)
-			checkCover(t, p, p.Halves, true, from, to, minuteFloor, hourFloor, retention)
+			checkCover(t, p.Spans, p.BucketsFrom, p.BucketsTo, from, to, minuteFloor, hourFloor, retention)
+			if p.From.Before(p.To) {
+				prev := p.From.Add(-p.To.Sub(p.From))
+				if p.PreviousFrom.After(prev) || !p.PreviousFrom.Equal(prev) && !p.PreviousFrom.Truncate(time.Hour).Equal(p.PreviousFrom) {
+					t.Fatalf("previous from %v for %v..%v: neither %v nor a whole hour before it", p.PreviousFrom, p.From, p.To, prev)
+				}
+				checkCover(t, p.Previous, p.PreviousFrom.Truncate(time.Minute), ceil(p.From, time.Minute), from, to, minuteFloor, hourFloor, retention)
+			}
 		}
 	}
 }
 
-// checkCover checks that spans cover p's window exactly once, each span
-// aligned to its tier and where its tier is still kept, and, if split, none
-// straddling the midpoint.
-func checkCover(t *testing.T, p Plan, spans [3][]Span, split bool, from, to, minuteFloor, hourFloor time.Time, retention int) {
+// checkCover checks that spans cover [lo, hi) exactly once, each span
+// aligned to its tier and where its tier is still kept.
+func checkCover(t *testing.T, spans [3][]Span, lo, hi, from, to, minuteFloor, hourFloor time.Time, retention int) {
 	t.Helper()
 	type piece struct {
 		Span
@@ -138,16 +144,13 @@ func checkCover(t *testing.T, p Plan, spans [3][]Span, split bool, from, to, min
 		}
 	}
 	slots := spanSlots
-	if split {
-		slots = halfSlots
-	}
 	for tier, spans := range spans {
 		if len(spans) > slots {
 			t.Fatalf("window %v..%v: %d %v ranges, the queries bind %d: %v", from, to, len(spans), Tier(tier), slots, spans)
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].From.Before(all[j].From) })
-	cur := p.BucketsFrom
+	cur := lo
 	for _, s := range all {
 		step := s.tier.step()
 		switch {
@@ -161,13 +164,11 @@ func checkCover(t *testing.T, p Plan, spans [3][]Span, split bool, from, to, min
 			t.Fatalf("span %v reads trimmed minutes (retention %d)", s, retention)
 		case s.tier == TierHour && s.From.Before(hourFloor):
 			t.Fatalf("span %v reads trimmed hours (retention %d)", s, retention)
-		case split && s.From.Before(p.Mid) && s.To.After(p.Mid):
-			t.Fatalf("span %v straddles the midpoint %v", s, p.Mid)
 		}
 		cur = s.To
 	}
-	if !cur.Equal(p.BucketsTo) {
-		t.Fatalf("window %v..%v: spans end at %v, not %v", from, to, cur, p.BucketsTo)
+	if !cur.Equal(hi) {
+		t.Fatalf("window %v..%v: spans end at %v, not %v", from, to, cur, hi)
 	}
 }
 

@@ -29,36 +29,40 @@ type StaleUsageRow struct {
 	Clients   uint64    `json:"clients"`
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`
-	// CallsFirstHalf and CallsSecondHalf split Calls at the window's
-	// midpoint (Plan.Mid); Trend names the change (see trendOf).
-	CallsFirstHalf  uint64 `json:"calls_first_half"`
-	CallsSecondHalf uint64 `json:"calls_second_half"`
-	Trend           string `json:"trend"`
+	// CallsPrevious counts the calls of the equal period before the
+	// window, [PreviousFrom, from), under the same filter; Trend compares
+	// Calls with it (see trendOf), and is null when the store does not hold
+	// the whole previous period (its first stored call is later than
+	// PreviousFrom: a fresh store, or data past the retention).
+	CallsPrevious uint64    `json:"calls_previous"`
+	PreviousFrom  time.Time `json:"previous_from"`
+	Trend         *string   `json:"trend"`
 }
 
 // Trends of StaleUsageRow.Trend.
 const (
-	TrendNew     = "new"     // no calls in the first half
-	TrendGone    = "gone"    // no calls in the second half
-	TrendRising  = "rising"  // the second half has over 120% of the first's calls
-	TrendFalling = "falling" // the second half has under 80% of the first's calls
+	TrendNew     = "new"     // no calls in the previous period
+	TrendRising  = "rising"  // over 120% of the previous period's calls
+	TrendFalling = "falling" // under 80% of the previous period's calls
 	TrendFlat    = "flat"    // within 20%
 )
 
-func trendOf(first, second uint64) string {
+func trendOf(previous, now uint64) string {
 	switch {
-	case first == 0 && second == 0:
-		return TrendFlat
-	case first == 0:
+	case previous == 0:
 		return TrendNew
-	case second == 0:
-		return TrendGone
-	case float64(second) > 1.2*float64(first):
+	case float64(now) > 1.2*float64(previous):
 		return TrendRising
-	case float64(second) < 0.8*float64(first):
+	case float64(now) < 0.8*float64(previous):
 		return TrendFalling
 	}
 	return TrendFlat
+}
+
+// staleResult is a row of stale_usage.sql before its trend is judged.
+type staleResult struct {
+	StaleUsageRow
+	HistoryFrom time.Time `json:"history_from"`
 }
 
 // StaleUsage reports, per tool × client revision × server revision, the
@@ -78,12 +82,17 @@ func (r *Runner) staleUsage(ctx context.Context, f Filter, query string) ([]Stal
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	rows := []StaleUsageRow{}
-	if err := r.runPlanned(ctx, query, f, &rows); err != nil {
+	res := []staleResult{}
+	if err := r.runPlanned(ctx, query, f, &res); err != nil {
 		return nil, err
 	}
-	for i := range rows {
-		rows[i].Trend = trendOf(rows[i].CallsFirstHalf, rows[i].CallsSecondHalf)
+	rows := make([]StaleUsageRow, len(res))
+	for i, x := range res {
+		rows[i] = x.StaleUsageRow
+		if !x.HistoryFrom.After(x.PreviousFrom) {
+			trend := trendOf(x.CallsPrevious, x.Calls)
+			rows[i].Trend = &trend
+		}
 	}
 	return rows, nil
 }

@@ -1,6 +1,7 @@
 -- Stale-revision usage: per tool × client revision × server revision, the
--- calls and what became of them, who made them, when, and the trend
--- (calls in the second half of the window against the first). Served from
+-- calls and what became of them, who made them, when, and the calls of the
+-- equal period before the window, which the trend compares them with
+-- (StaleUsageRow.Trend). Served from
 -- usage_* when the filter names no client, from the call rollups otherwise
 -- ("traffic" in tiers.tmpl); stale_usage_raw.sql is the same report from
 -- events.
@@ -12,10 +13,7 @@
 -- see migration 8).
 --
 -- The totals are read from the plan's Spans, the coarsest buckets that fit
--- the window; only the calls of each half are read from its Halves, whose
--- buckets do not straddle the midpoint. Merging the sketches is most of the
--- cost of this report, and the midpoint would otherwise cost it up to a
--- day of hourly states on either side.
+-- the window; the previous period's calls, a plain sum, from its Previous.
 WITH
 totals AS
 (
@@ -40,17 +38,12 @@ totals AS
     ) AS t
     GROUP BY tool, revision_client, revision_server
 ),
-halves AS
+previous AS
 (
-    SELECT
-        tool,
-        revision_client,
-        revision_server,
-        sumIf(h.calls, h.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
-        sumIf(h.calls, h.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
+    SELECT tool, revision_client, revision_server, sum(h.calls) AS calls_previous
     FROM
     (
-    {{- template "halves" .}}
+    {{- template "previous" .}}
     ) AS h
     GROUP BY tool, revision_client, revision_server
 )
@@ -60,9 +53,10 @@ SELECT
     revision_server,
     toBool(revision_client != '' AND revision_client != revision_server) AS stale,
     calls, current, normalized, rejected, removed, failed, sessions, runs, clients, first_seen, last_seen,
-    calls_first_half,
-    calls_second_half
+    calls_previous,
+    {previous_from:DateTime64(9, 'UTC')} AS previous_from,
+    {{template "history" .}} AS history_from
 FROM totals
-LEFT JOIN halves USING (tool, revision_client, revision_server)
+LEFT JOIN previous USING (tool, revision_client, revision_server)
 ORDER BY tool, revision_client, revision_server
 {{template "settings" ""}}

@@ -311,7 +311,14 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 				s["description"] = d
 			}
 			if e := enums[key]; e != nil {
-				s["enum"] = e
+				vals := make([]any, 0, len(e)+1)
+				for _, v := range e {
+					vals = append(vals, v)
+				}
+				if f.Type.Kind() == reflect.Pointer {
+					vals = append(vals, nil) // a nullable enum takes null too
+				}
+				s["enum"] = vals
 			}
 		}
 		props[name] = s
@@ -352,7 +359,7 @@ var enums = map[string][]string{
 	"AdapterRow.max_privilege":  privileges,
 	"AdapterRow.change_class":   changeClass,
 	"ClientUsage.max_privilege": privileges,
-	"StaleUsageRow.trend":       {queries.TrendNew, queries.TrendGone, queries.TrendRising, queries.TrendFalling, queries.TrendFlat},
+	"StaleUsageRow.trend":       {queries.TrendNew, queries.TrendRising, queries.TrendFalling, queries.TrendFlat},
 	"RejectionRow.outcome":      {"rejected_stale", "rejected_incompatible", "rejected_invalid", "removed"},
 	"ViolationRow.kind":         {queries.ViolationSideEffectRejected, queries.ViolationMixedRevision, queries.ViolationRemovedToolSuccess, queries.ViolationRetryAcrossChange},
 	"ViolationRow.outcome":      outcomes,
@@ -400,9 +407,9 @@ var fieldDocs = map[string]string{
 	"StaleUsageRow.rejected":                   "Calls rejected_stale, rejected_incompatible or rejected_invalid.",
 	"StaleUsageRow.sessions":                   "Distinct session keys (the session id, else the run id).",
 	"StaleUsageRow.clients":                    "Distinct client name@version pairs.",
-	"StaleUsageRow.calls_first_half":           "Calls in the first half of the window.",
-	"StaleUsageRow.calls_second_half":          "Calls in the second half of the window.",
-	"StaleUsageRow.trend":                      "new (no calls in the first half), gone (none in the second), rising (over +20%), falling (under -20%) or flat.",
+	"StaleUsageRow.calls_previous":             "Calls in the equal period before the window, [previous_from, from), under the same filter.",
+	"StaleUsageRow.previous_from":              "The start of that period.",
+	"StaleUsageRow.trend":                      "Calls against calls_previous: new (none before), rising (over +20%), falling (under -20%) or flat; null when the store does not hold the whole previous period (its first stored call is later than previous_from).",
 	"RejectionRow.tool_calls":                  "Every call of the tool in the window under the same filter.",
 	"RejectionRow.rejection_rate":              "rejected / tool_calls.",
 	"RejectionRow.side_effect_violations":      "Rejected calls whose side effect had already started.",

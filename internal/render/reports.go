@@ -53,15 +53,15 @@ func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
 		{Name: "clients", Title: "Clients", Numeric: true},
 		{Name: "first_seen", Title: "First seen", Detail: true},
 		{Name: "last_seen", Title: "Last seen"},
-		{Name: "calls_first_half", Title: "Calls, 1st half", Numeric: true, Detail: true},
-		{Name: "calls_second_half", Title: "Calls, 2nd half", Numeric: true, Detail: true},
+		{Name: "calls_previous", Title: "Calls before", Numeric: true, Detail: true},
+		{Name: "previous_from", Title: "Before, from", Detail: true},
 		{Name: "trend", Title: "Trend"},
 	}}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), v.yes(r.Stale),
 			v.uint(r.Calls), v.uint(r.Current), v.uint(r.Normalized), v.uint(r.Rejected), v.uint(r.Removed), v.uint(r.Failed),
 			v.uint(r.Sessions), v.uint(r.Runs), v.uint(r.Clients), v.time(r.FirstSeen), v.time(r.LastSeen),
-			v.uint(r.CallsFirstHalf), v.uint(r.CallsSecondHalf), r.Trend})
+			v.uint(r.CallsPrevious), v.time(r.PreviousFrom), v.stringPtr(r.Trend)})
 	}
 	return t
 }
@@ -333,6 +333,14 @@ func (v values) null() string {
 		return ""
 	}
 	return none
+}
+
+// stringPtr formats a value that may not exist.
+func (v values) stringPtr(s *string) string {
+	if s == nil {
+		return v.null()
+	}
+	return *s
 }
 
 // ratioPtr formats a ratio that may not exist.

@@ -250,7 +250,8 @@ var reports = map[string]report{
 			count("clients", "Clients", func(r staleUsageRow) uint64 { return r.Clients }),
 			when("first_seen", "First seen", func(r staleUsageRow) time.Time { return r.FirstSeen }),
 			when("last_seen", "Last seen", func(r staleUsageRow) time.Time { return r.LastSeen }),
-			text("trend", "Trend", func(r staleUsageRow) string { return r.Trend }),
+			count("calls_previous", "Calls in the period before", func(r staleUsageRow) uint64 { return r.CallsPrevious }),
+			col("trend", "Trend", "", func(r staleUsageRow) *string { return r.Trend }),
 		},
 		metrics: []metric[staleUsageRow]{
 			sum("stale_calls", "Stale calls", func(r staleUsageRow) uint64 {

@@ -28,24 +28,23 @@ type toolRow struct {
 }
 
 type staleUsageRow struct {
-	Tool            string    `json:"tool"`
-	RevisionClient  string    `json:"revision_client"`
-	RevisionServer  string    `json:"revision_server"`
-	Stale           bool      `json:"stale"`
-	Calls           uint64    `json:"calls"`
-	Current         uint64    `json:"current"`
-	Normalized      uint64    `json:"normalized"`
-	Rejected        uint64    `json:"rejected"`
-	Removed         uint64    `json:"removed"`
-	Failed          uint64    `json:"failed"`
-	Sessions        uint64    `json:"sessions"`
-	Runs            uint64    `json:"runs"`
-	Clients         uint64    `json:"clients"`
-	FirstSeen       time.Time `json:"first_seen"`
-	LastSeen        time.Time `json:"last_seen"`
-	CallsFirstHalf  uint64    `json:"calls_first_half"`
-	CallsSecondHalf uint64    `json:"calls_second_half"`
-	Trend           string    `json:"trend"`
+	Tool           string    `json:"tool"`
+	RevisionClient string    `json:"revision_client"`
+	RevisionServer string    `json:"revision_server"`
+	Stale          bool      `json:"stale"`
+	Calls          uint64    `json:"calls"`
+	Current        uint64    `json:"current"`
+	Normalized     uint64    `json:"normalized"`
+	Rejected       uint64    `json:"rejected"`
+	Removed        uint64    `json:"removed"`
+	Failed         uint64    `json:"failed"`
+	Sessions       uint64    `json:"sessions"`
+	Runs           uint64    `json:"runs"`
+	Clients        uint64    `json:"clients"`
+	FirstSeen      time.Time `json:"first_seen"`
+	LastSeen       time.Time `json:"last_seen"`
+	CallsPrevious  uint64    `json:"calls_previous"`
+	Trend          *string   `json:"trend"`
 }
 
 type rejectionRow struct {

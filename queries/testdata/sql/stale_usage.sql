@@ -61,21 +61,16 @@ totals AS
     ) AS t
     GROUP BY tool, revision_client, revision_server
 ),
-halves AS
+previous AS
 (
-    SELECT
-        tool,
-        revision_client,
-        revision_server,
-        sumIf(h.calls, h.bucket < {mid:DateTime('UTC')}) AS calls_first_half,
-        sumIf(h.calls, h.bucket >= {mid:DateTime('UTC')}) AS calls_second_half
+    SELECT tool, revision_client, revision_server, sum(h.calls) AS calls_previous
     FROM
     (
-    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, revision_server, toUInt64(1) AS calls
+    SELECT tool, revision_client, revision_server, toUInt64(1) AS calls
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND (time >= {tm_from_0:DateTime('UTC')} AND time < {tm_to_0:DateTime('UTC')} OR time >= {tm_from_1:DateTime('UTC')} AND time < {tm_to_1:DateTime('UTC')} OR time >= {tm_from_2:DateTime('UTC')} AND time < {tm_to_2:DateTime('UTC')} OR time >= {tm_from_3:DateTime('UTC')} AND time < {tm_to_3:DateTime('UTC')})
-      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+      AND (time >= {pm_from_0:DateTime('UTC')} AND time < {pm_to_0:DateTime('UTC')} OR time >= {pm_from_1:DateTime('UTC')} AND time < {pm_to_1:DateTime('UTC')})
+      AND time >= {previous_from:DateTime64(9, 'UTC')} AND time < {from:DateTime64(9, 'UTC')}
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -83,18 +78,18 @@ halves AS
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
-    SELECT hour AS bucket, tool, revision_client, revision_server, calls
+    SELECT tool, revision_client, revision_server, calls
     FROM mcpdrift.usage_1h
     WHERE tenant = {tenant:String}
-      AND (hour >= {th_from_0:DateTime('UTC')} AND hour < {th_to_0:DateTime('UTC')} OR hour >= {th_from_1:DateTime('UTC')} AND hour < {th_to_1:DateTime('UTC')} OR hour >= {th_from_2:DateTime('UTC')} AND hour < {th_to_2:DateTime('UTC')} OR hour >= {th_from_3:DateTime('UTC')} AND hour < {th_to_3:DateTime('UTC')})
+      AND (hour >= {ph_from_0:DateTime('UTC')} AND hour < {ph_to_0:DateTime('UTC')} OR hour >= {ph_from_1:DateTime('UTC')} AND hour < {ph_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
     UNION ALL
-    SELECT day AS bucket, tool, revision_client, revision_server, calls
+    SELECT tool, revision_client, revision_server, calls
     FROM mcpdrift.usage_1d
     WHERE tenant = {tenant:String}
-      AND (day >= {td_from_0:DateTime('UTC')} AND day < {td_to_0:DateTime('UTC')} OR day >= {td_from_1:DateTime('UTC')} AND day < {td_to_1:DateTime('UTC')} OR day >= {td_from_2:DateTime('UTC')} AND day < {td_to_2:DateTime('UTC')} OR day >= {td_from_3:DateTime('UTC')} AND day < {td_to_3:DateTime('UTC')})
+      AND (day >= {pd_from_0:DateTime('UTC')} AND day < {pd_to_0:DateTime('UTC')} OR day >= {pd_from_1:DateTime('UTC')} AND day < {pd_to_1:DateTime('UTC')})
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -107,9 +102,10 @@ SELECT
     revision_server,
     toBool(revision_client != '' AND revision_client != revision_server) AS stale,
     calls, current, normalized, rejected, removed, failed, sessions, runs, clients, first_seen, last_seen,
-    calls_first_half,
-    calls_second_half
+    calls_previous,
+    {previous_from:DateTime64(9, 'UTC')} AS previous_from,
+    (SELECT min(first_seen) FROM mcpdrift.calls_1d WHERE tenant = {tenant:String}) AS history_from
 FROM totals
-LEFT JOIN halves USING (tool, revision_client, revision_server)
+LEFT JOIN previous USING (tool, revision_client, revision_server)
 ORDER BY tool, revision_client, revision_server
 SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0
