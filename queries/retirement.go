@@ -250,7 +250,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 	var over []string
 	if a.RemovedToolSuccesses > 0 {
 		over = append(over, fmt.Sprintf("%s removed_tool_success %s through it in the window: a removed tool's call succeeded",
-			count(a.RemovedToolSuccesses), plural(a.RemovedToolSuccesses, "violation", "violations")))
+			count(a.RemovedToolSuccesses), humanize.Plural(a.RemovedToolSuccesses, "violation", "violations")))
 	}
 	if o.MaxCalls >= 0 && int64(a.Calls) > o.MaxCalls {
 		over = append(over, fmt.Sprintf("%s in the window, over the threshold of %d", calls(a.Calls), o.MaxCalls))
@@ -323,13 +323,6 @@ func (a *AdapterRow) unknowns() []string {
 }
 
 func count(n uint64) string { return fmt.Sprintf("%d", n) }
-
-func plural(n uint64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
 
 func calls(n uint64) string {
 	if n == 1 {

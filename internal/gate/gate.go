@@ -63,17 +63,17 @@ func (d Decision) Markdown(w io.Writer) error {
 	var b strings.Builder
 	switch a.Verdict {
 	case queries.VerdictReady:
-		fmt.Fprintf(&b, "### ✅ Adapter %s can be retired\n\n", code(a.AdapterID))
+		fmt.Fprintf(&b, "### ✅ Adapter %s can be retired\n\n", render.Code(a.AdapterID))
 	case queries.VerdictAtRisk:
-		fmt.Fprintf(&b, "### ⚠️ Adapter %s cannot be retired yet: at risk\n\n", code(a.AdapterID))
+		fmt.Fprintf(&b, "### ⚠️ Adapter %s cannot be retired yet: at risk\n\n", render.Code(a.AdapterID))
 	default:
-		fmt.Fprintf(&b, "### ❌ Adapter %s cannot be retired yet: %s\n\n", code(a.AdapterID), render.EscapeMarkdown(a.Verdict))
+		fmt.Fprintf(&b, "### ❌ Adapter %s cannot be retired yet: %s\n\n", render.Code(a.AdapterID), render.EscapeMarkdown(a.Verdict))
 	}
 	fmt.Fprintf(&b, "**Verdict: `%s`**: %s.\n\n", a.Verdict, render.EscapeMarkdown(a.Reason))
 
-	tool := code(a.Tool)
+	tool := render.Code(a.Tool)
 	if a.RevisionFrom != "" || a.RevisionTo != "" {
-		tool += fmt.Sprintf(", revision %s → %s", code(render.ShortRevision(a.RevisionFrom)), code(render.ShortRevision(a.RevisionTo)))
+		tool += fmt.Sprintf(", revision %s → %s", render.Code(render.ShortRevision(a.RevisionFrom)), render.Code(render.ShortRevision(a.RevisionTo)))
 	}
 	if a.ChangeClass != "" {
 		tool += " (" + render.EscapeMarkdown(a.ChangeClass) + ")"
@@ -89,7 +89,7 @@ func (d Decision) Markdown(w io.Writer) error {
 	if len(d.ExcludedClients) > 0 {
 		ex := make([]string, len(d.ExcludedClients))
 		for i, c := range d.ExcludedClients {
-			ex[i] = code(c)
+			ex[i] = render.Code(c)
 		}
 		rows = append(rows, [2]string{"Excluded clients", strings.Join(ex, ", ")})
 	}
@@ -139,7 +139,7 @@ func (d Decision) Markdown(w io.Writer) error {
 	if len(a.BlockingClients) > 0 {
 		b.WriteString("\n#### Blocking clients\n\n| Client | Calls | Oldest session | Highest privilege |\n| --- | ---: | ---: | --- |\n")
 		for _, c := range a.BlockingClients {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", code(c.Client), c.Calls,
+			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", render.Code(c.Client), c.Calls,
 				orUnknown(age(c.MaxSessionAgeS), c.UnknownAgeCalls), orUnknown(render.EscapeMarkdown(c.MaxPrivilege), c.UnknownPrivilegeCalls))
 		}
 		if n := len(a.Callers); a.Verdict == queries.VerdictBlocked && n > len(a.BlockingClients) {
@@ -153,30 +153,13 @@ func (d Decision) Markdown(w io.Writer) error {
 	} else {
 		share := ""
 		if a.ToolCalls > 0 {
-			share = fmt.Sprintf(" (%s of %s's %d calls)", humanize.Percent(float64(a.WouldBeRejected)/float64(a.ToolCalls)), code(a.Tool), a.ToolCalls)
+			share = fmt.Sprintf(" (%s of %s's %d calls)", humanize.Percent(float64(a.WouldBeRejected)/float64(a.ToolCalls)), render.Code(a.Tool), a.ToolCalls)
 		}
 		fmt.Fprintf(&b, "Had the adapter been removed before the window, **%d %s**%s would have been rejected instead of normalised.\n",
-			a.WouldBeRejected, plural(a.WouldBeRejected, "call", "calls"), share)
+			a.WouldBeRejected, humanize.Plural(a.WouldBeRejected, "call", "calls"), share)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// code renders s as inline code, or as escaped text when it holds a
-// backtick, a line break or a pipe (which splits a table cell even inside
-// a code span).
-func code(s string) string {
-	if s == "" || strings.ContainsAny(s, "`|\n\r") {
-		return render.EscapeMarkdown(s)
-	}
-	return "`" + s + "`"
-}
-
-func plural(n uint64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // age is a session age in words, "—" when no call gave one.

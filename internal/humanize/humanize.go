@@ -25,3 +25,11 @@ func Age(s int64) string {
 	}
 	return fmt.Sprintf("%dd", s/86400)
 }
+
+// Plural is one when n is 1, else many: "1 call", "2 calls".
+func Plural[N ~int | ~int64 | ~uint64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

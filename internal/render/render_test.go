@@ -93,6 +93,20 @@ func TestEscapeMarkdown(t *testing.T) {
 	f("line\nbreak", "line break")
 }
 
+func TestCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"deploy_preview/1-2": "`deploy_preview/1-2`",
+		"":                   "",
+		"a`b":                "a\\`b",
+		"a|b":                "a\\|b",
+		"line\nbreak":        "line break",
+	} {
+		if got := render.Code(in); got != want {
+			t.Errorf("Code(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestFormats(t *testing.T) {
 	for in, want := range map[string]render.Format{"json": render.FormatJSON, "CSV": render.FormatCSV, "md": render.FormatMarkdown,
 		"markdown": render.FormatMarkdown, "table": render.FormatTable, "text": render.FormatTable} {

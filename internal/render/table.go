@@ -186,6 +186,16 @@ func (t Table) Markdown(w io.Writer) error {
 	return err
 }
 
+// Code renders s as Markdown inline code, or as escaped text when it holds
+// a backtick, a line break or a pipe (which splits a table cell even inside
+// a code span).
+func Code(s string) string {
+	if s == "" || strings.ContainsAny(s, "`|\n\r") {
+		return EscapeMarkdown(s)
+	}
+	return "`" + s + "`"
+}
+
 // EscapeMarkdown makes s safe inside a Markdown table cell or paragraph:
 // it escapes the characters that start markup and folds line breaks.
 func EscapeMarkdown(s string) string {

@@ -24,7 +24,7 @@ func (r Report) Markdown(w io.Writer) error {
 	for _, c := range r.Tools {
 		counts[c.Verdict]++
 		if c.Status == StatusUnchanged {
-			unchanged = append(unchanged, code(c.Tool))
+			unchanged = append(unchanged, render.Code(c.Tool))
 		}
 	}
 	switch {
@@ -39,9 +39,9 @@ func (r Report) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "Weighed by the calls from %s to %s.\n\n", render.HumanTime(*r.From), render.HumanTime(*r.To))
 	}
 	fmt.Fprintf(&b, "%d %s checked: %d safe, %d %s a decision, %d %s.\n\n",
-		len(r.Tools), plural(len(r.Tools), "tool", "tools"), counts[VerdictSafe],
-		counts[VerdictNeedsDecision], plural(counts[VerdictNeedsDecision], "needs", "need"),
-		counts[VerdictViolation], plural(counts[VerdictViolation], "violation", "violations"))
+		len(r.Tools), humanize.Plural(len(r.Tools), "tool", "tools"), counts[VerdictSafe],
+		counts[VerdictNeedsDecision], humanize.Plural(counts[VerdictNeedsDecision], "needs", "need"),
+		counts[VerdictViolation], humanize.Plural(counts[VerdictViolation], "violation", "violations"))
 	if len(unchanged) == len(r.Tools) {
 		b.WriteString("No tool changed.\n")
 		_, err := io.WriteString(w, b.String())
@@ -52,7 +52,7 @@ func (r Report) Markdown(w io.Writer) error {
 		if c.Status == StatusUnchanged {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", code(c.Tool), c.Status, classText(c.Class), answerText(c.OldArguments), verdictText[c.Verdict])
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", render.Code(c.Tool), c.Status, classText(c.Class), answerText(c.OldArguments), verdictText[c.Verdict])
 	}
 	if len(unchanged) > 0 {
 		fmt.Fprintf(&b, "\nUnchanged: %s.\n", strings.Join(unchanged, ", "))
@@ -68,14 +68,14 @@ func (r Report) Markdown(w io.Writer) error {
 }
 
 func (c Change) markdown(b *strings.Builder) {
-	fmt.Fprintf(b, "\n#### %s: %s, %s\n\n", code(c.Tool), classText(c.Class), strings.TrimLeft(verdictText[c.Verdict], "✅⚠️❌ \ufe0f"))
+	fmt.Fprintf(b, "\n#### %s: %s, %s\n\n", render.Code(c.Tool), classText(c.Class), strings.TrimLeft(verdictText[c.Verdict], "✅⚠️❌ \ufe0f"))
 	switch {
 	case c.OldRevision != "" && c.NewRevision != "":
-		fmt.Fprintf(b, "Revision %s → %s.\n", code(render.ShortRevision(c.OldRevision)), code(render.ShortRevision(c.NewRevision)))
+		fmt.Fprintf(b, "Revision %s → %s.\n", render.Code(render.ShortRevision(c.OldRevision)), render.Code(render.ShortRevision(c.NewRevision)))
 	case c.OldRevision != "":
-		fmt.Fprintf(b, "Revision %s, removed.\n", code(render.ShortRevision(c.OldRevision)))
+		fmt.Fprintf(b, "Revision %s, removed.\n", render.Code(render.ShortRevision(c.OldRevision)))
 	default:
-		fmt.Fprintf(b, "Revision %s, new.\n", code(render.ShortRevision(c.NewRevision)))
+		fmt.Fprintf(b, "Revision %s, new.\n", render.Code(render.ShortRevision(c.NewRevision)))
 	}
 	fmt.Fprintf(b, "\n**Why:** %s.\n", text(c.Reason))
 	if c.Path != "" {
@@ -138,30 +138,14 @@ func answerText(a *Compatibility) string {
 	return strings.ReplaceAll(string(a.Answer), "_", " ")
 }
 
-// code renders s as inline code, or as escaped text when it holds a
-// backtick, a line break or a pipe.
-func code(s string) string {
-	if s == "" || strings.ContainsAny(s, "`|\n\r") {
-		return render.EscapeMarkdown(s)
-	}
-	return "`" + s + "`"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 func (u *Usage) markdown(b *strings.Builder) {
 	fmt.Fprintf(b, "\n**What the rollout would do:** %s.\n", text(u.Rollout))
 	if u.Calls > 0 {
 		b.WriteString("\n| Client | Calls | Oldest session | Highest privilege |\n| --- | ---: | ---: | --- |\n")
 		for _, c := range u.Clients {
-			fmt.Fprintf(b, "| %s | %d | %s | %s |\n", code(c.Client), c.Calls, ageText(c.MaxSessionAgeS), privilegeText(c.MaxPrivilege))
+			fmt.Fprintf(b, "| %s | %d | %s | %s |\n", render.Code(c.Client), c.Calls, ageText(c.MaxSessionAgeS), privilegeText(c.MaxPrivilege))
 		}
-		fmt.Fprintf(b, "\n%d %s, %d %s", u.Sessions, plural(int(u.Sessions), "session", "sessions"), u.Runs, plural(int(u.Runs), "run", "runs"))
+		fmt.Fprintf(b, "\n%d %s, %d %s", u.Sessions, humanize.Plural(int(u.Sessions), "session", "sessions"), u.Runs, humanize.Plural(int(u.Runs), "run", "runs"))
 		if u.LastSeen != nil {
 			fmt.Fprintf(b, "; last call %s", render.HumanTime(*u.LastSeen))
 		}
@@ -169,25 +153,25 @@ func (u *Usage) markdown(b *strings.Builder) {
 	}
 	var notes []string
 	if u.OlderCalls > 0 && u.Calls > 0 {
-		notes = append(notes, fmt.Sprintf("%d more %s planned with older revisions (%s)", u.OlderCalls, plural(int(u.OlderCalls), "call was", "calls were"), codes(u.OlderRevisions)))
+		notes = append(notes, fmt.Sprintf("%d more %s planned with older revisions (%s)", u.OlderCalls, humanize.Plural(int(u.OlderCalls), "call was", "calls were"), codes(u.OlderRevisions)))
 	}
 	if u.StaleRejections > 0 || u.RejectedSideEffects > 0 {
-		n := fmt.Sprintf("%d stale %s in the window", u.StaleRejections, plural(int(u.StaleRejections), "rejection", "rejections"))
+		n := fmt.Sprintf("%d stale %s in the window", u.StaleRejections, humanize.Plural(int(u.StaleRejections), "rejection", "rejections"))
 		if u.RejectedSideEffects > 0 {
-			n += fmt.Sprintf("; **%d rejected %s had already started its side effect**: this tool's rejections do not yet come before every external effect", u.RejectedSideEffects, plural(int(u.RejectedSideEffects), "call", "calls"))
+			n += fmt.Sprintf("; **%d rejected %s had already started its side effect**: this tool's rejections do not yet come before every external effect", u.RejectedSideEffects, humanize.Plural(int(u.RejectedSideEffects), "call", "calls"))
 		}
 		notes = append(notes, n)
 	}
 	if p := u.Propagation; p != nil {
-		n := fmt.Sprintf("earlier list_changed notices reached %d %s: %d refreshed", p.NotifiedSessions, plural(int(p.NotifiedSessions), "session", "sessions"), p.RefreshedSessions)
+		n := fmt.Sprintf("earlier list_changed notices reached %d %s: %d refreshed", p.NotifiedSessions, humanize.Plural(int(p.NotifiedSessions), "session", "sessions"), p.RefreshedSessions)
 		if p.LagP95Ms != nil {
 			n += fmt.Sprintf(" (p95 lag %s)", humanize.Age(int64(*p.LagP95Ms/1000)))
 		}
-		n += fmt.Sprintf(", %d never did, and %d stale %s followed the notice", p.NeverRefreshed, p.StaleCallsAfterNotice, plural(int(p.StaleCallsAfterNotice), "call", "calls"))
+		n += fmt.Sprintf(", %d never did, and %d stale %s followed the notice", p.NeverRefreshed, p.StaleCallsAfterNotice, humanize.Plural(int(p.StaleCallsAfterNotice), "call", "calls"))
 		notes = append(notes, n)
 	}
 	if u.RetriesAcrossChange > 0 {
-		notes = append(notes, fmt.Sprintf("**%d automatic %s crossed a semantic or authority change** of this tool: its clients retry without a new decision", u.RetriesAcrossChange, plural(int(u.RetriesAcrossChange), "retry", "retries")))
+		notes = append(notes, fmt.Sprintf("**%d automatic %s crossed a semantic or authority change** of this tool: its clients retry without a new decision", u.RetriesAcrossChange, humanize.Plural(int(u.RetriesAcrossChange), "retry", "retries")))
 	}
 	if len(notes) > 0 {
 		b.WriteString("\n")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
+	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -98,7 +99,7 @@ func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propaga
 		c.Usage = u
 		if c.Verdict == VerdictNeedsDecision && u.Calls == 0 && u.OlderCalls == 0 {
 			c.Verdict = VerdictSafe
-			c.Reason += fmt.Sprintf("; but no call in the last %s was planned with revision %s or an older one", window, code(shortRev(c.OldRevision)))
+			c.Reason += fmt.Sprintf("; but no call in the last %s was planned with revision %s or an older one", window, render.Code(shortRev(c.OldRevision)))
 		}
 	}
 }
@@ -106,20 +107,20 @@ func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propaga
 // rollout says what deploying the new list would do to the calls still
 // planned with the old revision.
 func rollout(c *Change, u *Usage, window string) string {
-	rev := code(shortRev(u.Revision))
+	rev := render.Code(shortRev(u.Revision))
 	if u.Calls == 0 {
 		s := fmt.Sprintf("no call in the last %s was planned with revision %s", window, rev)
 		if u.OlderCalls > 0 {
-			s += fmt.Sprintf(", but %d %s with older revisions (%s)", u.OlderCalls, plural(int(u.OlderCalls), "was", "were"), codes(u.OlderRevisions))
+			s += fmt.Sprintf(", but %d %s with older revisions (%s)", u.OlderCalls, humanize.Plural(int(u.OlderCalls), "was", "were"), codes(u.OlderRevisions))
 		}
 		return s
 	}
 	who := fmt.Sprintf("%d %s in %s from %d %s (%s) planned with revision %s",
-		u.Calls, plural(int(u.Calls), "call", "calls"), window, len(u.Clients), plural(len(u.Clients), "client", "clients"), clientList(u.Clients), rev)
+		u.Calls, humanize.Plural(int(u.Calls), "call", "calls"), window, len(u.Clients), humanize.Plural(len(u.Clients), "client", "clients"), clientList(u.Clients), rev)
 	var what string
 	switch {
 	case c.Status == StatusRemoved && c.RenamedTo != "":
-		what = fmt.Sprintf("after the rollout they will fail with TOOL_REMOVED until their clients move to %s", code(c.RenamedTo))
+		what = fmt.Sprintf("after the rollout they will fail with TOOL_REMOVED until their clients move to %s", render.Code(c.RenamedTo))
 	case c.Status == StatusRemoved:
 		what = "after the rollout they will fail with TOOL_REMOVED"
 	case c.Class == classAuthority:
@@ -127,7 +128,7 @@ func rollout(c *Change, u *Usage, window string) string {
 	case c.OldArguments != nil && c.OldArguments.Answer == AnswerNo:
 		what = "the new input schema rejects their shape: with no adapter they will be rejected"
 		if req := requiredAdded(c); req != "" {
-			what = fmt.Sprintf("they send no %s; with %s required and no adapter they will be rejected", code(req), code(req))
+			what = fmt.Sprintf("they send no %s; with %s required and no adapter they will be rejected", render.Code(req), render.Code(req))
 		}
 	case c.Class == classSemantic && slices.ContainsFunc(c.Findings, func(f Finding) bool { return f.Area == AreaOutput && f.Class == classSemantic }):
 		what = "their clients will read results their snapshot does not describe"
@@ -170,7 +171,7 @@ func clientList(cs []queries.ClientUsage) string {
 			names = append(names, fmt.Sprintf("%d more", len(cs)-3))
 			break
 		}
-		names = append(names, fmt.Sprintf("%s %d", code(c.Client), c.Calls))
+		names = append(names, fmt.Sprintf("%s %d", render.Code(c.Client), c.Calls))
 	}
 	return strings.Join(names, ", ")
 }
@@ -178,7 +179,7 @@ func clientList(cs []queries.ClientUsage) string {
 func codes(vs []string) string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = code(shortRev(v))
+		out[i] = render.Code(shortRev(v))
 	}
 	return strings.Join(out, ", ")
 }
