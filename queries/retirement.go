@@ -249,8 +249,8 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 	}
 	var over []string
 	if a.RemovedToolSuccesses > 0 {
-		over = append(over, fmt.Sprintf("%s removed_tool_success %s through it in the window: a removed tool's call succeeded",
-			count(a.RemovedToolSuccesses), humanize.Plural(a.RemovedToolSuccesses, "violation", "violations")))
+		over = append(over, fmt.Sprintf("%d removed_tool_success %s through it in the window: a removed tool's call succeeded",
+			a.RemovedToolSuccesses, humanize.Plural(a.RemovedToolSuccesses, "violation", "violations")))
 	}
 	if o.MaxCalls >= 0 && int64(a.Calls) > o.MaxCalls {
 		over = append(over, fmt.Sprintf("%s in the window, over the threshold of %d", calls(a.Calls), o.MaxCalls))
@@ -322,11 +322,4 @@ func (a *AdapterRow) unknowns() []string {
 	return u
 }
 
-func count(n uint64) string { return fmt.Sprintf("%d", n) }
-
-func calls(n uint64) string {
-	if n == 1 {
-		return "1 call"
-	}
-	return fmt.Sprintf("%d calls", n)
-}
+func calls(n uint64) string { return fmt.Sprintf("%d %s", n, humanize.Plural(n, "call", "calls")) }

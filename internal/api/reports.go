@@ -79,7 +79,7 @@ var endpoints = withScopes([]*endpoint{
 	{
 		path: reportsPrefix + "stale-usage", report: "stale-usage", operationID: "staleUsage", tag: "reports",
 		summary:     "Stale-revision usage",
-		description: "Per tool × client revision × server revision: calls, their outcomes (current, normalized, rejected, removed, failed), distinct sessions, runs and clients, first and last seen, and the trend between the window's halves. Served from the call rollups; the window is exact while the minutely tier holds its edges (the last two days), else whole hours, as every report reads it and states it.",
+		description: "Per tool × client revision × server revision: calls, their outcomes (current, normalized, rejected, removed, failed), distinct sessions, runs and clients, first and last seen, and the trend against the equal period before the window. Served from the call rollups; the window is exact while the minutely tier holds its edges (the last two days), else whole hours, as every report reads it and states it.",
 		params:      withFormat(filterParams),
 		rowType:     reflect.TypeFor[queries.StaleUsageRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {

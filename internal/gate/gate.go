@@ -172,10 +172,7 @@ func age(s *int64) string {
 
 // orUnknown adds to a known figure how many calls did not give it.
 func orUnknown(known string, unknown uint64) string {
-	n := fmt.Sprintf("%d calls", unknown)
-	if unknown == 1 {
-		n = "1 call"
-	}
+	n := fmt.Sprintf("%d %s", unknown, humanize.Plural(unknown, "call", "calls"))
 	switch {
 	case unknown == 0:
 		return known

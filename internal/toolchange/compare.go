@@ -139,17 +139,7 @@ func (c *comparer) object(area Area, path string, o, n any) {
 	}
 	op, np := properties(om), properties(nm)
 	oreq, nreq := required(om), required(nm)
-	var gone, fresh []string
-	for _, k := range sortedKeys(op) {
-		if _, ok := np[k]; !ok {
-			gone = append(gone, k)
-		}
-	}
-	for _, k := range sortedKeys(np) {
-		if _, ok := op[k]; !ok {
-			fresh = append(fresh, k)
-		}
-	}
+	gone, fresh := keysApart(op, np)
 	renamed := renames(op, np, gone, fresh, oreq, nreq)
 	for _, g := range gone {
 		f, ok := renamed[g]

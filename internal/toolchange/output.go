@@ -106,17 +106,7 @@ func (c *comparer) outputObject(path string, o, n any) {
 		}
 		return
 	}
-	var gone, fresh []string
-	for _, k := range sortedKeys(op) {
-		if _, ok := np[k]; !ok {
-			gone = append(gone, k)
-		}
-	}
-	for _, k := range sortedKeys(np) {
-		if _, ok := op[k]; !ok {
-			fresh = append(fresh, k)
-		}
-	}
+	gone, fresh := keysApart(op, np)
 	if w := wrapper(op, np, gone, fresh); w != "" {
 		c.add(AreaOutput, "output_wrapped", join(path, w), classSemantic,
 			"the result fields %s moved inside `%s`: a client reading them where they were finds nothing", fieldList(path, gone), join(path, w))

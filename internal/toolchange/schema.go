@@ -196,6 +196,22 @@ func description(s any) string {
 func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
 
 // sortedKeys returns the keys of m in order.
+// keysApart returns the keys of old that new lacks and those of new that
+// old lacks, each sorted.
+func keysApart(old, new map[string]any) (gone, fresh []string) {
+	for _, k := range sortedKeys(old) {
+		if _, ok := new[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	for _, k := range sortedKeys(new) {
+		if _, ok := old[k]; !ok {
+			fresh = append(fresh, k)
+		}
+	}
+	return gone, fresh
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

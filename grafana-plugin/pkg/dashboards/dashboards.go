@@ -221,7 +221,7 @@ func staleRevisions() m {
 		"Who still plans with old tool revisions, and what happens to their calls.",
 		nil,
 		[]panel{byRev, byClient, outcomes,
-			table("Stale-revision usage", "Per tool × client revision × server revision: calls and their outcomes, sessions, runs, clients, first and last seen, and the trend between the range's halves.",
+			table("Stale-revision usage", "Per tool × client revision × server revision: calls and their outcomes, sessions, runs, clients, first and last seen, and the trend against the equal period before the range.",
 				target(plugin.QueryTypeStaleUsage, filters(nil)))})
 }
 
