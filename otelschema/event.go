@@ -55,6 +55,7 @@ type Event struct {
 	// Retries and repairs.
 	RetryOf          string
 	RetryAttempt     int64
+	RetryAfter       Outcome
 	IdempotencyKey   string
 	RepairAction     RepairAction
 	RepairAutomatic  bool

@@ -97,6 +97,7 @@ const (
 	// Retries and repairs.
 	AttrRetryOf          = "mcp.drift.retry.of"
 	AttrRetryAttempt     = "mcp.drift.retry.attempt"
+	AttrRetryAfter       = "mcp.drift.retry.after"
 	AttrIdempotencyKey   = "mcp.drift.idempotency_key"
 	AttrRepairAction     = "mcp.drift.repair.action"
 	AttrRepairAutomatic  = "mcp.drift.repair.automatic"

@@ -231,6 +231,8 @@ var registry = [...]Attribute{
 		"The JSON-RPC request id of the call this one retries; on a repair, of the rejected call.").on(EventCall, EventRepair),
 	intAttr(AttrRetryAttempt, func(e *Event) *int64 { return &e.RetryAttempt },
 		"The retry attempt, 1 for the first retry.").on(EventCall, EventRepair),
+	enumAttr(AttrRetryAfter, outcomeNames, func(e *Event) *Outcome { return &e.RetryAfter },
+		"On a call that retries another (`mcp.drift.retry.of`), the outcome of the call it retries, as the client saw it: `rejected_stale`, `rejected_incompatible`, `rejected_invalid` or `removed` after a rejection (absent when the client did not say).").on(EventCall),
 	strAttr(AttrIdempotencyKey, func(e *Event) *string { return &e.IdempotencyKey },
 		"The idempotency key the client sent with the call.").on(EventCall, EventRepair),
 	enumAttr(AttrRepairAction, repairActionNames, func(e *Event) *RepairAction { return &e.RepairAction },

@@ -118,10 +118,37 @@ func TestHandComputedFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		// send_payment has rejections (3 invalid, 4 removed) but no
-		// retry and no repair: amplification 0 of 7.
+		// retry and no repair: amplification 0 of 7, 0 of 3 invalid and 0
+		// of 4 removed, none (null) for the kinds it had no rejection of.
 		if len(rows) != 3 || rows[0].Tool != "create_issue" || rows[2].Tool != "send_payment" ||
 			rows[2].Rejections != 7 || rows[2].Amplification == nil || *rows[2].Amplification != 0 || rows[2].AutomaticSuccessRate != nil {
 			t.Fatalf("repairs rows: %+v", rows)
+		}
+		type kinds struct {
+			stale, incompatible, invalid, removed             uint64
+			afterStale, afterIncompatible, afterInvalid       uint64
+			afterRemoved, afterOther                          uint64
+			ampStale, ampIncompatible, ampInvalid, ampRemoved string
+		}
+		for i, want := range []kinds{
+			// create_issue: 18 stale rejections; 8 of its 9 retries
+			// said they followed one, the person's approved retry did not.
+			{18, 0, 0, 0, 8, 0, 0, 0, 1, js(8.0 / 18), "null", "null", "null"},
+			// delete_branch: 4 calls rejected_incompatible, then one
+			// automatic retry across the authority change.
+			{0, 4, 0, 0, 0, 1, 0, 0, 0, "null", "0.25", "null", "null"},
+			{0, 0, 3, 4, 0, 0, 0, 0, 0, "null", "null", "0", "0"},
+		} {
+			r := rows[i]
+			got := kinds{r.StaleRejections, r.IncompatibleRejections, r.InvalidRejections, r.RemovedCalls,
+				r.RetriesAfterStale, r.RetriesAfterIncompatible, r.RetriesAfterInvalid, r.RetriesAfterRemoved, r.RetriesAfterOther,
+				js(r.AmplificationStale), js(r.AmplificationIncompatible), js(r.AmplificationInvalid), js(r.AmplificationRemoved)}
+			if got != want {
+				t.Errorf("%s by kind: got %+v, want %+v", r.Tool, got, want)
+			}
+			if sum := r.RetriesAfterStale + r.RetriesAfterIncompatible + r.RetriesAfterInvalid + r.RetriesAfterRemoved + r.RetriesAfterOther; sum != r.RetryCalls {
+				t.Errorf("%s: retries by kind sum to %d, want the %d retry calls", r.Tool, sum, r.RetryCalls)
+			}
 		}
 		ci := rows[0]
 		// 18 stale rejections, create_issue's only rejections: 9 retries

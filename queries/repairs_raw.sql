@@ -35,6 +35,23 @@ repair_totals AS
       AND event_name = 'mcp.drift.repair'
       {{- template "raw_filter" .}}
     GROUP BY tool
+),
+kind_totals AS
+(
+    SELECT tool,
+           countIf(outcome = 'rejected_incompatible') AS incompatible_rejections,
+           countIf(outcome = 'rejected_invalid') AS invalid_rejections,
+           countIf(outcome = 'removed') AS removed_calls,
+           countIf(retry_of != '' AND retry_after = 'rejected_stale') AS retries_after_stale,
+           countIf(retry_of != '' AND retry_after = 'rejected_incompatible') AS retries_after_incompatible,
+           countIf(retry_of != '' AND retry_after = 'rejected_invalid') AS retries_after_invalid,
+           countIf(retry_of != '' AND retry_after = 'removed') AS retries_after_removed,
+           countIf(retry_of != '' AND retry_after NOT IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')) AS retries_after_other
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String}
+      AND event_name = 'mcp.drift.call'
+      {{- template "raw_filter" .}}
+    GROUP BY tool
 )
 {{template "repairs_answer" .}}
 {{template "settings" ""}}

@@ -157,6 +157,25 @@ type RepairRow struct {
 	Rejections      uint64   `json:"rejections"`
 	RetryCalls      uint64   `json:"retry_calls"`
 	Amplification   *float64 `json:"amplification"`
+	// By the kind of the rejection: the calls rejected_incompatible,
+	// rejected_invalid and removed, the retry calls that followed a
+	// rejection of each kind (mcp.drift.retry.after, as the client stated
+	// it; RetriesAfterOther those that stated none, or followed no
+	// rejection), and each kind's amplification, its retries per rejected
+	// call of that kind, nil when there is none of that kind. The
+	// RetriesAfter* sum to RetryCalls.
+	IncompatibleRejections    uint64   `json:"incompatible_rejections"`
+	InvalidRejections         uint64   `json:"invalid_rejections"`
+	RemovedCalls              uint64   `json:"removed_calls"`
+	RetriesAfterStale         uint64   `json:"retries_after_stale"`
+	RetriesAfterIncompatible  uint64   `json:"retries_after_incompatible"`
+	RetriesAfterInvalid       uint64   `json:"retries_after_invalid"`
+	RetriesAfterRemoved       uint64   `json:"retries_after_removed"`
+	RetriesAfterOther         uint64   `json:"retries_after_other"`
+	AmplificationStale        *float64 `json:"amplification_stale"`
+	AmplificationIncompatible *float64 `json:"amplification_incompatible"`
+	AmplificationInvalid      *float64 `json:"amplification_invalid"`
+	AmplificationRemoved      *float64 `json:"amplification_removed"`
 	// Repair events by action.
 	RefreshRetries uint64 `json:"refresh_retries"`
 	ModelRepairs   uint64 `json:"model_repairs"`

@@ -154,6 +154,7 @@ var EventColumns = []Column{
 	str("required_action", func(e *otelschema.Event) *string { return &e.RequiredAction }),
 	str("retry_of", func(e *otelschema.Event) *string { return &e.RetryOf }),
 	{Name: "retry_attempt", Kind: KindInt64, Int: func(e *otelschema.Event) *int64 { return &e.RetryAttempt }},
+	enum("retry_after", func(e *otelschema.Event) *otelschema.Outcome { return &e.RetryAfter }),
 	str("idempotency_key", func(e *otelschema.Event) *string { return &e.IdempotencyKey }),
 	enum("repair_action", func(e *otelschema.Event) *otelschema.RepairAction { return &e.RepairAction }),
 	{Name: "repair_automatic", Kind: KindBool, Bool: func(e *otelschema.Event) *bool { return &e.RepairAutomatic }},

@@ -133,6 +133,29 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	}
 	differ("repairs by action", byAction, l.Repairs)
 
+	// Retry calls by the rejection they followed; the report counts a
+	// retry that followed no rejection (or did not say) as other.
+	byAfter, wantAfter := map[string]int64{}, map[string]int64{}
+	for _, r := range repairs.Rows {
+		for after, n := range map[string]uint64{"rejected_stale": r.RetriesAfterStale, "rejected_incompatible": r.RetriesAfterIncompatible,
+			"rejected_invalid": r.RetriesAfterInvalid, "removed": r.RetriesAfterRemoved, "other": r.RetriesAfterOther} {
+			if n > 0 {
+				byAfter[after] += int64(n)
+			}
+		}
+	}
+	for after, n := range l.RetriesAfter {
+		switch after {
+		case "rejected_stale", "rejected_incompatible", "rejected_invalid", "removed":
+		default:
+			after = "other"
+		}
+		if n > 0 {
+			wantAfter[after] += n
+		}
+	}
+	differ("retry calls by the rejection they followed", byAfter, wantAfter)
+
 	// Violations by kind, page by page.
 	wantKinds := map[string]int64{}
 	for name, n := range l.Violations {

@@ -800,7 +800,7 @@ func (g *Generator) repair(s *session, tl *tool, orig *otelschema.Event, t int64
 	case retry:
 		rr := g.callRecord(s, tl, now, g.nextReq(s), tl.revAt(s.snap))
 		re := &rr.Event
-		re.RetryOf, re.RetryAttempt = orig.RequestID, 1
+		re.RetryOf, re.RetryAttempt, re.RetryAfter = orig.RequestID, 1, orig.Outcome
 		if orig.IdempotencyKey != "" {
 			re.IdempotencyKey = orig.IdempotencyKey
 		}

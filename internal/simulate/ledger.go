@@ -46,8 +46,11 @@ type Ledger struct {
 	// result was failed.
 	Refreshes       int64 `json:"refreshes"`
 	RefreshesFailed int64 `json:"refreshes_failed"`
-	// Retries counts call events that retry another (retry.of set).
-	Retries int64 `json:"retries"`
+	// Retries counts call events that retry another (retry.of set);
+	// RetriesAfter splits them by the outcome of the call each retries
+	// (retry.after), "" when the retry does not say.
+	Retries      int64            `json:"retries"`
+	RetriesAfter map[string]int64 `json:"retries_after"`
 	// AutomaticRepairs counts repair events with repair.automatic true.
 	AutomaticRepairs int64 `json:"automatic_repairs"`
 
@@ -95,6 +98,8 @@ func newLedger(cfg Config) Ledger {
 		Adapters:   map[string]int64{},
 		Repairs:    map[string]int64{},
 		Violations: map[string]int64{},
+
+		RetriesAfter: map[string]int64{},
 	}
 }
 
@@ -117,6 +122,7 @@ func (l *Ledger) add(r *Record, delta int64) {
 		}
 		if e.RetryOf != "" {
 			l.Retries += delta
+			l.RetriesAfter[e.RetryAfter.String()] += delta
 		}
 	case otelschema.EventAdapter:
 		l.Adapters[e.AdapterID] += delta

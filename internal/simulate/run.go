@@ -440,6 +440,7 @@ func logRecord(lr *otellog.Record, e *otelschema.Event, kvs []attribute.KeyValue
 	str(otelschema.AttrRequiredAction, e.RequiredAction)
 	str(otelschema.AttrRetryOf, e.RetryOf)
 	i64(otelschema.AttrRetryAttempt, e.RetryAttempt)
+	enum(otelschema.AttrRetryAfter, e.RetryAfter, e.RetryAfter != otelschema.OutcomeUnspecified)
 	str(otelschema.AttrIdempotencyKey, e.IdempotencyKey)
 	if e.Name == otelschema.EventRepair {
 		enum(otelschema.AttrRepairAction, e.RepairAction, e.RepairAction != otelschema.RepairActionUnspecified)

@@ -318,6 +318,12 @@ type Rejection struct {
 	Replacement       string
 }
 
+// Outcome returns the outcome of the rejected call the rejection answered,
+// from its error code; OutcomeUnspecified for a code mcpgo does not send.
+func (r Rejection) Outcome() otelschema.Outcome {
+	return codeOutcomes[r.ErrorCode]
+}
+
 // ParseRejection returns the rejection a tool result carries: an error
 // result whose structured content has an error_code.
 func ParseRejection(res *mcp.CallToolResult) (Rejection, bool) {
@@ -527,7 +533,7 @@ func (d *Client) Repair(ctx context.Context, cs *mcp.ClientSession, call *mcp.Ca
 	retry := &mcp.CallToolParams{Name: call.Name, Arguments: dec.Arguments, Meta: mcp.Meta{}}
 	for k, v := range call.Meta {
 		switch k {
-		case MetaRevision, MetaRequestID, MetaRetryOf, MetaRetryAttempt, MetaRetryAutomatic, MetaRetryRevision, MetaApproval:
+		case MetaRevision, MetaRequestID, MetaRetryOf, MetaRetryAttempt, MetaRetryAutomatic, MetaRetryRevision, MetaRetryAfter, MetaApproval:
 		default:
 			retry.Meta[k] = v
 		}
@@ -540,6 +546,9 @@ func (d *Client) Repair(ctx context.Context, cs *mcp.ClientSession, call *mcp.Ca
 	retry.Meta[MetaRetryAutomatic] = e.repairAutomatic
 	if origRev != "" {
 		retry.Meta[MetaRetryRevision] = origRev
+	}
+	if o := rej.Outcome(); o != otelschema.OutcomeUnspecified {
+		retry.Meta[MetaRetryAfter] = o.String()
 	}
 	if rev, ok := d.Revision(cs, call.Name); ok {
 		retry.Meta[MetaRevision] = rev

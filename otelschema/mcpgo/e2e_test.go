@@ -282,6 +282,7 @@ type storedEvent struct {
 	ExternalRequests  int64  `json:"external_requests"`
 	RetryOf           string `json:"retry_of"`
 	RetryAttempt      int64  `json:"retry_attempt"`
+	RetryAfter        string `json:"retry_after"`
 	RevisionClient    string `json:"revision_client"`
 	RevisionServer    string `json:"revision_server"`
 	RevisionBefore    string `json:"revision_before"`
@@ -299,7 +300,8 @@ func storedEvents(t *testing.T, st *embedded.Store, env string) []storedEvent {
 	t.Helper()
 	q := store.Query{Name: "mcpgo_e2e", SQL: `SELECT toString(event_name) AS event_name, service, tool, request_id,
 		toString(outcome) AS outcome, adapter_id, toString(change_class) AS change_class, error_code,
-		side_effect_started, external_requests, retry_of, retry_attempt, revision_client, revision_server,
+		side_effect_started, external_requests, retry_of, retry_attempt, toString(retry_after) AS retry_after,
+		revision_client, revision_server,
 		revision_before, revision_after, toString(repair_action) AS repair_action,
 		toString(repair_result) AS repair_result, repair_automatic, toString(approval) AS approval,
 		client_name, session_id, run_id
@@ -477,7 +479,7 @@ func TestDriftEndToEnd(t *testing.T) {
 					stale.ExternalRequests != 0 || stale.ChangeClass != "authority" || stale.RequestID != res.plannedRequest {
 					t.Errorf("stored stale call %+v", stale)
 				}
-				if retry.Outcome != "current" || retry.RetryOf != res.plannedRequest || retry.RetryAttempt != 1 ||
+				if retry.Outcome != "current" || retry.RetryOf != res.plannedRequest || retry.RetryAttempt != 1 || retry.RetryAfter != "rejected_stale" ||
 					retry.RequestID == res.plannedRequest || retry.RequestID == "" || retry.Approval != "per_call" || retry.ExternalRequests != 1 {
 					t.Errorf("stored retry %+v: want a current call with its own id, retrying %s", retry, res.plannedRequest)
 				}
@@ -573,7 +575,7 @@ func TestDriftEndToEnd(t *testing.T) {
 						t.Fatalf("stored calls %+v, want the stale call and its retry", calls)
 					}
 					retry := calls[1]
-					if retry.Outcome != "current" || retry.RetryOf != res.plannedRequest || retry.RetryAttempt != 1 ||
+					if retry.Outcome != "current" || retry.RetryOf != res.plannedRequest || retry.RetryAttempt != 1 || retry.RetryAfter != "rejected_stale" ||
 						!retry.RepairAutomatic || retry.ChangeClass != "authority" || retry.RevisionClient != "2" {
 						t.Errorf("stored retry %+v: want an automatic current retry of %s across the authority change", retry, res.plannedRequest)
 					}

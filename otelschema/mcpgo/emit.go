@@ -58,6 +58,7 @@ type event struct {
 
 	retryOf        string
 	retryAttempt   int64
+	retryAfter     otelschema.Outcome // on a call that retries another: what it followed
 	idempotencyKey string
 
 	repairAction    otelschema.RepairAction
@@ -115,6 +116,9 @@ func (e *event) attrs(dst []attribute.KeyValue) []attribute.KeyValue {
 	str(otelschema.AttrRetryOf, e.retryOf)
 	if e.retryAttempt > 0 {
 		dst = append(dst, attribute.Int64(otelschema.AttrRetryAttempt, e.retryAttempt))
+	}
+	if e.name == otelschema.EventCall && e.retryOf != "" {
+		str(otelschema.AttrRetryAfter, e.retryAfter.String())
 	}
 	str(otelschema.AttrIdempotencyKey, e.idempotencyKey)
 	if e.name == otelschema.EventCall && e.hasAutomatic {

@@ -1,5 +1,7 @@
 package mcpgo
 
+import "github.com/mcpdrift/mcpdrift/otelschema"
+
 // The _meta keys mcpgo reads and writes on MCP requests and tool
 // definitions. They live under the reverse-DNS prefix "dev.mcpdrift/", as the
 // MCP specification asks of vendor _meta keys.
@@ -22,6 +24,11 @@ const (
 	MetaRetryAttempt   = "dev.mcpdrift/retry_attempt"
 	MetaRetryAutomatic = "dev.mcpdrift/retry_automatic"
 	MetaRetryRevision  = "dev.mcpdrift/retry_revision"
+	// MetaRetryAfter holds, on a retry, the outcome of the call it retries
+	// as the client saw it (rejected_stale, rejected_incompatible,
+	// rejected_invalid or removed: Rejection.Outcome), recorded as
+	// mcp.drift.retry.after.
+	MetaRetryAfter = "dev.mcpdrift/retry_after"
 	// MetaRunID holds the agent run the request belongs to.
 	MetaRunID = "dev.mcpdrift/run_id"
 	// MetaApproval holds the approval decision the call runs under: none,
@@ -45,6 +52,15 @@ const (
 	// CodeToolRemoved: the tool no longer exists.
 	CodeToolRemoved = "TOOL_REMOVED"
 )
+
+// codeOutcomes maps each rejection's error code to the outcome of the
+// rejected call.
+var codeOutcomes = map[string]otelschema.Outcome{
+	CodeStaleToolSchema:        otelschema.OutcomeRejectedStale,
+	CodeIncompatibleToolSchema: otelschema.OutcomeRejectedIncompatible,
+	CodeInvalidArguments:       otelschema.OutcomeRejectedInvalid,
+	CodeToolRemoved:            otelschema.OutcomeRemoved,
+}
 
 // ActionRefreshTools is the required_action of stale rejections.
 const ActionRefreshTools = "refresh_tools"

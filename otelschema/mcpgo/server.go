@@ -467,6 +467,7 @@ func (d *Server) call(ctx context.Context, next mcp.MethodHandler, r *mcp.CallTo
 	if e.retryOf != "" {
 		e.repairAutomatic, e.hasAutomatic = metaBool(p.Meta, MetaRetryAutomatic)
 		retriedRev = metaString(p.Meta, MetaRetryRevision)
+		e.retryAfter, _ = otelschema.ParseOutcome(metaString(p.Meta, MetaRetryAfter))
 	}
 	st.identity(&e, r.Session, now)
 	if d.audit {

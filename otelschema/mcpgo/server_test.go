@@ -255,7 +255,8 @@ func TestServerOutcomes(t *testing.T) {
 
 // TestServerRetryIdentity: the server's call event of a retry carries the
 // identity the client sent in _meta: retry.of, attempt, automatic (only
-// when the client said), and the class of the change the retry crosses
+// when the client said), what it followed (retry.after, only an outcome
+// the contract knows), and the class of the change the retry crosses
 // when the retried call was planned with an earlier revision.
 func TestServerRetryIdentity(t *testing.T) {
 	f := newFixture(t)
@@ -269,9 +270,10 @@ func TestServerRetryIdentity(t *testing.T) {
 		want map[string]string
 	}{
 		{"automatic across the change", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAttempt: 1,
-			mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1"},
+			mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1", mcpgo.MetaRetryAfter: "rejected_incompatible"},
 			map[string]string{"mcp.drift.outcome": "current", "mcp.drift.retry.of": "r1", "mcp.drift.retry.attempt": "1",
-				"mcp.drift.repair.automatic": "true", "mcp.drift.change.class": "authority"}},
+				"mcp.drift.repair.automatic": "true", "mcp.drift.change.class": "authority",
+				"mcp.drift.retry.after": "rejected_incompatible"}},
 		{"approved by a person", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAttempt: 2,
 			mcpgo.MetaRetryAutomatic: false, mcpgo.MetaRetryRevision: "1", mcpgo.MetaApproval: "per_call"},
 			map[string]string{"mcp.drift.retry.attempt": "2", "mcp.drift.repair.automatic": "false", "mcp.drift.change.class": "authority",
@@ -280,9 +282,14 @@ func TestServerRetryIdentity(t *testing.T) {
 			mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "2"},
 			map[string]string{"mcp.drift.repair.automatic": "true", "mcp.drift.change.class": ""}},
 		{"a client that does not say", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1"},
-			map[string]string{"mcp.drift.retry.of": "r1", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": ""}},
-		{"not a retry", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1"},
-			map[string]string{"mcp.drift.retry.of": "", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": ""}},
+			map[string]string{"mcp.drift.retry.of": "r1", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": "",
+				"mcp.drift.retry.after": ""}},
+		{"an outcome mcpdrift does not know", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAfter: "timeout"},
+			map[string]string{"mcp.drift.retry.of": "r1", "mcp.drift.retry.after": ""}},
+		{"not a retry", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1",
+			mcpgo.MetaRetryAfter: "rejected_stale"},
+			map[string]string{"mcp.drift.retry.of": "", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": "",
+				"mcp.drift.retry.after": ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.call(t, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}, Meta: tc.meta})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +131,9 @@ func TestAssignTuples(t *testing.T) {
 	}
 }
 
+// addColumn matches a column added to a table, and the column it follows.
+var addColumn = regexp.MustCompile(`ADD COLUMN IF NOT EXISTS (\w+) .*? AFTER (\w+)`)
+
 func TestColumnsMatchEventsIn(t *testing.T) {
 	ms, err := schema.Migrations(schema.DefaultOptions())
 	if err != nil {
@@ -144,6 +149,22 @@ func TestColumnsMatchEventsIn(t *testing.T) {
 	for _, l := range strings.Split(ddl, "\n")[2:] {
 		if f := strings.Fields(l); len(f) > 1 && f[0] != ")" && f[0] != "ENGINE" {
 			want = append(want, f[0])
+		}
+	}
+	// Later versions add columns to events_in with ADD COLUMN … AFTER.
+	for _, m := range ms[1:] {
+		for _, s := range m.Statements {
+			if !strings.HasPrefix(s, "ALTER TABLE mcpdrift.events_in\n") {
+				continue
+			}
+			for _, a := range addColumn.FindAllStringSubmatch(s, -1) {
+				name, after := a[1], a[2]
+				at := slices.Index(want, after)
+				if at < 0 {
+					t.Fatalf("version %d adds %s after %s, which events_in does not have", m.Version, name, after)
+				}
+				want = slices.Insert(want, at+1, name)
+			}
 		}
 	}
 	var got []string

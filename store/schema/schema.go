@@ -374,6 +374,7 @@ var retention = []struct {
 	// Rare rows, and no daily tier: kept for the retention.
 	{table: "rejected_1h", expr: "hour"},
 	{table: "adapted_1h", expr: "hour"},
+	{table: "retries_1h", expr: "hour"},
 	{table: "audit_calls", expr: "toDateTime(time)", audit: true},
 	{table: "violation_candidates", expr: "toDateTime(time)"},
 	{table: "propagation_events", expr: "toDateTime(time)"},
@@ -407,7 +408,7 @@ var MergeTreeTables = []string{
 	"repairs_1m", "repairs_1h", "repairs_1d",
 	"usage_1h", "usage_1d", "rejected_1h", "adapted_1h",
 	"violation_candidates", "propagation_events", "adapter_call_candidates",
-	"recent_calls",
+	"recent_calls", "retries_1h",
 }
 
 // applyDeduplicationWindow sets non_replicated_deduplication_window on every

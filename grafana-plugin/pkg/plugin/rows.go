@@ -74,24 +74,36 @@ func clientKey(name, version string) string {
 }
 
 type repairRow struct {
-	Tool                 string   `json:"tool"`
-	StaleRejections      uint64   `json:"stale_rejections"`
-	Rejections           uint64   `json:"rejections"`
-	RetryCalls           uint64   `json:"retry_calls"`
-	Amplification        *float64 `json:"amplification"`
-	RefreshRetries       uint64   `json:"refresh_retries"`
-	ModelRepairs         uint64   `json:"model_repairs"`
-	HumanApprovals       uint64   `json:"human_approvals"`
-	HumanApprovalsDenied uint64   `json:"human_approvals_denied"`
-	Abandons             uint64   `json:"abandons"`
-	AutomaticRepairs     uint64   `json:"automatic_repairs"`
-	AutomaticSucceeded   uint64   `json:"automatic_succeeded"`
-	AutomaticFailed      uint64   `json:"automatic_failed"`
-	AutomaticSuccessRate *float64 `json:"automatic_success_rate"`
-	AutomaticRepairP50Ms *float64 `json:"automatic_repair_p50_ms"`
-	AutomaticRepairP95Ms *float64 `json:"automatic_repair_p95_ms"`
-	HumanRepairP50Ms     *float64 `json:"human_repair_p50_ms"`
-	HumanRepairP95Ms     *float64 `json:"human_repair_p95_ms"`
+	Tool                      string   `json:"tool"`
+	StaleRejections           uint64   `json:"stale_rejections"`
+	Rejections                uint64   `json:"rejections"`
+	RetryCalls                uint64   `json:"retry_calls"`
+	Amplification             *float64 `json:"amplification"`
+	IncompatibleRejections    uint64   `json:"incompatible_rejections"`
+	InvalidRejections         uint64   `json:"invalid_rejections"`
+	RemovedCalls              uint64   `json:"removed_calls"`
+	RetriesAfterStale         uint64   `json:"retries_after_stale"`
+	RetriesAfterIncompatible  uint64   `json:"retries_after_incompatible"`
+	RetriesAfterInvalid       uint64   `json:"retries_after_invalid"`
+	RetriesAfterRemoved       uint64   `json:"retries_after_removed"`
+	RetriesAfterOther         uint64   `json:"retries_after_other"`
+	AmplificationStale        *float64 `json:"amplification_stale"`
+	AmplificationIncompatible *float64 `json:"amplification_incompatible"`
+	AmplificationInvalid      *float64 `json:"amplification_invalid"`
+	AmplificationRemoved      *float64 `json:"amplification_removed"`
+	RefreshRetries            uint64   `json:"refresh_retries"`
+	ModelRepairs              uint64   `json:"model_repairs"`
+	HumanApprovals            uint64   `json:"human_approvals"`
+	HumanApprovalsDenied      uint64   `json:"human_approvals_denied"`
+	Abandons                  uint64   `json:"abandons"`
+	AutomaticRepairs          uint64   `json:"automatic_repairs"`
+	AutomaticSucceeded        uint64   `json:"automatic_succeeded"`
+	AutomaticFailed           uint64   `json:"automatic_failed"`
+	AutomaticSuccessRate      *float64 `json:"automatic_success_rate"`
+	AutomaticRepairP50Ms      *float64 `json:"automatic_repair_p50_ms"`
+	AutomaticRepairP95Ms      *float64 `json:"automatic_repair_p95_ms"`
+	HumanRepairP50Ms          *float64 `json:"human_repair_p50_ms"`
+	HumanRepairP95Ms          *float64 `json:"human_repair_p95_ms"`
 }
 
 type clientUsage struct {

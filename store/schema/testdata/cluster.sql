@@ -1668,6 +1668,86 @@ GROUP BY tenant, hour, tool, revision_client, revision_server, outcome, error_co
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=b62cf43cd8db4922fb82fd9ebbd59885432c505aaaf0ea8373f3ed5795fcb9ca, name=unknown_callers, version=9;
 
+ALTER TABLE mcpdrift.events_in_local ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry_attempt;
+
+ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry_attempt;
+
+ALTER TABLE mcpdrift.recent_calls_local ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry;
+
+ALTER TABLE mcpdrift.events_in ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry_attempt;
+
+ALTER TABLE mcpdrift.events ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry_attempt;
+
+ALTER TABLE mcpdrift.recent_calls ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry;
+
+DROP VIEW IF EXISTS mcpdrift.events_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.events_mv ON CLUSTER 'mcpdrift' TO mcpdrift.events_local AS
+SELECT * EXCEPT (args_raw, args_normalized)
+FROM mcpdrift.events_in_local;
+
+DROP VIEW IF EXISTS mcpdrift.recent_calls_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.recent_calls_mv ON CLUSTER 'mcpdrift' TO mcpdrift.recent_calls_local AS
+SELECT tenant, time, tool, revision_client, revision_server, outcome, adapter_id,
+       service, environment, client_name, client_version, privilege, error_code,
+       side_effect_started, retry_of != '' AS retry, retry_after,
+       if(session_id != '', session_id, run_id) AS session, run_id, session_age_s
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call';
+
+DROP VIEW IF EXISTS mcpdrift.retries_1h_mv ON CLUSTER 'mcpdrift';
+
+DROP TABLE IF EXISTS mcpdrift.retries_1h ON CLUSTER 'mcpdrift' SYNC;
+
+DROP TABLE IF EXISTS mcpdrift.retries_1h_local ON CLUSTER 'mcpdrift' SYNC;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.retries_1h_local ON CLUSTER 'mcpdrift'
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    retry_after         Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    retries             SimpleAggregateFunction(sum, UInt64)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, tool, service, environment, client_name, client_version, retry_after)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.retries_1h ON CLUSTER 'mcpdrift' AS mcpdrift.retries_1h_local
+ENGINE = Distributed('mcpdrift', mcpdrift, retries_1h_local, cityHash64(tenant, tool));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.retries_1h_mv ON CLUSTER 'mcpdrift' TO mcpdrift.retries_1h_local AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, service, environment, client_name, client_version, retry_after,
+       count() AS retries
+FROM mcpdrift.events_local
+WHERE event_name = 'mcp.drift.call'
+  AND retry_of != ''
+GROUP BY tenant, hour, tool, service, environment, client_name, client_version, retry_after;
+
+INSERT INTO mcpdrift.retries_1h
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant, toStartOfHour(time) AS hour, tool, service, environment, client_name, client_version, retry_after,
+       count() AS retries
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND retry_of != ''
+GROUP BY tenant, hour, tool, service, environment, client_name, client_version, retry_after;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=194695d80f3b53baf0431f3b788dd7f8921352486abc74cc5b1f12e979642f8f, name=retry_after, version=10;
+
 ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.recent_calls_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
@@ -1689,6 +1769,8 @@ ALTER TABLE mcpdrift.usage_1d_local ON CLUSTER 'mcpdrift' MODIFY TTL day + INTER
 ALTER TABLE mcpdrift.rejected_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.adapted_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.retries_1h_local ON CLUSTER 'mcpdrift' MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.audit_calls_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 

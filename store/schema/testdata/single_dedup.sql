@@ -1547,6 +1547,72 @@ GROUP BY tenant, hour, tool, revision_client, revision_server, outcome, error_co
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=b62cf43cd8db4922fb82fd9ebbd59885432c505aaaf0ea8373f3ed5795fcb9ca, name=unknown_callers, version=9;
 
+ALTER TABLE mcpdrift.events_in
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry_attempt;
+
+ALTER TABLE mcpdrift.events
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry_attempt;
+
+ALTER TABLE mcpdrift.recent_calls
+    ADD COLUMN IF NOT EXISTS retry_after Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7) AFTER retry;
+
+DROP VIEW IF EXISTS mcpdrift.events_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.events_mv TO mcpdrift.events AS
+SELECT * EXCEPT (args_raw, args_normalized)
+FROM mcpdrift.events_in;
+
+DROP VIEW IF EXISTS mcpdrift.recent_calls_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.recent_calls_mv TO mcpdrift.recent_calls AS
+SELECT tenant, time, tool, revision_client, revision_server, outcome, adapter_id,
+       service, environment, client_name, client_version, privilege, error_code,
+       side_effect_started, retry_of != '' AS retry, retry_after,
+       if(session_id != '', session_id, run_id) AS session, run_id, session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call';
+
+DROP VIEW IF EXISTS mcpdrift.retries_1h_mv;
+
+DROP TABLE IF EXISTS mcpdrift.retries_1h SYNC;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.retries_1h
+(
+    tenant              LowCardinality(String),
+    hour                DateTime('UTC'),
+    tool                LowCardinality(String),
+    service             LowCardinality(String),
+    environment         LowCardinality(String),
+    client_name         LowCardinality(String),
+    client_version      LowCardinality(String),
+    retry_after         Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    retries             SimpleAggregateFunction(sum, UInt64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant, hour, tool, service, environment, client_name, client_version, retry_after)
+TTL hour + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.retries_1h_mv TO mcpdrift.retries_1h AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, service, environment, client_name, client_version, retry_after,
+       count() AS retries
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND retry_of != ''
+GROUP BY tenant, hour, tool, service, environment, client_name, client_version, retry_after;
+
+INSERT INTO mcpdrift.retries_1h
+SETTINGS distributed_foreground_insert = 1
+SELECT tenant, toStartOfHour(time) AS hour, tool, service, environment, client_name, client_version, retry_after,
+       count() AS retries
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND retry_of != ''
+GROUP BY tenant, hour, tool, service, environment, client_name, client_version, retry_after;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=194695d80f3b53baf0431f3b788dd7f8921352486abc74cc5b1f12e979642f8f, name=retry_after, version=10;
+
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.recent_calls MODIFY TTL toDateTime(time) + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
@@ -1568,6 +1634,8 @@ ALTER TABLE mcpdrift.usage_1d MODIFY TTL day + INTERVAL 30 DAY SETTINGS material
 ALTER TABLE mcpdrift.rejected_1h MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.adapted_1h MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.retries_1h MODIFY TTL hour + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.audit_calls MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
@@ -1608,3 +1676,5 @@ ALTER TABLE mcpdrift.propagation_events MODIFY SETTING non_replicated_deduplicat
 ALTER TABLE mcpdrift.adapter_call_candidates MODIFY SETTING non_replicated_deduplication_window = 1000;
 
 ALTER TABLE mcpdrift.recent_calls MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE mcpdrift.retries_1h MODIFY SETTING non_replicated_deduplication_window = 1000;
