@@ -180,7 +180,7 @@ func (cf *checkFlags) weigh(ctx context.Context, stderr io.Writer, req apiclient
 	}
 	var body apiclient.CheckBody
 	if err := src.client.PostJSON(ctx, "/api/v1/check", q, req, &body); err != nil {
-		return apiclient.CheckBody{}, flagError(err)
+		return apiclient.CheckBody{}, cf.read.apiError(err)
 	}
 	return body, nil
 }

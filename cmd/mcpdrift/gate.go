@@ -102,7 +102,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	path, _ := api.ReportPath("adapter-retirement")
 	var report apiclient.ReportBody[queries.AdapterRow]
 	if err := src.client.GetJSON(ctx, path, q, &report); err != nil {
-		return fail(flagError(err))
+		return fail(rf.apiError(err))
 	}
 	d, err := gate.Decide(report, id, exclude)
 	if err != nil {

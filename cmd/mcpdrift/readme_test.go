@@ -122,10 +122,12 @@ type serveProc struct {
 	done            chan error
 }
 
-func startServe(t *testing.T, bin, dataDir string) *serveProc {
+// startServe starts `bin serve` on dataDir, listening on loopback ports
+// it prints, with the extra flags.
+func startServe(t *testing.T, bin, dataDir string, extra ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "-data.dir", dataDir,
-		"-otlp.grpc.listen", "127.0.0.1:0", "-otlp.http.listen", "127.0.0.1:0", "-api.listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"serve", "-data.dir", dataDir,
+		"-otlp.grpc.listen", "127.0.0.1:0", "-otlp.http.listen", "127.0.0.1:0", "-api.listen", "127.0.0.1:0"}, extra...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -52,29 +53,21 @@ type readFlags struct {
 
 func (r *readFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.api, "api", "", "URL of a running mcpdrift API (default "+defaultAPI+"; when not given and nothing answers there, the data directory is read directly)")
-	fs.StringVar(&r.token, "token", "", "bearer token for an API that runs with tokens (a read token; audit for the audit report); MCPDRIFT_TOKEN")
+	fs.StringVar(&r.token, "token", "", "bearer token for an API that runs with tokens (a read token; audit for the audit report)")
 	r.store = embeddedstore.New()
 	r.store.RegisterFlags(fs)
+	envflag.Annotate(fs, app.EnvPrefix, readEnv...)
 }
 
-// parse parses args into fs; only -api and the store flags take their
-// value from the environment (MCPDRIFT_API, MCPDRIFT_DATA_DIR…), so that a
-// stray variable never filters a report.
+// readEnv are the flags of report, gate and check that take their value
+// from the environment (MCPDRIFT_API, MCPDRIFT_TOKEN, MCPDRIFT_DATA_DIR…);
+// the others never do, so that a stray variable never filters a report.
+var readEnv = []string{"api", "token", "data.dir", "retention.days", "audit.retention.days"}
+
+// parse parses args into fs, the readEnv flags overlaid from the
+// environment.
 func (r *readFlags) parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"api", "token", "data.dir", "retention.days", "audit.retention.days"} {
-		env := envflag.EnvName("MCPDRIFT", name)
-		if v, ok := os.LookupEnv(env); ok && !set[name] {
-			if err := fs.Set(name, v); err != nil {
-				return fmt.Errorf("invalid value %q for %s (flag -%s): %w", v, env, name, err)
-			}
-		}
-	}
-	return nil
+	return envflag.ParseOnly(fs, args, app.EnvPrefix, readEnv...)
 }
 
 // source is where a command reads reports from.
@@ -89,10 +82,10 @@ type source struct {
 func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) {
 	hc := &http.Client{Timeout: 5 * time.Minute}
 	if r.api != "" {
-		return source{client: &apiclient.Client{BaseURL: r.api, HTTP: hc, Token: r.token}, close: func() {}}, nil
+		return source{client: &apiclient.Client{BaseURL: r.api, HTTP: hc, Token: r.token}, close: hc.CloseIdleConnections}, nil
 	}
 	if answers(ctx, defaultAPI) {
-		return source{client: &apiclient.Client{BaseURL: defaultAPI, HTTP: hc, Token: r.token}, close: func() {}}, nil
+		return source{client: &apiclient.Client{BaseURL: defaultAPI, HTTP: hc, Token: r.token}, close: hc.CloseIdleConnections}, nil
 	}
 	dir := r.store.Dir
 	if _, err := os.Stat(filepath.Join(dir, "clickhouse")); err != nil {
@@ -246,7 +239,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	defer src.close()
 	body, err := src.client.Get(ctx, path, q)
 	if err != nil {
-		return fmt.Errorf("report %s: %w", name, flagError(err))
+		return fmt.Errorf("report %s: %w", name, rf.apiError(err))
 	}
 	if *format == "json" {
 		var buf bytes.Buffer
@@ -258,17 +251,24 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// flagError renames the parameter a problem names to the flag that set it.
-func flagError(err error) error {
+// apiError says what went wrong in the terms of the command line: the
+// parameter a problem names becomes the flag that set it, and a refused
+// token points at -token.
+func (r *readFlags) apiError(err error) error {
 	var p *apiclient.Problem
 	if !errors.As(err, &p) || p.Parameter == "" {
 		return err
 	}
 	detail := p.Detail
-	if strings.HasPrefix(detail, "unknown parameter") || p.Parameter == "report" {
+	tokenEnv := envflag.EnvName(app.EnvPrefix, "token")
+	switch {
+	case p.Parameter == "Authorization" && p.Status == http.StatusUnauthorized && r.token == "":
+		return fmt.Errorf("the API runs with tokens: pass a bearer token with -token or %s (mcpdrift token create makes one)", tokenEnv)
+	case p.Parameter == "Authorization":
+		return fmt.Errorf("the API refused the token of -token or %s: %s", tokenEnv, detail)
+	case strings.HasPrefix(detail, "unknown parameter") || p.Parameter == "report":
 		return err
-	}
-	if p.Parameter == "Accept" {
+	case p.Parameter == "Accept":
 		return errors.New(detail)
 	}
 	return fmt.Errorf("-%s: %s", flagName(p.Parameter), detail)

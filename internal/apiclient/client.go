@@ -15,6 +15,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxResponseBytes bounds a response the Client reads.
@@ -81,6 +83,11 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		hc = http.DefaultClient
 	}
 	resp, err := hc.Do(req)
+	if err != nil && strings.Contains(err.Error(), "malformed HTTP") {
+		// net/http quotes the first bytes it read, binary from an HTTP/2
+		// or gRPC listener (an OTLP port): they help nobody.
+		return nil, fmt.Errorf("%s is not an mcpdrift API (answered with HTTP/2 or gRPC?): is it an OTLP port?", c.BaseURL)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the API: %w", err)
 	}
@@ -93,11 +100,16 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		return answer, nil
 	}
 	p := &Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/problem+json" || mt == "application/json" {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case mt == "application/problem+json" || mt == "application/json":
 		_ = json.Unmarshal(answer, p)
+	case mt != "" && !strings.HasPrefix(mt, "text/"):
+		// Binary, such as the protobuf status of an OTLP/HTTP receiver.
+		p.Detail = fmt.Sprintf("%s answered with %s, not as an mcpdrift API does: is it an OTLP port?", c.BaseURL, mt)
 	}
 	if p.Detail == "" {
-		p.Detail = strings.TrimSpace(string(answer))
+		p.Detail = printable(answer)
 	}
 	return nil, p
 }
@@ -133,4 +145,31 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp := rec.Result()
 	resp.Request = req
 	return resp, nil
+}
+
+// maxDetailRunes bounds the detail taken from an answer that is not a
+// problem document.
+const maxDetailRunes = 200
+
+// printable is the start of an answer that is not a problem document, as
+// one line of printable text: another server's page, never its raw bytes.
+func printable(answer []byte) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.TrimSpace(string(answer)) {
+		if n == maxDetailRunes {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case r == utf8.RuneError || !unicode.IsPrint(r):
+			continue
+		default:
+			b.WriteRune(r)
+		}
+		n++
+	}
+	return b.String()
 }

@@ -362,7 +362,7 @@ type Flags struct {
 
 // Register registers -auth.tokens-file and -auth.insecure-allow-no-tokens.
 func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.TokensFile, "auth.tokens-file", f.TokensFile, "token file (JSON lines, made by `mcpdrift token create`): every request then needs a bearer token, and is bound to the token's tenant")
+	fs.StringVar(&f.TokensFile, "auth.tokens-file", f.TokensFile, "token file (JSON lines, made by mcpdrift token create): every request then needs a bearer token, and is bound to the token's tenant")
 	fs.BoolVar(&f.AllowNoTokens, AllowNoTokensFlag, f.AllowNoTokens, "allow listening on a non-loopback address without -auth.tokens-file: every caller is served as the single local tenant")
 }
 

@@ -3,6 +3,7 @@ package envflag
 import (
 	"flag"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -31,4 +32,27 @@ func TestParse(t *testing.T) {
 	f([]string{"-store.dsn=clickhouse://flag"}, map[string]string{"MCPDRIFT_STORE_DSN": "clickhouse://env"}, "clickhouse://flag", 1, false)
 	f(nil, map[string]string{"MCPDRIFT_API_PORT": "8"}, "", 8, false)
 	f(nil, map[string]string{"MCPDRIFT_API_PORT": "eight"}, "", 0, true)
+}
+
+func TestParseOnly(t *testing.T) {
+	t.Setenv("MCPDRIFT_API", "http://env")
+	t.Setenv("MCPDRIFT_TOOL", "from-env")
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	var usage strings.Builder
+	fs.SetOutput(&usage)
+	api := fs.String("api", "", "URL of the API")
+	tool := fs.String("tool", "", "only this tool")
+	if err := ParseOnly(fs, nil, "MCPDRIFT", "api"); err != nil {
+		t.Fatal(err)
+	}
+	if *api != "http://env" || *tool != "" {
+		t.Fatalf("api %q, tool %q: want the environment for -api only", *api, *tool)
+	}
+	// A second parse of the same set does not repeat the note.
+	if err := ParseOnly(fs, []string{"-h"}, "MCPDRIFT", "api"); err != flag.ErrHelp {
+		t.Fatalf("-h: %v", err)
+	}
+	if got := usage.String(); strings.Count(got, "(env MCPDRIFT_API)") != 1 || strings.Contains(got, "MCPDRIFT_TOOL") {
+		t.Errorf("usage names the wrong variables:\n%s", got)
+	}
 }
