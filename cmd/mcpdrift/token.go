@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/internal/render"
 )
 
 // defaultTokensFile is where `token create` writes unless told otherwise.
@@ -90,11 +91,15 @@ func tokenList(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d tokens in %s; tenants %v\n", t.Len(), *file, t.Tenants())
+	fmt.Fprintf(stdout, "%d tokens in %s; tenants %v\n\n", t.Len(), *file, t.Tenants())
+	tbl := render.Table{Columns: []render.Column{
+		{Name: "id", Title: "ID"}, {Name: "tenant", Title: "Tenant"}, {Name: "scopes", Title: "Scopes"},
+		{Name: "created", Title: "Created"}, {Name: "description", Title: "Description"},
+	}}
 	for _, r := range t.Records() {
-		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Tenant, joinScopes(r.Scopes), r.Created.Format("2006-01-02"), r.Description)
+		tbl.Rows = append(tbl.Rows, []string{r.ID, r.Tenant, joinScopes(r.Scopes), r.Created.Format("2006-01-02"), r.Description})
 	}
-	return nil
+	return tbl.Text(stdout)
 }
 
 func joinScopes(sc []auth.Scope) string {
