@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,6 +102,7 @@ func TestReadmeAsANewcomer(t *testing.T) {
 	}
 
 	checkSelfObservability(t, srv.api)
+	readmeGate(ctx, t, readme, filepath.Join(bin, "mcpdrift"), srv.api)
 
 	// A second process on the same data directory is refused clearly.
 	out, err := exec.CommandContext(ctx, filepath.Join(bin, "mcpdrift"), "serve", "-data.dir", dataDir,
@@ -113,6 +115,56 @@ func TestReadmeAsANewcomer(t *testing.T) {
 	out, err = exec.CommandContext(ctx, filepath.Join(bin, "mcpdrift"), "migrate", "-data.dir", dataDir).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "up to date") {
 		t.Fatalf("migrate after serve: %v: %s", err, out)
+	}
+}
+
+// readmeGate runs the README's gate example against the API at api: its
+// adapter is the one the curl step's events name, and the gate decides
+// (exit 0 or 1) rather than failing to find it (exit 2).
+func readmeGate(ctx context.Context, t *testing.T, readme, bin, api string) {
+	t.Helper()
+	line := findLine(t, readme, "bin/mcpdrift gate adapter ")
+	args := strings.Fields(strings.TrimPrefix(line, "bin/mcpdrift "))
+	id := args[2]
+	var sent struct {
+		ResourceLogs []struct {
+			ScopeLogs []struct {
+				LogRecords []struct {
+					Attributes []struct {
+						Key   string `json:"key"`
+						Value struct {
+							StringValue string `json:"stringValue"`
+						} `json:"value"`
+					} `json:"attributes"`
+				} `json:"logRecords"`
+			} `json:"scopeLogs"`
+		} `json:"resourceLogs"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, "../../examples/call.json")), &sent); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, rl := range sent.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			for _, lr := range sl.LogRecords {
+				for _, a := range lr.Attributes {
+					if a.Key == "mcp.drift.adapter.id" {
+						ids = append(ids, a.Value.StringValue)
+					}
+				}
+			}
+		}
+	}
+	if !slices.Contains(ids, id) || strings.Index(readme, id) > strings.Index(readme, line) {
+		t.Fatalf("README gate example gates %q, but the curl step's examples/call.json names adapters %v", id, ids)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, "-api", "http://"+api)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if (code != 0 && code != 1) || !strings.Contains(stdout.String(), "**Verdict: `") || !strings.Contains(stdout.String(), id) {
+		t.Fatalf("README gate example: %v, exit %d: %s%s", err, code, stdout.String(), stderr.String())
 	}
 }
 
