@@ -123,7 +123,7 @@ func TestFormats(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
-	if got := render.ShortRevision("sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"); got != "sha256:2c26b46b68ff" {
+	if got := render.ShortRevision("sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"); got != "sha256:2c26b46b…" {
 		t.Errorf("ShortRevision = %q", got)
 	}
 	if got := render.ShortRevision("7"); got != "7" {

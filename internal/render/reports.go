@@ -13,19 +13,20 @@ import (
 
 // The builders below lay one report out as a Table for format f: CSV gets
 // exact machine values (full revisions, RFC 3339 times, raw ratios), the
-// other formats what a person reads (short digests, percentages, ages).
+// other formats what a person reads (percentages, ages, short digests; the
+// wide format keeps whole revisions).
 
 // Tools lays out the tools report.
 func Tools(rows []queries.ToolRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Tools", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
 		{Name: "client_revisions", Title: "Client revisions"},
 		{Name: "server_revisions", Title: "Server revisions"},
 		{Name: "adapters", Title: "Adapters"},
 		{Name: "calls", Title: "Calls", Numeric: true},
-		{Name: "first_seen", Title: "First seen"},
-		{Name: "last_seen", Title: "Last seen"},
+		{Name: "first_seen", Title: "First seen", Wide: true},
+		{Name: "last_seen", Title: "Last seen", NoCut: true},
 	}}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{r.Tool, v.revs(r.ClientRevisions), v.revs(r.ServerRevisions), v.list(r.Adapters),
@@ -36,23 +37,23 @@ func Tools(rows []queries.ToolRow, f Format) Table {
 
 // StaleUsage lays out the stale-revision usage report.
 func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Stale-revision usage", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
-		{Name: "revision_client", Title: "Client rev"},
-		{Name: "revision_server", Title: "Server rev"},
+		{Name: "revision_client", Title: "Client rev", NoCut: true},
+		{Name: "revision_server", Title: "Server rev", NoCut: true},
 		{Name: "stale", Title: "Stale"},
 		{Name: "calls", Title: "Calls", Numeric: true},
 		{Name: "current", Title: "Current", Numeric: true, Detail: true},
 		{Name: "normalized", Title: "Normalized", Numeric: true},
 		{Name: "rejected", Title: "Rejected", Numeric: true},
-		{Name: "removed", Title: "Removed", Numeric: true},
-		{Name: "failed", Title: "Failed", Numeric: true},
+		{Name: "removed", Title: "Removed", Numeric: true, Wide: true},
+		{Name: "failed", Title: "Failed", Numeric: true, Wide: true},
 		{Name: "sessions", Title: "Sessions", Numeric: true},
 		{Name: "runs", Title: "Runs", Numeric: true, Detail: true},
 		{Name: "clients", Title: "Clients", Numeric: true},
 		{Name: "first_seen", Title: "First seen", Detail: true},
-		{Name: "last_seen", Title: "Last seen"},
+		{Name: "last_seen", Title: "Last seen", Wide: true, NoCut: true},
 		{Name: "calls_previous", Title: "Calls before", Numeric: true, Detail: true},
 		{Name: "previous_from", Title: "Before, from", Detail: true},
 		{Name: "trend", Title: "Trend"},
@@ -68,22 +69,22 @@ func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
 
 // Rejections lays out the rejections report.
 func Rejections(rows []queries.RejectionRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Rejections", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
-		{Name: "revision_client", Title: "Client rev"},
-		{Name: "revision_server", Title: "Server rev"},
-		{Name: "outcome", Title: "Outcome"},
+		{Name: "revision_client", Title: "Client rev", NoCut: true},
+		{Name: "revision_server", Title: "Server rev", NoCut: true},
+		{Name: "outcome", Title: "Outcome", Wide: true},
 		{Name: "error_code", Title: "Error code"},
 		{Name: "client_name", Title: "Client"},
-		{Name: "client_version", Title: "Version"},
+		{Name: "client_version", Title: "Version", Wide: true},
 		{Name: "rejected", Title: "Rejected", Numeric: true},
 		{Name: "tool_calls", Title: "Tool calls", Numeric: true, Wide: true},
 		{Name: "rejection_rate", Title: "Rate", Numeric: true},
 		{Name: "side_effect_violations", Title: "Side effect started", Numeric: true},
-		{Name: "sessions", Title: "Sessions", Numeric: true},
+		{Name: "sessions", Title: "Sessions", Numeric: true, Wide: true},
 		{Name: "first_seen", Title: "First seen", Detail: true},
-		{Name: "last_seen", Title: "Last seen"},
+		{Name: "last_seen", Title: "Last seen", Wide: true, NoCut: true},
 	}}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), r.Outcome, r.ErrorCode,
@@ -95,12 +96,12 @@ func Rejections(rows []queries.RejectionRow, f Format) Table {
 
 // Repairs lays out the repairs report.
 func Repairs(rows []queries.RepairRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Repairs", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
 		{Name: "stale_rejections", Title: "Stale rejections", Numeric: true},
 		{Name: "rejections", Title: "All rejections", Numeric: true, Wide: true},
-		{Name: "retry_calls", Title: "Retries", Numeric: true},
+		{Name: "retry_calls", Title: "Retries", Numeric: true, Wide: true},
 		{Name: "amplification", Title: "Retries/rejection", Numeric: true},
 		{Name: "incompatible_rejections", Title: "Incompatible", Numeric: true, Wide: true},
 		{Name: "invalid_rejections", Title: "Invalid", Numeric: true, Wide: true},
@@ -116,14 +117,14 @@ func Repairs(rows []queries.RepairRow, f Format) Table {
 		{Name: "amplification_removed", Title: "Retries/removed", Numeric: true, Wide: true},
 		{Name: "refresh_retries", Title: "Refresh+retry", Numeric: true},
 		{Name: "model_repairs", Title: "Model repairs", Numeric: true},
-		{Name: "human_approvals", Title: "Human approvals", Numeric: true},
-		{Name: "human_approvals_denied", Title: "Denied", Numeric: true},
-		{Name: "abandons", Title: "Abandons", Numeric: true},
+		{Name: "human_approvals", Title: "Human approvals", Numeric: true, Wide: true},
+		{Name: "human_approvals_denied", Title: "Denied", Numeric: true, Wide: true},
+		{Name: "abandons", Title: "Abandons", Numeric: true, Wide: true},
 		{Name: "automatic_repairs", Title: "Automatic", Numeric: true, Detail: true},
 		{Name: "automatic_succeeded", Title: "Automatic ok", Numeric: true, Detail: true},
 		{Name: "automatic_failed", Title: "Automatic failed", Numeric: true, Detail: true},
 		{Name: "automatic_success_rate", Title: "Automatic success", Numeric: true},
-		{Name: "automatic_repair_p50_ms", Title: "Automatic p50", Numeric: true},
+		{Name: "automatic_repair_p50_ms", Title: "Automatic p50", Numeric: true, Wide: true},
 		{Name: "automatic_repair_p95_ms", Title: "Automatic p95", Numeric: true},
 		{Name: "human_repair_p50_ms", Title: "Human p50", Numeric: true, Wide: true},
 		{Name: "human_repair_p95_ms", Title: "Human p95", Numeric: true, Wide: true},
@@ -146,7 +147,7 @@ func Repairs(rows []queries.RepairRow, f Format) Table {
 // AdapterRetirement lays out the adapter retirement report; the reason is
 // a long column.
 func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Adapter retirement", Columns: []Column{
 		{Name: "adapter_id", Title: "Adapter"},
 		{Name: "tool", Title: "Tool"},
@@ -154,24 +155,24 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 		{Name: "revision_from", Title: "From", Detail: true},
 		{Name: "revision_to", Title: "To", Detail: true},
 		{Name: "change_class", Title: "Change", Wide: true},
-		{Name: "verdict", Title: "Verdict"},
+		{Name: "verdict", Title: "Verdict", NoCut: true},
 		{Name: "calls", Title: "Calls", Numeric: true},
 		{Name: "tool_calls", Title: "Tool calls", Numeric: true, Detail: true},
 		{Name: "share", Title: "Share", Numeric: true},
 		{Name: "would_be_rejected", Title: "Would be rejected", Numeric: true, Wide: true},
 		{Name: "sessions", Title: "Sessions", Numeric: true, Wide: true},
-		{Name: "clients", Title: "Clients", Numeric: true},
+		{Name: "clients", Title: "Clients", Numeric: true, Wide: true},
 		{Name: "services", Title: "Services", Numeric: true, Detail: true},
 		{Name: "service_names", Title: "Service names", Detail: true},
-		{Name: "max_privilege", Title: "Max privilege"},
-		{Name: "max_session_age_s", Title: "Oldest session", Numeric: true},
+		{Name: "max_privilege", Title: "Max privilege", Wide: true},
+		{Name: "max_session_age_s", Title: "Oldest session", Numeric: true, Wide: true},
 		{Name: "unknown_age_calls", Title: "Calls without age", Numeric: true, Wide: true},
 		{Name: "unknown_privilege_calls", Title: "Calls without privilege", Numeric: true, Wide: true},
 		{Name: "removed_tool_successes", Title: "Removed-tool successes", Numeric: true, Wide: true},
 		{Name: "first_seen", Title: "First seen", Detail: true},
 		{Name: "last_seen", Title: "Last seen"},
 		{Name: "last_seen_in_window", Title: "Last seen in window", Detail: true},
-		{Name: "window_end", Title: "Window end"},
+		{Name: "window_end", Title: "Window end", Wide: true, NoCut: true},
 		{Name: "window_ended", Title: "Window ended", Detail: true},
 		{Name: "blocking_clients", Title: "Blocking clients"},
 		{Name: "callers", Title: "Callers", Detail: true},
@@ -198,17 +199,17 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 
 // Propagation lays out the notification propagation report.
 func Propagation(rows []queries.PropagationRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Notification propagation", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
 		{Name: "notified_sessions", Title: "Notified", Numeric: true},
-		{Name: "refreshed_sessions", Title: "Refreshed", Numeric: true},
+		{Name: "refreshed_sessions", Title: "Refreshed", Numeric: true, Wide: true},
 		{Name: "never_refreshed", Title: "Never refreshed", Numeric: true},
 		{Name: "lag_p50_ms", Title: "Lag p50", Numeric: true},
 		{Name: "lag_p95_ms", Title: "Lag p95", Numeric: true},
-		{Name: "lag_max_ms", Title: "Lag max", Numeric: true},
+		{Name: "lag_max_ms", Title: "Lag max", Numeric: true, Wide: true},
 		{Name: "stale_calls_after_notice", Title: "Stale calls after notice", Numeric: true},
-		{Name: "stale_calls_after_refresh", Title: "After refresh", Numeric: true},
+		{Name: "stale_calls_after_refresh", Title: "After refresh", Numeric: true, Wide: true},
 		{Name: "sessions_with_stale_calls", Title: "Sessions with stale calls", Numeric: true},
 	}}
 	for _, r := range rows {
@@ -231,21 +232,21 @@ func Propagation(rows []queries.PropagationRow, f Format) Table {
 // Violations lays out one page of safety violations; the detail is a long
 // column.
 func Violations(rows []queries.ViolationRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Safety violations", Columns: []Column{
-		{Name: "time", Title: "Time"},
+		{Name: "time", Title: "Time", NoCut: true},
 		{Name: "kind", Title: "Kind"},
 		{Name: "event_id", Title: "Event", Numeric: true, Detail: true},
 		{Name: "tool", Title: "Tool"},
 		{Name: "client_name", Title: "Client"},
-		{Name: "client_version", Title: "Version"},
+		{Name: "client_version", Title: "Version", Wide: true},
 		{Name: "session_id", Title: "Session"},
 		{Name: "run_id", Title: "Run", Detail: true},
-		{Name: "request_id", Title: "Request"},
-		{Name: "revision_client", Title: "Client rev"},
-		{Name: "revision_server", Title: "Server rev"},
+		{Name: "request_id", Title: "Request", Wide: true},
+		{Name: "revision_client", Title: "Client rev", NoCut: true},
+		{Name: "revision_server", Title: "Server rev", NoCut: true},
 		{Name: "revision_validated", Title: "Validated rev", Detail: true},
-		{Name: "change_class", Title: "Change"},
+		{Name: "change_class", Title: "Change", Wide: true},
 		{Name: "outcome", Title: "Outcome", Detail: true},
 		{Name: "service", Title: "Service", Detail: true},
 		{Name: "service_version", Title: "Build", Detail: true},
@@ -265,9 +266,9 @@ func Violations(rows []queries.ViolationRow, f Format) Table {
 
 // Audit lays out one page of the call audit; the arguments are in CSV only.
 func Audit(rows []queries.AuditRow, f Format) Table {
-	v := values{machine: f == FormatCSV}
+	v := valuesFor(f)
 	t := Table{Title: "Call audit", Columns: []Column{
-		{Name: "time", Title: "Time"},
+		{Name: "time", Title: "Time", NoCut: true},
 		{Name: "event_id", Title: "Event", Numeric: true, Detail: true},
 		{Name: "tool", Title: "Tool"},
 		{Name: "service", Title: "Service", Detail: true},
@@ -275,19 +276,19 @@ func Audit(rows []queries.AuditRow, f Format) Table {
 		{Name: "environment", Title: "Environment", Detail: true},
 		{Name: "request_id", Title: "Request"},
 		{Name: "session_id", Title: "Session"},
-		{Name: "run_id", Title: "Run"},
+		{Name: "run_id", Title: "Run", Wide: true},
 		{Name: "client_name", Title: "Client"},
-		{Name: "client_version", Title: "Version"},
-		{Name: "revision_client", Title: "Client rev"},
-		{Name: "revision_server", Title: "Server rev"},
+		{Name: "client_version", Title: "Version", Wide: true},
+		{Name: "revision_client", Title: "Client rev", NoCut: true},
+		{Name: "revision_server", Title: "Server rev", NoCut: true},
 		{Name: "revision_validated", Title: "Validated rev", Detail: true},
 		{Name: "outcome", Title: "Outcome"},
-		{Name: "adapter_id", Title: "Adapter"},
-		{Name: "approval", Title: "Approval"},
-		{Name: "privilege", Title: "Privilege"},
-		{Name: "external_target", Title: "External target"},
+		{Name: "adapter_id", Title: "Adapter", Wide: true},
+		{Name: "approval", Title: "Approval", Wide: true},
+		{Name: "privilege", Title: "Privilege", Wide: true},
+		{Name: "external_target", Title: "External target", Wide: true},
 		{Name: "external_requests", Title: "External requests", Numeric: true, Detail: true},
-		{Name: "side_effect_started", Title: "Side effect"},
+		{Name: "side_effect_started", Title: "Side effect", Wide: true},
 		{Name: "args_raw", Title: "Arguments", Detail: true},
 		{Name: "args_normalized", Title: "Normalised arguments", Detail: true},
 	}}
@@ -309,16 +310,23 @@ func Window(from, to time.Time) string {
 func HumanTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 // ShortRevision shortens a digest revision (sha256:<64 hex>) to its first
-// 12 hex digits; other revisions are returned as they are.
+// 8 hex digits and an ellipsis, "sha256:1a2b3c4d…"; other revisions (a
+// version, a number) are returned as they are.
 func ShortRevision(r string) string {
-	if algo, hex, ok := strings.Cut(r, ":"); ok && len(hex) > 12 {
-		return algo + ":" + hex[:12]
+	const keep = 8
+	if algo, hex, ok := strings.Cut(r, ":"); ok && len(hex) > keep+1 {
+		return algo + ":" + hex[:keep] + "…"
 	}
 	return r
 }
 
-// values formats cells for machines (CSV) or people.
-type values struct{ machine bool }
+// values formats cells for machines (CSV) or people; full keeps whole
+// revisions (CSV and the wide format).
+type values struct{ machine, full bool }
+
+func valuesFor(f Format) values {
+	return values{machine: f == FormatCSV, full: f == FormatCSV || f == FormatWide}
+}
 
 // decimal writes f for machines: a plain decimal, exact to float64, never
 // an exponent (40052358.7, 0.000015), which spreadsheets and CSV readers
@@ -429,7 +437,7 @@ func (v values) timePtr(t *time.Time) string {
 }
 
 func (v values) rev(r string) string {
-	if v.machine {
+	if v.full {
 		return r
 	}
 	return ShortRevision(r)

@@ -1,13 +1,16 @@
 // Package render lays mcpdrift's reports out as tables of text cells and
 // writes them as CSV (RFC 4180, every column), GitHub-flavoured Markdown or
-// an aligned plain-text table (the columns a person reads). The API serves
-// these for text/csv, text/markdown and text/plain; the CLI prints them.
+// an aligned plain-text table (the columns a person reads, fitted to a
+// width when one is given, or every column in full: the wide format). The
+// API serves these for text/csv, text/markdown and text/plain; the CLI
+// prints them.
 package render
 
 import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,13 +25,16 @@ const (
 	FormatCSV      Format = "csv"
 	FormatMarkdown Format = "md"
 	FormatTable    Format = "table"
+	// FormatWide is the text table with every column but the detail ones,
+	// full values (whole revisions) and no width limit.
+	FormatWide Format = "wide"
 )
 
 // Formats lists every format, JSON first.
-var Formats = []Format{FormatJSON, FormatCSV, FormatMarkdown, FormatTable}
+var Formats = []Format{FormatJSON, FormatCSV, FormatMarkdown, FormatTable, FormatWide}
 
 // ParseFormat reads a format name: json, csv, md (or markdown), table (or
-// text).
+// text), wide.
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "json":
@@ -39,8 +45,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatMarkdown, nil
 	case "table", "text":
 		return FormatTable, nil
+	case "wide":
+		return FormatWide, nil
 	}
-	return "", fmt.Errorf("unknown format %q: want json, csv, md or table", s)
+	return "", fmt.Errorf("unknown format %q: want json, csv, md, table or wide", s)
 }
 
 // ContentType returns the media type the API serves f as.
@@ -50,7 +58,7 @@ func (f Format) ContentType() string {
 		return "text/csv; charset=utf-8; header=present"
 	case FormatMarkdown:
 		return "text/markdown; charset=utf-8; variant=GFM"
-	case FormatTable:
+	case FormatTable, FormatWide:
 		return "text/plain; charset=utf-8"
 	}
 	return "application/json; charset=utf-8"
@@ -68,8 +76,11 @@ type Column struct {
 	// Detail columns appear in CSV only.
 	Detail bool
 	// Wide columns are left out of text tables, to keep them within a
-	// terminal; CSV and Markdown have them.
+	// terminal; the wide format, CSV and Markdown have them.
 	Wide bool
+	// NoCut columns are never cut to fit a width, as numeric ones: times,
+	// verdicts.
+	NoCut bool
 	// Long columns hold free text: a Markdown column, and in a text table
 	// a note under the table, keyed by the row's first cell.
 	Long bool
@@ -86,7 +97,16 @@ type Table struct {
 	// Notes follow the table in Markdown and text, such as how to fetch
 	// the next page.
 	Notes []string
+	// Width, when positive, fits a text table (not the wide format) within
+	// this many columns: the widest text cells are cut, down to MinCut
+	// runes, and end in "…", and the title and notes are wrapped. Numeric
+	// and NoCut cells are never cut, so a table of many columns may stay
+	// wider.
+	Width int
 }
+
+// MinCut is the fewest runes Width cuts a text column down to.
+const MinCut = 8
 
 // Write writes t in format f; JSON is not a table format.
 func (t Table) Write(w io.Writer, f Format) error {
@@ -97,6 +117,8 @@ func (t Table) Write(w io.Writer, f Format) error {
 		return t.Markdown(w)
 	case FormatTable:
 		return t.Text(w)
+	case FormatWide:
+		return t.text(w, true)
 	}
 	return fmt.Errorf("cannot render a table as %q", f)
 }
@@ -224,19 +246,34 @@ func EscapeMarkdown(s string) string {
 }
 
 // Text writes an aligned plain-text table of the columns that are neither
-// detail, wide nor long, then, per row, its long cells as notes, then the
-// notes.
-func (t Table) Text(w io.Writer) error {
-	cols := t.visible(func(c Column) bool { return !c.Detail && !c.Wide && !c.Long })
+// detail, wide nor long, fitted to t.Width, then, per row, its long cells
+// as notes, then the notes.
+func (t Table) Text(w io.Writer) error { return t.text(w, false) }
+
+// text writes the text table; wide adds the wide columns and ignores
+// t.Width.
+func (t Table) text(w io.Writer, wide bool) error {
+	cols := t.visible(func(c Column) bool { return !c.Detail && (wide || !c.Wide) && !c.Long })
 	long := t.visible(func(c Column) bool { return !c.Detail && c.Long })
-	var b strings.Builder
-	if t.Title != "" {
-		b.WriteString(t.Title)
-		if t.Subtitle != "" {
-			b.WriteString(", " + t.Subtitle)
-		}
-		b.WriteString("\n\n")
+	limit := t.Width
+	if wide {
+		limit = 0
 	}
+	var b strings.Builder
+	para := func(s, indent string) {
+		for _, l := range wrap(s, limit, indent) {
+			b.WriteString(l + "\n")
+		}
+	}
+	if t.Title != "" {
+		title := t.Title
+		if t.Subtitle != "" {
+			title += ", " + t.Subtitle
+		}
+		para(title, "")
+		b.WriteString("\n")
+	}
+	var cut bool
 	if len(t.Rows) == 0 {
 		b.WriteString("(no rows)\n")
 	} else {
@@ -247,13 +284,16 @@ func (t Table) Text(w io.Writer) error {
 				width[i] = max(width[i], utf8.RuneCountInString(oneLine(cell(row, i))))
 			}
 		}
+		if limit > 0 {
+			cut = t.fit(width, cols, limit)
+		}
 		line := func(cells func(i int) string) {
 			var l strings.Builder
 			for n, i := range cols {
 				if n > 0 {
 					l.WriteString("  ")
 				}
-				s := cells(i)
+				s := clip(cells(i), width[i])
 				pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(s))
 				if t.Columns[i].Numeric {
 					l.WriteString(pad + s)
@@ -273,20 +313,102 @@ func (t Table) Text(w io.Writer) error {
 			for _, row := range t.Rows {
 				for _, i := range long {
 					if v := cell(row, i); v != "" {
-						fmt.Fprintf(&b, "%s: %s\n", oneLine(cell(row, 0)), oneLine(v))
+						para(oneLine(cell(row, 0))+": "+oneLine(v), "  ")
 					}
 				}
 			}
 		}
 	}
-	if len(t.Notes) > 0 {
+	notes := t.Notes
+	if cut {
+		notes = append(slices.Clip(notes), fmt.Sprintf("Cells ending in … were cut to fit %d columns; the wide format shows every value in full.", limit))
+	}
+	if len(notes) > 0 {
 		b.WriteString("\n")
-		for _, n := range t.Notes {
-			b.WriteString(n + "\n")
+		for _, n := range notes {
+			para(n, "  ")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fit narrows the text columns of width, widest first and down to MinCut,
+// until a line of cols takes at most limit runes; it reports whether it
+// narrowed any.
+func (t Table) fit(width []int, cols []int, limit int) bool {
+	total := 2 * (len(cols) - 1)
+	for _, i := range cols {
+		total += width[i]
+	}
+	cut := false
+	for total > limit {
+		widest := -1
+		for _, i := range cols {
+			if c := t.Columns[i]; !c.Numeric && !c.NoCut && width[i] > MinCut && (widest < 0 || width[i] > width[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		width[widest]--
+		total--
+		cut = true
+	}
+	return cut
+}
+
+// clip cuts s to n runes, the last one "…", when it is longer.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// wrap breaks s into lines of at most limit runes at spaces, the lines
+// after the first indented; a word longer than a line is broken. A limit
+// of 0 is no limit.
+func wrap(s string, limit int, indent string) []string {
+	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
+		return []string{s}
+	}
+	if 2*len(indent) >= limit {
+		indent = ""
+	}
+	var lines []string
+	cur, prefix := []rune{}, []rune{}
+	flush := func() {
+		lines = append(lines, string(cur))
+		prefix = []rune(indent)
+		cur = append([]rune{}, prefix...)
+	}
+	for _, word := range strings.Fields(s) {
+		wr := []rune(word)
+		if len(cur) > len(prefix) && len(cur)+1+len(wr) > limit {
+			flush()
+		}
+		if len(cur) > len(prefix) {
+			cur = append(cur, ' ')
+		}
+		for len(cur)+len(wr) > limit {
+			room := limit - len(cur)
+			if room <= 0 {
+				flush()
+				continue
+			}
+			cur = append(cur, wr[:room]...)
+			wr = wr[room:]
+			flush()
+		}
+		cur = append(cur, wr...)
+	}
+	if len(cur) > len(prefix) {
+		lines = append(lines, string(cur))
+	}
+	return lines
 }
 
 func (t Table) visible(keep func(Column) bool) []int {
