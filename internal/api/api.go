@@ -370,6 +370,11 @@ func (s *Server) serve(e *endpoint) gin.HandlerFunc {
 			s.fail(c, e, err)
 			return
 		}
+		width, err := q.width()
+		if err != nil {
+			s.fail(c, e, err)
+			return
+		}
 		if !ok {
 			problem(c, http.StatusNotAcceptable, "this endpoint serves application/json, text/csv, text/markdown and text/plain", "Accept")
 			return
@@ -386,7 +391,7 @@ func (s *Server) serve(e *endpoint) gin.HandlerFunc {
 			s.fail(c, e, err)
 			return
 		}
-		s.write(c, format, res)
+		s.write(c, format, width, res)
 	}
 }
 
@@ -423,8 +428,9 @@ func (s *Server) fail(c *gin.Context, e *endpoint, err error) {
 	}
 }
 
-// write answers res in format f.
-func (s *Server) write(c *gin.Context, f render.Format, res result) {
+// write answers res in format f, a text table fitted to width when it is
+// positive.
+func (s *Server) write(c *gin.Context, f render.Format, width int, res result) {
 	c.Header("Vary", "Accept")
 	if res.next != "" {
 		u := *c.Request.URL
@@ -438,6 +444,7 @@ func (s *Server) write(c *gin.Context, f render.Format, res result) {
 		return
 	}
 	t := res.table(f)
+	t.Width = width
 	t.Subtitle = render.Window(res.from, res.to)
 	if res.subtitle != "" {
 		t.Subtitle += "; " + res.subtitle

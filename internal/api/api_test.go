@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpdrift/mcpdrift/internal/reporttest"
 )
@@ -211,5 +213,32 @@ func TestHealth(t *testing.T) {
 	r := get(t, s.Handler(), "/api/v2/nothing", "")
 	if r.status != http.StatusNotFound || r.header.Get("Content-Type") != "application/problem+json" {
 		t.Errorf("unknown path: %d %s", r.status, r.body)
+	}
+}
+
+// TestTextWidth: format=table&width=N fits every line of every text
+// report within N columns, shortened digests and all; format=wide shows
+// them whole.
+func TestTextWidth(t *testing.T) {
+	s, _ := newServer(t, reporttest.TenantA)
+	digest := regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+	for _, target := range []string{"/api/v1/tools?", "/api/v1/reports/stale-usage?", "/api/v1/reports/adapter-retirement?max_calls=5&",
+		"/api/v1/reports/violations?", "/api/v1/audit/calls?run=legacy-run-1&"} {
+		table := get(t, s.Handler(), target+"format=table&width=120", "")
+		wide := get(t, s.Handler(), target+"format=wide&width=120", "")
+		if table.status != http.StatusOK || wide.status != http.StatusOK || wide.header.Get("Content-Type") != "text/plain; charset=utf-8" {
+			t.Fatalf("%s: %d %s / %d %s", target, table.status, table.body, wide.status, wide.body)
+		}
+		for _, l := range strings.Split(string(table.body), "\n") {
+			if n := utf8.RuneCountInString(l); n > 120 {
+				t.Errorf("%swidth=120: a line of %d columns: %q", target, n, l)
+			}
+		}
+		if digest.Match(table.body) {
+			t.Errorf("%s: format=table shows a whole digest", target)
+		}
+		if !strings.Contains(target, "adapter-retirement") && !digest.Match(wide.body) {
+			t.Errorf("%s: format=wide shows no whole digest:\n%s", target, wide.body)
+		}
 	}
 }

@@ -186,7 +186,7 @@ func TestOpenAPIParametersComplete(t *testing.T) {
 	params := doc["components"].(map[string]any)["parameters"].(map[string]any)
 	valid := map[string]string{
 		"from": "-7d", "to": "now", "tool": "deploy_preview", "service": "deployer", "environment": "prod",
-		"client": "cursor", "exclude_client": "ci-runner", "format": "json", "limit": "10", "cursor": "",
+		"client": "cursor", "exclude_client": "ci-runner", "format": "json", "width": "120", "limit": "10", "cursor": "",
 		"window": "14d", "max_calls": "5", "max_share": "0.5%", "long_session": "24h", "adapter": "deploy_preview/1-2",
 		"top_clients": "3", "unknown_callers": "safe", "run": "legacy-run-1", "session": "s1", "request_id": "acme-req-42",
 	}

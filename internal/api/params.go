@@ -38,8 +38,10 @@ var (
 		desc: "Only this client, as a name (`cursor`) or name@version (`cursor@0.48.0`)."}
 	pExcludeClient = param{name: "exclude_client", repeat: true, schema: strSchema, example: "ci-runner",
 		desc: "Leave out this client's events, given as a name or name@version. Repeatable."}
-	pFormat = param{name: "format", schema: map[string]any{"type": "string", "enum": []string{"json", "csv", "md", "table"}},
-		desc: "Response format; wins over the Accept header: `json` (application/json), `csv` (text/csv), `md` (text/markdown), `table` (text/plain, an aligned table)."}
+	pFormat = param{name: "format", schema: map[string]any{"type": "string", "enum": []string{"json", "csv", "md", "table", "wide"}},
+		desc: "Response format; wins over the Accept header: `json` (application/json), `csv` (text/csv), `md` (text/markdown), `table` (text/plain, an aligned table of the main columns, digests shortened), `wide` (text/plain, every column with full values)."}
+	pWidth = param{name: "width", schema: map[string]any{"type": "integer", "minimum": minWidth, "maximum": maxWidth},
+		desc: fmt.Sprintf("For `table`: fit each line within this many columns (%d to %d), cutting the widest text cells with …; numbers are never cut. Default: no limit.", minWidth, maxWidth)}
 	pLimit = param{name: "limit", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": queries.MaxPageLimit},
 		desc: fmt.Sprintf("Rows per page, 1 to %d. Default %d.", queries.MaxPageLimit, queries.DefaultPageLimit)}
 	pCursor = param{name: "cursor", schema: strSchema,
@@ -195,6 +197,25 @@ func (q query) filter(tenant string, window bool) (queries.Filter, error) {
 		Client:         q.get("client"),
 		ExcludeClients: excl,
 	}, nil
+}
+
+// The width a text table may be fitted to.
+const (
+	minWidth = 40
+	maxWidth = 1000
+)
+
+// width reads the width a text table is fitted to; 0 is no limit.
+func (q query) width() (int, error) {
+	s := q.get("width")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < minWidth || n > maxWidth {
+		return 0, badParam("width", "invalid width %q: want a whole number of columns from %d to %d", s, minWidth, maxWidth)
+	}
+	return n, nil
 }
 
 // page reads limit and cursor.

@@ -47,6 +47,8 @@ func TestBadParameters(t *testing.T) {
 		{su + "?exclude_client=", "exclude_client", "must not be empty"},
 		{su + "?window=14d", "window", "unknown parameter"},
 		{su + "?limit=5", "limit", "unknown parameter"},
+		{su + "?format=table&width=10", "width", "invalid width"},
+		{su + "?format=wide&width=wide", "width", "invalid width"},
 		{ar + "?window=0d", "window", "longer than zero"},
 		{ar + "?window=fortnight", "window", "invalid window"},
 		{ar + "?window=-3d", "window", "invalid window"},

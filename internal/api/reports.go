@@ -50,7 +50,7 @@ func withFormat(ps ...[]param) []param {
 	for _, p := range ps {
 		out = append(out, p...)
 	}
-	return append(out, pFormat)
+	return append(out, pFormat, pWidth)
 }
 
 // endpoints lists the report endpoints in the order the OpenAPI document
