@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -174,7 +175,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	var rf readFlags
 	rf.register(fs)
-	format := fs.String("format", "table", "output format: table, json, csv or md")
+	format := fs.String("format", "table", "output format: table (the main columns, fitted to -width), wide (every column, full values), json, csv or md")
+	fs.Func("o", "short for -format (-o wide)", func(v string) error { *format = v; return nil })
+	width := fs.Int("width", -1, "fit table lines within this many columns, cutting long cells with …; 0: no limit (default: $COLUMNS or 120 on a terminal, no limit otherwise)")
 	values := map[string]*string{}
 	for _, f := range reportFilterFlags {
 		values[f.name] = fs.String(f.name, "", f.usage)
@@ -203,6 +206,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 
 	q := url.Values{"format": {*format}}
+	if n := tableWidth(*width, stdout); n > 0 && *format == "table" {
+		q.Set("width", strconv.Itoa(n))
+	}
 	takes := api.ReportParams(name)
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
@@ -249,6 +255,30 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = stdout.Write(body)
 	return err
+}
+
+// defaultWidth is the width tables are fitted to on a terminal when
+// COLUMNS does not say.
+const defaultWidth = 120
+
+// tableWidth is the width a table printed to stdout is fitted to: -width
+// when given, else on a terminal $COLUMNS or defaultWidth; output to a
+// file or a pipe is never cut. 0 is no limit.
+func tableWidth(flagWidth int, stdout io.Writer) int {
+	if flagWidth >= 0 {
+		return flagWidth
+	}
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return 0
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return 0
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return defaultWidth
 }
 
 // apiError says what went wrong in the terms of the command line: the
