@@ -27,7 +27,8 @@ type lines struct {
 var show = []string{otelschema.AttrToolName, otelschema.AttrOutcome, otelschema.AttrRevisionClient,
 	otelschema.AttrRevisionServer, otelschema.AttrRevisionBefore, otelschema.AttrRevisionAfter,
 	otelschema.AttrAdapterID, otelschema.AttrChangeClass, otelschema.AttrErrorCode, otelschema.AttrExternalRequests,
-	otelschema.AttrRetryAttempt, otelschema.AttrRepairAction, otelschema.AttrRepairAutomatic, otelschema.AttrRepairResult,
+	otelschema.AttrRetryAttempt, otelschema.AttrRetryAfter, otelschema.AttrRepairAction, otelschema.AttrRepairAutomatic,
+	otelschema.AttrRepairResult,
 	otelschema.AttrArgsNormalized}
 
 func (l *lines) Export(_ context.Context, records []sdklog.Record) error {
@@ -277,7 +278,7 @@ func Example_safeRetry() {
 	// retry: deploying fix-login to us-east-preview
 	// external 1: POST /deployments branch=fix-login region=us-east-preview authorized=true
 	// correlated with the retry, not the rejected call: true
-	// mcp.drift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 change.class=bounded_migration external.requests=1 retry.attempt=1 repair.automatic=true
+	// mcp.drift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 change.class=bounded_migration external.requests=1 retry.attempt=1 retry.after=rejected_stale repair.automatic=true
 	// mcp.drift.call gen_ai.tool.name=deploy_preview outcome=rejected_stale revision.client=1 revision.server=2 change.class=bounded_migration error.code=STALE_TOOL_SCHEMA external.requests=0
 	// mcp.drift.list_changed
 	// mcp.drift.list_changed gen_ai.tool.name=deploy_preview revision.server=2 revision.before=1 revision.after=2
