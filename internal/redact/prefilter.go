@@ -242,10 +242,13 @@ func isASCII(s string) bool {
 // case-insensitively: for a case-sensitive one that is a superset of its
 // matches, which is all a pre-filter needs.
 type scanner struct {
-	class  [256]uint8 // byte → its class; 0 for a byte no literal has
-	n      int        // classes, the 0 one included
-	next   []int32    // state*n + class → state
-	out    [][]uint64 // state → the groups it completes, as a bit set
+	class [256]uint8 // byte → its class; 0 for a byte no literal has
+	n     int        // classes, the 0 one included
+	// next maps a state's offset (its number times n) plus a class to the
+	// next state's offset, negated when that state completes a literal:
+	// one load per byte, and one sign test says whether to look at out.
+	next   []int32
+	out    [][]uint64 // state number → the groups it completes, as a bit set
 	words  int        // words of a group bit set
 	groups int
 }
@@ -298,7 +301,9 @@ func newScanner(groups [][]string) *scanner {
 			nodes[cur].out[gi/64] |= 1 << (gi % 64)
 		}
 	}
-	sc.next = make([]int32, len(nodes)*sc.n)
+	// The automaton over state numbers, then each entry as the offset of
+	// its target, negated for a target with groups.
+	next := make([]int32, len(nodes)*sc.n)
 	sc.out = make([][]uint64, len(nodes))
 	fail := make([]int32, len(nodes))
 	queue := []int32{0}
@@ -319,44 +324,58 @@ func newScanner(groups [][]string) *scanner {
 		for c := range sc.n {
 			if nx, ok := nodes[s].edges[uint8(c)]; ok {
 				if s != 0 {
-					fail[nx] = sc.next[int(fail[s])*sc.n+c]
+					fail[nx] = next[int(fail[s])*sc.n+c]
 				}
-				sc.next[int(s)*sc.n+c] = nx
+				next[int(s)*sc.n+c] = nx
 				queue = append(queue, nx)
 			} else if s != 0 {
-				sc.next[int(s)*sc.n+c] = sc.next[int(fail[s])*sc.n+c]
+				next[int(s)*sc.n+c] = next[int(fail[s])*sc.n+c]
 			}
+		}
+	}
+	sc.next = make([]int32, len(next))
+	for i, to := range next {
+		sc.next[i] = to * int32(sc.n)
+		if sc.out[to] != nil {
+			sc.next[i] = -sc.next[i]
 		}
 	}
 	return sc
 }
 
 // scan sets in found (of words bits) the groups s holds a literal of, and
-// reports whether it found any.
-func (sc *scanner) scan(s string, found []uint64) bool {
+// reports whether it found any and whether s is ASCII. It stops at the
+// first byte that is not ASCII, found then incomplete: the caller must not
+// rely on it.
+func (sc *scanner) scan(s string, found []uint64) (any, ascii bool) {
 	clear(found)
-	any := false
-	state := int32(0)
+	off, next, class := int32(0), sc.next, &sc.class
 	for i := 0; i < len(s); i++ {
-		state = sc.next[int(state)*sc.n+int(sc.class[s[i]])]
-		if out := sc.out[state]; out != nil {
-			for w, bits := range out {
+		b := s[i]
+		if b >= utf8.RuneSelf {
+			return true, false
+		}
+		off = next[off+int32(class[b])]
+		if off < 0 {
+			off = -off
+			for w, bits := range sc.out[int(off)/sc.n] {
 				found[w] |= bits
 			}
 			any = true
 		}
 	}
-	return any
+	return any, true
 }
 
 // each calls fn at every index of s where a literal ends, with the groups
 // of the literals that end there.
 func (sc *scanner) each(s string, fn func(end int, found []uint64)) {
-	state := int32(0)
+	off := int32(0)
 	for i := 0; i < len(s); i++ {
-		state = sc.next[int(state)*sc.n+int(sc.class[s[i]])]
-		if out := sc.out[state]; out != nil {
-			fn(i, out)
+		off = sc.next[off+int32(sc.class[s[i]])]
+		if off < 0 {
+			off = -off
+			fn(i, sc.out[int(off)/sc.n])
 		}
 	}
 }

@@ -133,6 +133,9 @@ type Redactor struct {
 	regionMin int
 	// patScan finds which patterns' literals a string holds.
 	patScan *scanner
+	// allKnown: every pattern has literals, so a string that holds none
+	// is matched by none.
+	allKnown bool
 	// keyMatch decides which keys name secrets.
 	keyMatch *keyMatcher
 	// Redacted counts the values replaced.
@@ -187,6 +190,10 @@ func New(cfg Config) (*Redactor, error) {
 		groups[i] = f.lits
 	}
 	r.patScan = newScanner(groups)
+	r.allKnown = true
+	for _, f := range r.filters {
+		r.allKnown = r.allKnown && f.known
+	}
 	return r, nil
 }
 
@@ -211,10 +218,13 @@ func (r *Redactor) Marker(secret string) string {
 func (r *Redactor) Events(events []otelschema.Event) {
 	for i := range events {
 		e := &events[i]
-		if e.ArgsRaw != "" {
-			e.ArgsRaw = r.Args(e.ArgsRaw)
+		raw := e.ArgsRaw
+		if raw != "" {
+			e.ArgsRaw = r.Args(raw)
 		}
-		if e.ArgsNormalized != "" {
+		// Normalised arguments are often the raw ones: when those had
+		// nothing to redact, neither have these.
+		if e.ArgsNormalized != "" && (e.ArgsNormalized != raw || e.ArgsRaw != raw) {
 			e.ArgsNormalized = r.Args(e.ArgsNormalized)
 		}
 		for _, p := range []*string{&e.ExternalTarget, &e.RequestID, &e.SessionID, &e.RunID, &e.ServiceInstance,
@@ -349,7 +359,9 @@ func (r *Redactor) clean(s string) bool {
 		i += n + 1
 	}
 	var c candidates
-	r.candidates(s, &c)
+	if !r.candidates(s, &c) {
+		return true
+	}
 	for i := range r.patterns {
 		if c.may(r, i, s) {
 			return false
@@ -368,17 +380,17 @@ type candidates struct {
 	lower string    // the string lower-cased, for absent
 }
 
-func (r *Redactor) candidates(s string, c *candidates) {
-	c.ascii, c.lower = isASCII(s), ""
-	if !c.ascii {
-		return
-	}
+// candidates fills c for s and reports whether any pattern may match it.
+func (r *Redactor) candidates(s string, c *candidates) bool {
+	c.lower = ""
+	found := c.buf[:r.patScan.words]
 	if w := r.patScan.words; w > len(c.buf) {
 		c.more = make([]uint64, w)
-		r.patScan.scan(s, c.more)
-		return
+		found = c.more
 	}
-	r.patScan.scan(s, c.buf[:r.patScan.words])
+	var any bool
+	any, c.ascii = r.patScan.scan(s, found)
+	return any || !r.allKnown
 }
 
 // may reports whether pattern i may match s, the string of c.
@@ -401,7 +413,9 @@ func (r *Redactor) Text(s string) string {
 		return s
 	}
 	var c candidates
-	r.candidates(s, &c)
+	if !r.candidates(s, &c) {
+		return s
+	}
 	for i := range r.patterns {
 		if !c.may(r, i, s) {
 			continue
