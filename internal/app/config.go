@@ -69,6 +69,10 @@ type Config struct {
 	OTLPTLS auth.TLSConfig
 	// Redact are the redaction rules and key of call arguments.
 	Redact redact.Flags
+	// NoRedaction builds the ingester without a redactor. No flag sets
+	// it: every command redacts; the bench sets it to show redaction's
+	// share of the cost.
+	NoRedaction bool
 	// API is the report API (RoleServe, RoleAPI).
 	API api.Config
 	// Auth is the token file, and whether listeners may face other

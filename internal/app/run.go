@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/logging"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // Run runs the process c describes until ctx ends, then shuts it down
@@ -85,7 +87,7 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 	}
 
 	if c.Role.Ingests() {
-		in, err := ingest.New(c.Ingest, st, log, append(sec.ingest, ingest.WithRequestObserver(requests.Listener("otlp_http")))...)
+		in, err := newIngester(c, st, log, sec, ingest.WithRequestObserver(requests.Listener("otlp_http")))
 		if err != nil {
 			return nil, err
 		}
@@ -135,6 +137,29 @@ Press Ctrl-C to stop.
 			label, where, orOff(c.Ingest.Spool.Dir))
 	}
 	return p, nil
+}
+
+// NewIngester returns the ingester of c's role, not started, assembled as
+// Start assembles it — c's ingest configuration, redaction, TLS and tokens —
+// but writing to w, its logs to stderr: the bench measures it without a
+// store.
+func NewIngester(c Config, w store.Writer, stderr io.Writer, opts ...ingest.Option) (*ingest.Server, error) {
+	if !c.Role.Ingests() {
+		return nil, fmt.Errorf("the %s role runs no ingester", c.Role)
+	}
+	log, err := logging.New(stderr, c.LogLevel, c.LogFormat)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := newSecurity(c, log)
+	if err != nil {
+		return nil, err
+	}
+	return newIngester(c, w, log, sec, opts...)
+}
+
+func newIngester(c Config, w store.Writer, log *slog.Logger, sec security, opts ...ingest.Option) (*ingest.Server, error) {
+	return ingest.New(c.Ingest, w, log, append(slices.Clip(sec.ingest), opts...)...)
 }
 
 // Process is the components a Start started.

@@ -34,18 +34,21 @@ func newSecurity(c Config, log *slog.Logger) (security, error) {
 	if !c.Role.Ingests() {
 		return sec, nil
 	}
-	redactor, err := c.Redact.Build()
-	if err != nil {
-		return sec, err
-	}
-	if redactor.Ephemeral() {
-		log.Warn("no -redact.key-file: redaction markers use a random key, so equal secrets correlate only within this process")
-	}
 	tlsCfg, err := c.OTLPTLS.Server()
 	if err != nil {
 		return sec, fmt.Errorf("otlp.tls: %w", err)
 	}
-	sec.ingest = []ingest.Option{ingest.WithRedactor(redactor), ingest.WithTLS(tlsCfg)}
+	sec.ingest = []ingest.Option{ingest.WithTLS(tlsCfg)}
+	if !c.NoRedaction {
+		redactor, err := c.Redact.Build()
+		if err != nil {
+			return sec, err
+		}
+		if redactor.Ephemeral() {
+			log.Warn("no -redact.key-file: redaction markers use a random key, so equal secrets correlate only within this process")
+		}
+		sec.ingest = append(sec.ingest, ingest.WithRedactor(redactor))
+	}
 	if tokens != nil {
 		sec.ingest = append(sec.ingest, ingest.WithTokens(tokens))
 	}
