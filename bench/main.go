@@ -89,6 +89,7 @@ func main() {
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.BoolVar(&cfg.SkipStore, "skip-store", false, "skip run (c), for machines without libchdb")
+	flag.BoolVar(&cfg.Redact, "redact", cfg.Redact, "run the ingesters with the default redaction rules, as the commands always do; -redact=false leaves redaction out, to show its share")
 	flag.BoolVar(&cfg.SkipServer, "skip-server", false, "skip run (c) of the ingest role into a ClickHouse server (run from libchdb)")
 	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, overload, or all")
 	flag.IntVar(&cfg.ReportEvents, "report-events", cfg.ReportEvents, "simulated events loaded into a fresh store for the reports and storage suites")

@@ -76,6 +76,7 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 	if err := c.Parse(args, os.Stderr); err != nil {
 		return err
 	}
+	c.NoRedaction = !cfg.Redact
 	p, err := app.Start(ctx, c, "bench", nopWriter{}, os.Stderr)
 	if err != nil {
 		return err

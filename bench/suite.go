@@ -83,6 +83,10 @@ type Config struct {
 	// SkipServer skips the run of the ingest role into a ClickHouse
 	// server (c).
 	SkipServer bool
+	// Redact, true by default, runs every ingester with the default
+	// redaction rules, as the commands always do; false builds them
+	// without a redactor, to show redaction's share of the cost.
+	Redact bool
 	// TempDir holds the requests file and the store's data directory; empty
 	// means the system's temporary directory.
 	TempDir string
@@ -185,6 +189,7 @@ func DefaultConfig() Config {
 		Batch:   500,
 		Streams: 4,
 		Ack:     string(ingest.AckSpooled),
+		Redact:  true,
 		Seed:    1,
 		Out:     filepath.Join("bench", "results", "latest.json"),
 
@@ -361,10 +366,10 @@ func runIngestSuite(ctx context.Context, cfg Config, tmp string, rep *Report, w 
 	rep.Requests, rep.RequestBytes = len(rs.reqs), rs.bytes()
 	fmt.Fprintf(w, "built %d requests, %.1f MiB, %.0f B/event on the wire, in %s\n",
 		len(rs.reqs), float64(rs.bytes())/(1<<20), float64(rs.bytes())/float64(rs.total), time.Since(t0).Round(time.Millisecond))
-	return runAll(ctx, cfg, rs, rep)
+	return runAll(ctx, cfg, rs, tmp, rep)
 }
 
-func runAll(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error {
+func runAll(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep *Report) error {
 	// (a) The baseline: a bare pdata decode of the same requests.
 	u, err := measure(func() error { return decodeAll(ctx, rs, cfg.Streams) })
 	if err != nil {
@@ -403,11 +408,15 @@ func runAll(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error 
 			return fmt.Errorf("ingest into a ClickHouse server: %w", err)
 		}
 	}
-	// (c) The ingester into the embedded store.
+	// (c) The ingester into the embedded store, then the engine's floors
+	// for the same rows.
 	if cfg.SkipStore {
 		return nil
 	}
-	return runStore(ctx, cfg, rs, rep)
+	if err := runStore(ctx, cfg, rs, rep); err != nil {
+		return err
+	}
+	return runFloors(ctx, cfg, rs, tmp, rep)
 }
 
 // runStore runs `mcpdrift serve` as its binary assembles it (app: the
@@ -425,6 +434,7 @@ func runStore(ctx context.Context, cfg Config, rs *requestSet, rep *Report) erro
 	if err := c.Parse(append(ingestArgs(cfg, rs), "-data.dir="+dir, "-api.listen=127.0.0.1:0"), os.Stderr); err != nil {
 		return err
 	}
+	c.NoRedaction = !cfg.Redact
 	p, err := app.Start(ctx, c, "bench", nopWriter{}, os.Stderr)
 	if err != nil {
 		return err
@@ -554,18 +564,16 @@ func shutdownIngester(srv *ingest.Server) error {
 }
 
 // newIngester returns an ingester writing to w, for the run without a
-// store: the ingest role's configuration and options (the default
-// redaction rules), its listeners on loopback.
+// store: the ingest role assembled by app as `ingest` runs it (its
+// configuration and options, the default redaction rules), its listeners
+// on loopback.
 func newIngester(ctx context.Context, cfg Config, rs *requestSet, w store.Writer) (ingester, error) {
 	c := app.DefaultConfig(app.RoleIngest, "ingest", app.NewServerStore())
 	if err := c.Parse(append(ingestArgs(cfg, rs), "-store.dsn=clickhouse://127.0.0.1:9000", "-ingest.spool.dir=off"), os.Stderr); err != nil {
 		return ingester{}, err
 	}
-	redactor, err := c.Redact.Build()
-	if err != nil {
-		return ingester{}, err
-	}
-	srv, err := ingest.New(c.Ingest, w, cfg.Logger, ingest.WithRedactor(redactor))
+	c.NoRedaction = !cfg.Redact
+	srv, err := app.NewIngester(c, w, os.Stderr)
 	if err != nil {
 		return ingester{}, err
 	}
