@@ -78,7 +78,8 @@ func TestSuiteSmoke(t *testing.T) {
 		"overload.offered_events_per_s", "overload.accepted_events_per_s", "overload.refused_pct", "overload.peak_rss_mib",
 	}
 	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations", "audit"} {
-		wantFigures = append(wantFigures, "reports."+id+".p50_ms", "reports."+id+".p95_ms")
+		wantFigures = append(wantFigures, "reports."+id+".p50_ms", "reports."+id+".p95_ms",
+			"reports_http."+id+".as_loaded.p50_ms", "reports_http."+id+".optimized.p50_ms")
 	}
 	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations"} {
 		wantFigures = append(wantFigures, "reports."+id+"_raw.p50_ms", "reports."+id+"_raw.p95_ms", "reports."+id+".speedup_p50")

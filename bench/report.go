@@ -43,7 +43,10 @@ type Report struct {
 	// measurements; empty when those suites did not run.
 	Load    *LoadResult    `json:"report_load,omitempty"`
 	Reports []ReportTiming `json:"reports,omitempty"`
-	Storage *StorageResult `json:"storage,omitempty"`
+	// HTTPReports are the same reports through the HTTP API, on the store
+	// as loaded and after OPTIMIZE FINAL.
+	HTTPReports []HTTPTiming   `json:"reports_http,omitempty"`
+	Storage     *StorageResult `json:"storage,omitempty"`
 	// Overload is the overload suite's measurement; nil when it did not
 	// run.
 	Overload *OverloadResult `json:"overload,omitempty"`
@@ -380,6 +383,21 @@ func (r *Report) reportFigures(add func(Figure), ratio func(Figure, string, floa
 				Target: fmt.Sprintf("≥ %.0f×", targetReportSpeedup), Met: met(s >= targetReportSpeedup)})
 		}
 	}
+	for _, t := range r.HTTPReports {
+		id := "reports_http." + t.ID
+		if l := t.AsLoaded; l != nil {
+			add(Figure{ID: id + ".as_loaded.p50_ms", Label: fmt.Sprintf("(f) %s over HTTP, store as loaded, p50", t.Name), Value: l.P50Ms, Unit: "ms",
+				Target: target, Met: met(l.P50Ms <= targetReportMs)})
+		}
+		if l := t.Optimized; l != nil {
+			f := Figure{ID: id + ".optimized.p50_ms", Label: fmt.Sprintf("(f) %s over HTTP, after OPTIMIZE FINAL, p50", t.Name), Value: l.P50Ms, Unit: "ms",
+				Target: target, Met: met(l.P50Ms <= targetReportMs)}
+			if t.AsLoaded != nil {
+				f = ratio(f, id+".as_loaded.p50_ms", t.AsLoaded.P50Ms)
+			}
+			add(f)
+		}
+	}
 	if s := r.Storage; s != nil {
 		var total float64
 		for _, t := range s.Tables {
@@ -500,6 +518,26 @@ func (r *Report) table() string {
 		_ = tw.Flush()
 		out.WriteString("CPU is the process's (chDB threads and the Go decoding of the answer included); rows read and MiB read\n" +
 			"(compressed) are one more run's, from system.events. Wall times depend on the machine's load.\n")
+	}
+	if len(r.HTTPReports) > 0 {
+		tw := newTabWriter(&out)
+		fmt.Fprintln(tw, "\nreport over HTTP\tpath\tanswer bytes\tas loaded p50\tp95\tCPU p50\toptimised p50\tp95\tCPU p50")
+		cells := func(l *Latency) string {
+			if l == nil {
+				return "\t\t"
+			}
+			return fmt.Sprintf("%.1f ms\t%.1f ms\t%.1f ms", l.P50Ms, l.P95Ms, l.CPUP50Ms)
+		}
+		for _, t := range r.HTTPReports {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", t.Name, t.Path, t.Bytes, cells(t.AsLoaded), cells(t.Optimized))
+		}
+		_ = tw.Flush()
+		settle := 0.0
+		if r.Load != nil {
+			settle = r.Load.AsLoadedSettle
+		}
+		fmt.Fprintf(&out, "Over HTTP: the API (its default configuration) on loopback, the client reading and decoding the whole JSON answer;\n"+
+			"as loaded: after the load and %.1f s of background merges, before OPTIMIZE FINAL. CPU is the process's (server and client).\n", settle)
 	}
 	if r.Storage != nil {
 		out.WriteString(r.Storage.text())

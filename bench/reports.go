@@ -55,6 +55,10 @@ type LoadResult struct {
 	// empty.
 	Optimize float64 `json:"optimize_s"`
 	Settle   float64 `json:"settle_s"`
+	// AsLoadedSettle is the seconds waited after the load, before the
+	// reports ran through the HTTP API on the store as loaded, until the
+	// process was idle (background merges).
+	AsLoadedSettle float64 `json:"as_loaded_settle_s,omitempty"`
 	// Stored is the count of the events table after the load.
 	Stored int64 `json:"stored"`
 	// Calls is the call events the simulator generated (its ledger).
@@ -185,7 +189,27 @@ func runReportSuites(ctx context.Context, cfg Config, rep *Report, w io.Writer) 
 	if err != nil {
 		return fmt.Errorf("report load: %w", err)
 	}
-	fmt.Fprintf(w, "loaded in %.1f s (%.0f events/s); optimising every table…\n", load.Wall, load.EventsPerSecond())
+	fmt.Fprintf(w, "loaded in %.1f s (%.0f events/s)\n", load.Wall, load.EventsPerSecond())
+	var (
+		web  *httpReports
+		errs []error
+	)
+	if cfg.has(SuiteReports) {
+		// The reports through the HTTP API on the store as the load left
+		// it, once the engine is idle: its parts as merged in the
+		// background, not by OPTIMIZE.
+		load.AsLoadedSettle = waitIdle(ctx).Seconds()
+		if web, err = startHTTPReports(st, db, load, busiestTool(ledger), cfg.Logger); err != nil {
+			return fmt.Errorf("reports API: %w", err)
+		}
+		defer web.close()
+		fmt.Fprintf(w, "timing %d reports through the HTTP API on the store as loaded…\n", len(reportNames))
+		rep.HTTPReports, err = web.measure(ctx, cfg, rep.HTTPReports, func(t *HTTPTiming, l *Latency) { t.AsLoaded = l })
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reports over HTTP, as loaded: %w", err))
+		}
+	}
+	fmt.Fprintf(w, "optimising every table…\n")
 	if err := settle(ctx, st, db, load); err != nil {
 		return err
 	}
@@ -197,13 +221,17 @@ func runReportSuites(ctx context.Context, cfg Config, rep *Report, w io.Writer) 
 		return fmt.Errorf("report load: stored %d events, %d were written", load.Stored, load.Events)
 	}
 
-	var errs []error
 	if cfg.has(SuiteReports) {
 		fmt.Fprintf(w, "timing %d reports, %d runs after %d warm-ups each…\n", len(reportNames), cfg.ReportRuns, cfg.ReportWarmups)
 		timings, err := measureReports(ctx, cfg, st, db, load, ledger)
 		rep.Reports = timings
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reports: %w", err))
+		}
+		fmt.Fprintf(w, "timing %d reports through the HTTP API after OPTIMIZE FINAL…\n", len(reportNames))
+		rep.HTTPReports, err = web.measure(ctx, cfg, rep.HTTPReports, func(t *HTTPTiming, l *Latency) { t.Optimized = l })
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reports over HTTP, optimised: %w", err))
 		}
 	}
 	if cfg.has(SuiteStorage) && ctx.Err() == nil {
