@@ -292,7 +292,7 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 	add(Figure{ID: baseRate, Label: "(a) pdata decode, rate", Value: b.EventsPerSecond(), Unit: "events/s"})
 	if p := r.NoStore; p != nil {
 		f := ratio(Figure{ID: "ingest_no_store.cpu_us_per_event", Label: "(b) ingest, no store, CPU", Value: p.CPUPerEvent(), Unit: "µs/event"}, baseCPU, b.CPUPerEvent())
-		f.Target, f.Met = fmt.Sprintf("≤ %.0f× baseline", targetIngestRatio), met(f.Ratio <= targetIngestRatio)
+		f.Target, f.Met = fmt.Sprintf("≤ %.1f× baseline", targetIngestRatio), met(f.Ratio <= targetIngestRatio)
 		add(f)
 		add(ratio(Figure{ID: "ingest_no_store.events_per_s", Label: "(b) ingest, no store, rate", Value: p.EventsPerSecond(), Unit: "events/s"}, baseRate, b.EventsPerSecond()))
 	}
