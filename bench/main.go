@@ -9,8 +9,15 @@
 //	   included, checking that every event sent was stored; and the
 //	   scale-out ingest role, assembled as `ingest` runs it, into a
 //	   ClickHouse server run from libchdb in its own process, CPU of both
-//	   processes counted, and the rows per INSERT the server ran;
+//	   processes counted, and the rows per INSERT the server ran; then
+//	   the engine's floors for the same rows: Native blocks of 200,000
+//	   inserted by the engine itself into the raw table alone and into
+//	   events_in with every view, each store figure beside its ratio to
+//	   the all-views floor;
 //	d. the sending client's own cost.
+//
+// Every ingester runs with the default redaction rules, as the commands
+// always do; -redact=false leaves redaction out, to show its share.
 //
 // The requests are built once, before anything is measured, from the drift
 // simulator's realistic stream, grouped by resource as SDK exporters send
@@ -23,14 +30,18 @@
 // That is the ingest suite. The reports suite loads -report-events events
 // from the drift simulator (hundreds of tools, thousands of sessions,
 // dozens of client versions, over a week) straight into a fresh embedded
-// store with 100k-event Writes, runs OPTIMIZE FINAL on every table, then:
+// store with 100k-event Writes, times the reports over HTTP, runs OPTIMIZE
+// FINAL on every table, then:
 //
 //	e. reports the load's rate and the store's CPU per event;
 //	f. times every report over the whole week — p50 and p95 over repeated
 //	   runs, with the clock fixed at the simulated end — and, for every
 //	   report that has a raw fallback, the same report from the raw events
 //	   in the same run, checking that both answers are equal (the repair
-//	   times of repairs within 5%: t-digests).
+//	   times of repairs within 5%: t-digests); and every report through
+//	   the HTTP API on loopback, as a client reads it (JSON encoded and
+//	   decoded), on the store as the load left it and after OPTIMIZE
+//	   FINAL.
 //
 // The storage suite, on the same load, reads system.parts:
 //
