@@ -158,6 +158,22 @@ func TestPrefilterChangesNothing(t *testing.T) {
 	checkEventsSame(t, r, events)
 }
 
+// TestManyPatterns: past 256 patterns the found set is allocated, and
+// the pre-filter still agrees with every pattern run.
+func TestManyPatterns(t *testing.T) {
+	var pats []string
+	for i := range 300 {
+		pats = append(pats, fmt.Sprintf(`tok%03d-[a-z]{4}`, i))
+	}
+	r := newTestRedactor(t, Rules{Patterns: pats})
+	for _, s := range []string{"tok299-abcd", "x tok000-wxyz y", "tok300-abcd", "nothing here", "ſ tok150-abcd"} {
+		checkSame(t, r, s)
+	}
+	if got := r.Text("a tok299-abcd b"); !strings.Contains(got, MarkerPrefix) {
+		t.Errorf("pattern 299 not applied: %q", got)
+	}
+}
+
 // FuzzPrefilter compares redaction with and without the pre-filter.
 func FuzzPrefilter(f *testing.F) {
 	for _, s := range []string{`{"password":"x"}`, `Bearer abcdefgh12345678`, `https:\/\/u:p@h`, `ſecret=x1y`, "AKIAIOSFODNN7EXAMPLE"} {

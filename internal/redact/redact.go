@@ -383,10 +383,12 @@ type candidates struct {
 // candidates fills c for s and reports whether any pattern may match it.
 func (r *Redactor) candidates(s string, c *candidates) bool {
 	c.lower = ""
-	found := c.buf[:r.patScan.words]
+	var found []uint64
 	if w := r.patScan.words; w > len(c.buf) {
 		c.more = make([]uint64, w)
 		found = c.more
+	} else {
+		found = c.buf[:w]
 	}
 	var any bool
 	any, c.ascii = r.patScan.scan(s, found)
