@@ -34,11 +34,18 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"text/template"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
@@ -117,8 +124,18 @@ func WithRetentionDays(days int) Option { return func(r *Runner) { r.retentionDa
 // pin it; the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(r *Runner) { r.now = now } }
 
+// WithTracer has the Runner trace each report query with t (see package
+// internal/selftrace): its name, the rollup tiers it reads and the rows it
+// returned, with the store attributes (selftrace.StoreAttributes). A nil t
+// traces nothing.
+func WithTracer(t trace.Tracer, store ...attribute.KeyValue) Option {
+	return func(r *Runner) { r.tracer, r.storeAttrs = t, store }
+}
+
 // Runner runs the reports against a store.
 type Runner struct {
+	tracer        trace.Tracer // nil: untraced
+	storeAttrs    []attribute.KeyValue
 	q             store.Querier
 	database      string
 	templates     map[string]*template.Template // by query name, FineSuffix included
@@ -291,15 +308,48 @@ func (r *Runner) Query(name string) (store.Query, bool) {
 	return q.(store.Query), true
 }
 
-func (r *Runner) run(ctx context.Context, name string, c call, dest any) error {
+func (r *Runner) run(ctx context.Context, name string, c call, dest any) (err error) {
 	q, err := r.query(name, c)
 	if err != nil {
 		return err
+	}
+	if r.tracer != nil {
+		var span trace.Span
+		ctx, span = r.startQuery(ctx, name, c)
+		defer func() { endQuery(span, dest, err) }()
 	}
 	if err := r.q.Query(ctx, q, c.params, dest); err != nil {
 		return fmt.Errorf("cannot run report %s: %w", name, err)
 	}
 	return nil
+}
+
+// startQuery starts the span of the report query name, called as c.
+func (r *Runner) startQuery(ctx context.Context, name string, c call) (context.Context, trace.Span) {
+	var tiers []string
+	for t := TierMinute; t <= TierDay; t++ {
+		if c.ranges[t] > 0 || c.ranges[t+3] > 0 {
+			tiers = append(tiers, t.String())
+		}
+	}
+	attrs := append([]attribute.KeyValue{selftrace.KeyQuery.String(name), semconv.DBOperationName("SELECT")}, r.storeAttrs...)
+	if tiers != nil {
+		attrs = append(attrs, selftrace.KeyTiers.StringSlice(tiers))
+	}
+	return r.tracer.Start(ctx, "report query", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+// endQuery ends a report query's span with the rows decoded into dest, a
+// pointer to a slice. The status says the query failed, not why: the
+// store's message may quote the bound values.
+func endQuery(span trace.Span, dest any, err error) {
+	if v := reflect.ValueOf(dest); err == nil && v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Slice {
+		span.SetAttributes(selftrace.KeyRows.Int(v.Elem().Len()))
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, "report query failed")
+	}
+	span.End()
 }
 
 // ToolRow is one tool seen in the window.

@@ -21,10 +21,15 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
+	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -188,6 +193,7 @@ type Server struct {
 	metrics      http.Handler    // nil without WithMetrics
 	checks       []readyCheck    // readiness checks after the store's ping
 	observer     RequestObserver // nil without WithRequestObserver
+	tracer       trace.Tracer    // nil without WithTracer
 }
 
 // New builds the server and its routes.
@@ -210,6 +216,9 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	s.openapi = doc
 	if s.tls, err = cfg.TLS.Server(); err != nil {
 		return nil, fmt.Errorf("api.tls: %w", err)
+	}
+	if s.tracer != nil {
+		s.engine.Use(s.trace)
 	}
 	if s.observer != nil {
 		// First, so that it sees the answer of every handler after it,
@@ -241,6 +250,32 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		problem(c, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")), "")
 	})
 	return s, nil
+}
+
+// WithTracer has the server trace every request with t (see package
+// internal/selftrace): a server span named after the method and the route,
+// the child of the request's W3C trace context if it has one, the parent
+// of the report's query. A nil t traces nothing.
+func WithTracer(t trace.Tracer) Option { return func(s *Server) { s.tracer = t } }
+
+// trace runs the request in its span.
+func (s *Server) trace(c *gin.Context) {
+	route := c.FullPath()
+	name := c.Request.Method
+	if route != "" {
+		name += " " + route
+	}
+	ctx := propagation.TraceContext{}.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header))
+	ctx, span := s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+		semconv.HTTPRequestMethodKey.String(c.Request.Method), semconv.HTTPRoute(route)))
+	defer span.End()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+	status := c.Writer.Status()
+	span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+	if status >= http.StatusInternalServerError {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
 }
 
 // observe records the request with the observer.
@@ -383,6 +418,9 @@ func (s *Server) serve(e *endpoint) gin.HandlerFunc {
 		if !ok {
 			problem(c, http.StatusUnauthorized, "the request is bound to no tenant", "")
 			return
+		}
+		if s.tracer != nil {
+			trace.SpanFromContext(c.Request.Context()).SetAttributes(selftrace.KeyReport.String(e.report))
 		}
 		ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
 		defer cancel()

@@ -43,6 +43,16 @@ const (
 	RoleAPI Role = "api"
 )
 
+// service is the role's service.name in self-traces, unless
+// OTEL_SERVICE_NAME says otherwise: mcpdrift for the all-in-one,
+// mcpdrift-ingest and mcpdrift-api for the scale-out roles.
+func (r Role) service() string {
+	if r == RoleServe {
+		return "mcpdrift"
+	}
+	return "mcpdrift-" + string(r)
+}
+
 // Ingests reports whether the role runs the OTLP ingester.
 func (r Role) Ingests() bool { return r == RoleServe || r == RoleIngest }
 

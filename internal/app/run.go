@@ -15,6 +15,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/internal/logging"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
+	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -80,6 +81,13 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
+	if p.traces, err = selftrace.FromEnv(ctx, c.Role.service(), version); err != nil {
+		return nil, err
+	}
+	if p.traces != nil {
+		log.Info("exporting self-traces over OTLP, as the OTEL_ environment variables say")
+	}
+	storeAttrs := selftrace.StoreAttributes(c.Store.Backend())
 	requests := selfmetrics.NewHTTPRequests()
 	reg, err := selfmetrics.NewRegistry(selfmetrics.NewBuildInfo(version), requests)
 	if err != nil {
@@ -87,7 +95,9 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 	}
 
 	if c.Role.Ingests() {
-		in, err := newIngester(c, st, log, sec, ingest.WithRequestObserver(requests.Listener("otlp_http")))
+		in, err := newIngester(c, st, log, sec, ingest.WithRequestObserver(requests.Listener("otlp_http")),
+			ingest.WithTracer(p.traces.Tracer("github.com/mcpdrift/mcpdrift/internal/ingest"), storeAttrs...),
+			ingest.WithAdapterWindows(st, sch.Database))
 		if err != nil {
 			return nil, err
 		}
@@ -98,11 +108,13 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 		reg.MustRegister(selfmetrics.NewIngestCollector(in))
 	}
 	if c.Role.Serves() {
-		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays))
+		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays),
+			queries.WithTracer(p.traces.Tracer("github.com/mcpdrift/mcpdrift/queries"), storeAttrs...))
 		if err != nil {
 			return nil, err
 		}
 		opts := append(sec.api, api.WithMetrics(selfmetrics.Handler(reg)), api.WithRequestObserver(requests.Listener("api")),
+			api.WithTracer(p.traces.Tracer("github.com/mcpdrift/mcpdrift/internal/api")),
 			api.WithReadyCheck("migrations", selfmetrics.MigrationsApplied(st, sch)))
 		if p.in != nil {
 			opts = append(opts, api.WithReadyCheck("spool", func(context.Context) error { return p.in.SpoolReady() }))
@@ -171,9 +183,14 @@ type Process struct {
 	api        *api.Server
 	health     *http.Server
 	healthAddr string
-	draining   atomic.Bool // readiness fails from the start of the shutdown
+	traces     *selftrace.Provider // nil unless the environment asks for self-traces
+	draining   atomic.Bool         // readiness fails from the start of the shutdown
 	done       bool
 }
+
+// Traced reports whether the process exports self-traces (see
+// selftrace.FromEnv).
+func (p *Process) Traced() bool { return p.traces != nil }
 
 // Store is the process's store.
 func (p *Process) Store() Store { return p.store }
@@ -211,6 +228,8 @@ func (p *Process) Shutdown() error {
 	if p.health != nil {
 		errs = append(errs, p.health.Shutdown(ctx))
 	}
+	// After the components: the spans of the last batches are exported.
+	errs = append(errs, p.traces.Shutdown(ctx))
 	errs = append(errs, p.store.Close())
 	p.log.Info(p.cfg.Program + " stopped")
 	return errors.Join(errs...)
@@ -233,6 +252,7 @@ func (p *Process) stop() {
 	if p.health != nil {
 		_ = p.health.Shutdown(ctx)
 	}
+	_ = p.traces.Shutdown(ctx)
 	_ = p.store.Close()
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 	"github.com/mcpdrift/mcpdrift/store/schema"
@@ -38,6 +39,9 @@ type StoreSection interface {
 	// Location says where the data is, as a label and a place, for the
 	// all-in-one role's start-up banner.
 	Location() (label, where string)
+	// Backend names the backend in self-traces: selftrace.BackendEmbedded
+	// or selftrace.BackendServer.
+	Backend() string
 }
 
 // ServerStore is the store section of a ClickHouse server or cluster.
@@ -79,6 +83,9 @@ func (s *ServerStore) Describe() []any {
 
 // Location implements StoreSection.
 func (s *ServerStore) Location() (string, string) { return "store", s.RedactedDSN() }
+
+// Backend implements StoreSection.
+func (s *ServerStore) Backend() string { return selftrace.BackendServer }
 
 // schemaReady reports whether st answers and holds the events_in table,
 // which ingest writes to.

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -43,6 +45,7 @@ type batcher struct {
 	timeout    time.Duration
 	stats      *counters
 	logger     *slog.Logger
+	tr         tracing
 
 	// sp is the spool, nil without one.
 	sp         *spool.Spool
@@ -113,6 +116,9 @@ type batch struct {
 	// and read only after.
 	errs []error
 	done chan struct{}
+	// requests holds the span context of each traced request with a part
+	// in the batch, in order; empty when nothing is traced.
+	requests []trace.SpanContext
 }
 
 // ticket locates the events of one request in the batches that hold them.
@@ -126,8 +132,9 @@ type partRef struct {
 }
 
 // newBatcher starts a batcher writing to w and, when sp is not nil,
-// spooling to sp and replaying it. A nil logger discards logs.
-func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, logger *slog.Logger) *batcher {
+// spooling to sp and replaying it, traced by tr. A nil logger discards
+// logs.
+func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, logger *slog.Logger, tr tracing) *batcher {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -141,6 +148,7 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 		timeout:    cfg.WriteTimeout,
 		stats:      stats,
 		logger:     logger,
+		tr:         tr,
 		sp:         sp,
 		spoolAfter: cfg.SpoolAfter,
 		ackSpooled: sp != nil && cfg.Ack == AckSpooled,
@@ -182,7 +190,7 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 // Add admits events, copying them into batches, and waits until they are
 // durable. See enqueue and ticket.wait.
 func (b *batcher) Add(ctx context.Context, events []otelschema.Event) error {
-	t, err := b.enqueue(events)
+	t, err := b.enqueue(ctx, events)
 	if err != nil {
 		return err
 	}
@@ -192,8 +200,9 @@ func (b *batcher) Add(ctx context.Context, events []otelschema.Event) error {
 // enqueue copies events into the filling batch, sealing it whenever it
 // reaches maxEvents, so that the caller may reuse events as soon as it
 // returns. It refuses the events, all of them, when the ingester is
-// overloaded or shutting down.
-func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
+// overloaded or shutting down. The span of ctx, if any, is that of the
+// request: the batches it joins record it.
+func (b *batcher) enqueue(ctx context.Context, events []otelschema.Event) (ticket, error) {
 	if len(events) == 0 {
 		return ticket{}, nil
 	}
@@ -220,6 +229,10 @@ func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
 	}
 	b.pending += n
 	t := ticket{parts: waits}
+	var sc trace.SpanContext
+	if b.tr.tracer != nil {
+		sc = trace.SpanContextFromContext(ctx)
+	}
 	for len(events) > 0 {
 		if b.cur == nil {
 			b.cur = b.newBatch()
@@ -228,6 +241,9 @@ func (b *batcher) enqueue(events []otelschema.Event) (ticket, error) {
 		k := min(b.maxEvents-len(*cur.events), len(events))
 		*cur.events = append(*cur.events, events[:k]...)
 		cur.ends = append(cur.ends, len(*cur.events))
+		if sc.IsValid() {
+			cur.requests = append(cur.requests, sc)
+		}
 		part := partRef{b: cur, i: len(cur.ends) - 1}
 		t.parts = append(t.parts, part)
 		if b.inflight != nil {

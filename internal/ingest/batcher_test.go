@@ -24,7 +24,7 @@ func startBatcher(t *testing.T, maxEvents, maxPending int, delay time.Duration, 
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	b := newBatcher(cfg, w, nil, &counters{}, nil)
+	b := newBatcher(cfg, w, nil, &counters{}, nil, tracing{})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -46,7 +46,7 @@ func events(tool string, n int) []otelschema.Event {
 
 func mustEnqueue(t *testing.T, b *batcher, ev []otelschema.Event) ticket {
 	t.Helper()
-	tk, err := b.enqueue(ev)
+	tk, err := b.enqueue(context.Background(), ev)
 	if err != nil {
 		t.Fatalf("enqueue(%d events): %v", len(ev), err)
 	}
@@ -178,13 +178,13 @@ func TestBatcherRefusesWhenPendingIsFull(t *testing.T) {
 	<-w.entered
 	t2 := mustEnqueue(t, b, events("b", 5))
 	start := time.Now()
-	if _, err := b.enqueue(events("c", 1)); !errors.Is(err, ErrOverloaded) {
+	if _, err := b.enqueue(context.Background(), events("c", 1)); !errors.Is(err, ErrOverloaded) {
 		t.Fatalf("enqueue past MaxPendingEvents: %v, want ErrOverloaded", err)
 	}
 	if time.Since(start) > time.Second {
 		t.Error("the refusal waited")
 	}
-	if _, err := b.enqueue(events("c", 11)); !errors.Is(err, ErrTooLarge) {
+	if _, err := b.enqueue(context.Background(), events("c", 11)); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("enqueue of more than MaxPendingEvents: %v, want ErrTooLarge", err)
 	}
 	close(w.gate)
@@ -219,7 +219,7 @@ func TestBatcherShutdownFlushes(t *testing.T) {
 	if got, want := w.sizes(), []int{5}; !slices.Equal(got, want) {
 		t.Fatalf("batch sizes %v, want %v", got, want)
 	}
-	if _, err := b.enqueue(events("b", 1)); !errors.Is(err, ErrShuttingDown) {
+	if _, err := b.enqueue(context.Background(), events("b", 1)); !errors.Is(err, ErrShuttingDown) {
 		t.Fatalf("enqueue after Shutdown: %v, want ErrShuttingDown", err)
 	}
 }

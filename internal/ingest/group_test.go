@@ -110,7 +110,7 @@ func TestAckSpooledShutdownWritesTheSpool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sp.Close()
-	b := newBatcher(cfg, w, sp, &counters{}, nil)
+	b := newBatcher(cfg, w, sp, &counters{}, nil, tracing{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, tool := range []string{"a", "b", "c"} {
@@ -194,7 +194,7 @@ func TestInflightGroupReplayedWhole(t *testing.T) {
 	}
 	defer sp.Close()
 	rec := &recorder{Writer: st}
-	b := newBatcher(cfg, rec, sp, &counters{}, nil)
+	b := newBatcher(cfg, rec, sp, &counters{}, nil, tracing{})
 	waitFor(t, "the replay", func() bool { return sp.Stats().Records == 0 })
 	if err := b.Shutdown(ctx); err != nil {
 		t.Fatal(err)

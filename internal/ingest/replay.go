@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -92,9 +93,11 @@ func (b *batcher) replay() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
+		ctx, span := b.tr.startInsert(ctx, context.Background(), len(g.events), selftrace.KeyReplay.Bool(true))
 		start := time.Now()
 		err := b.w.Write(ctx, store.Batch{Tenant: g.tenant, Token: g.token, Events: g.events})
 		b.stats.observeWrite(start)
+		endSpan(span, err)
 		cancel()
 		n := len(g.events)
 		switch {

@@ -40,6 +40,11 @@ type Server struct {
 	stats    counters
 	sec      security        // tokens, TLS, redaction (security.go)
 	observer RequestObserver // nil without WithRequestObserver
+	tr       tracing         // zero without WithTracer
+	// windowsFrom and windowsDB are where the adapters' windows are
+	// restored from at start (WithAdapterWindows); nil: nowhere.
+	windowsFrom store.Querier
+	windowsDB   string
 
 	events   sync.Pool // *[]otelschema.Event decoded from one request
 	bodies   sync.Pool // *bytes.Buffer holding one request body
@@ -108,6 +113,7 @@ func (s *Server) Start(ctx context.Context) error {
 	case s.started:
 		return errors.New("cannot start ingester: already started")
 	}
+	s.restoreAdapterWindows(ctx)
 	var lc net.ListenConfig
 	grpcLn, err := lc.Listen(ctx, "tcp", s.cfg.GRPCListen)
 	if err != nil {
@@ -245,7 +251,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ingestLogs decodes ld, batches its events and waits until they are
 // durable. It returns what became of the records, and an error when the
 // events were not stored.
-func (s *Server) ingestLogs(ctx context.Context, ld plog.Logs) (otelschema.Result, error) {
+func (s *Server) ingestLogs(ctx context.Context, ld plog.Logs) (res otelschema.Result, err error) {
+	ctx, span := s.tr.startRequest(ctx, "logs")
+	defer func() { endRequest(span, res, err) }()
 	dst := s.getEvents()
 	events, res := s.decoder.DecodeLogs(ld, (*dst)[:0])
 	s.countLogs(res)
@@ -256,7 +264,9 @@ func (s *Server) ingestLogs(ctx context.Context, ld plog.Logs) (otelschema.Resul
 // it decodes without pdata; release is called once b is decoded, before
 // the wait. When b is not a request, it counts it malformed and returns an
 // error that wraps errMalformed.
-func (s *Server) ingestLogsProto(ctx context.Context, b []byte, release func()) (otelschema.Result, error) {
+func (s *Server) ingestLogsProto(ctx context.Context, b []byte, release func()) (res otelschema.Result, err error) {
+	ctx, span := s.tr.startRequest(ctx, "logs")
+	defer func() { endRequest(span, res, err) }()
 	dst := s.getEvents()
 	events, res, err := s.decoder.DecodeLogsProto(b, (*dst)[:0])
 	n := len(b)
@@ -283,7 +293,9 @@ func (s *Server) countLogs(res otelschema.Result) {
 
 // ingestTraces decodes the MCP spans of td into events, batches them and
 // waits until they are durable, as ingestLogs does for log records.
-func (s *Server) ingestTraces(ctx context.Context, td ptrace.Traces) (otelschema.Result, error) {
+func (s *Server) ingestTraces(ctx context.Context, td ptrace.Traces) (res otelschema.Result, err error) {
+	ctx, span := s.tr.startRequest(ctx, "traces")
+	defer func() { endRequest(span, res, err) }()
 	s.stats.spans.Add(uint64(td.SpanCount()))
 	dst := s.getEvents()
 	events, res := s.decoder.DecodeTraces(td, (*dst)[:0])
@@ -303,7 +315,7 @@ func (s *Server) store(ctx context.Context, dst *[]otelschema.Event, events []ot
 		s.putEvents(dst, events)
 		return err
 	}
-	t, err := tn.b.enqueue(events)
+	t, err := tn.b.enqueue(ctx, events)
 	// The batcher copied the events: the slice can serve another request.
 	s.putEvents(dst, events)
 	if err == nil {

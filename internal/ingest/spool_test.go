@@ -28,7 +28,7 @@ func startSpoolBatcher(t *testing.T, cfg Config, w store.Writer) (*batcher, *spo
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBatcher(cfg, w, sp, &counters{}, nil)
+	b := newBatcher(cfg, w, sp, &counters{}, nil, tracing{})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

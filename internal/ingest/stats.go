@@ -37,6 +37,10 @@ type Stats struct {
 	EventsStored uint64
 	// WriteErrors is the failed store writes, retries of a part included.
 	WriteErrors uint64
+	// AdapterCallsAfterWindow is the calls written through an adapter
+	// after the end of the compatibility window its latest declaration
+	// states: an adapter used again after being declared retired.
+	AdapterCallsAfterWindow uint64
 	// DedupHits is the events dropped because an event with the same id
 	// was made durable recently: a client's retry of a stored export.
 	DedupHits uint64
@@ -137,6 +141,7 @@ type counters struct {
 	eventsStored, writeErrors, dedupHits              atomic.Uint64
 	spooled, spooledEvents, replayed, replayedEvents  atomic.Uint64
 	spoolErrors                                       atomic.Uint64
+	retired                                           retirement
 
 	refusedMethod, refusedMediaType, refusedTooLarge, refusedMalformed atomic.Uint64
 	refusedOverloaded, refusedShuttingDown, refusedStoreRetryable      atomic.Uint64
@@ -251,24 +256,25 @@ func (c *counters) observeWrite(start time.Time) {
 
 func (c *counters) snapshot() Stats {
 	st := Stats{
-		Requests:              c.requests.Load(),
-		Records:               c.records.Load(),
-		Accepted:              c.accepted.Load(),
-		Rejected:              c.rejected.Load(),
-		Ignored:               c.ignored.Load(),
-		Spans:                 c.spans.Load(),
-		SpansAccepted:         c.spansAccepted.Load(),
-		SpansRejected:         c.spansRejected.Load(),
-		SpansIgnored:          c.spansIgnored.Load(),
-		EventsStored:          c.eventsStored.Load(),
-		WriteErrors:           c.writeErrors.Load(),
-		DedupHits:             c.dedupHits.Load(),
-		Batches:               c.batches.Load(),
-		BatchSize:             c.batchSize.snapshot(batchSizeBounds, 1),
-		InsertSize:            c.insertSize.snapshot(batchSizeBounds, 1),
-		StoreWrite:            c.storeWrite.snapshot(storeWriteBounds, 1e9),
-		RejectedByReason:      map[string]uint64{},
-		SpansRejectedByReason: map[string]uint64{},
+		Requests:                c.requests.Load(),
+		AdapterCallsAfterWindow: c.retired.calls.Load(),
+		Records:                 c.records.Load(),
+		Accepted:                c.accepted.Load(),
+		Rejected:                c.rejected.Load(),
+		Ignored:                 c.ignored.Load(),
+		Spans:                   c.spans.Load(),
+		SpansAccepted:           c.spansAccepted.Load(),
+		SpansRejected:           c.spansRejected.Load(),
+		SpansIgnored:            c.spansIgnored.Load(),
+		EventsStored:            c.eventsStored.Load(),
+		WriteErrors:             c.writeErrors.Load(),
+		DedupHits:               c.dedupHits.Load(),
+		Batches:                 c.batches.Load(),
+		BatchSize:               c.batchSize.snapshot(batchSizeBounds, 1),
+		InsertSize:              c.insertSize.snapshot(batchSizeBounds, 1),
+		StoreWrite:              c.storeWrite.snapshot(storeWriteBounds, 1e9),
+		RejectedByReason:        map[string]uint64{},
+		SpansRejectedByReason:   map[string]uint64{},
 		Spool: SpoolStats{
 			Spooled:        c.spooled.Load(),
 			SpooledEvents:  c.spooledEvents.Load(),

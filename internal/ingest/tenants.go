@@ -75,7 +75,7 @@ func (s *Server) openTenantLocked(name string) (*tenant, error) {
 		}
 		t.sp = sp
 	}
-	t.b = newBatcher(cfg, s.tenants.w, t.sp, &s.stats, log)
+	t.b = newBatcher(cfg, s.tenants.w, t.sp, &s.stats, log, s.tr)
 	s.seedRecent(t)
 	if s.tenants.byName == nil {
 		s.tenants.byName = map[string]*tenant{}

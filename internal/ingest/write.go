@@ -9,6 +9,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -74,16 +75,28 @@ func (b *batcher) write(bt *batch) (detached bool) {
 	events := *bt.events
 	bt.errs = make([]error, len(bt.ends))
 	b.stats.observeBatch(len(events))
+	tctx, span := b.tr.startBatch(bt)
+	defer func() {
+		err := errors.Join(bt.errs...)
+		if err == nil {
+			b.stats.retired.observe(b.tenant, events, b.logger)
+		}
+		endSpan(span, err)
+	}()
 	var (
 		next spool.Position
 		err  error
 	)
 	if b.sp != nil {
 		var spooling bool
-		if next, spooling = b.spoolBatch(bt); spooling || bt.errs[0] != nil {
+		next, spooling = b.spoolBatch(bt)
+		if span != nil {
+			span.SetAttributes(selftrace.KeySpooled.Bool(bt.errs[0] == nil))
+		}
+		if spooling || bt.errs[0] != nil {
 			return false
 		}
-		err, detached = b.writeWithBudget(events)
+		err, detached = b.writeWithBudget(tctx, events)
 		switch {
 		case err == nil:
 			if cerr := b.sp.Commit(next); cerr != nil {
@@ -104,7 +117,7 @@ func (b *batcher) write(bt *batch) (detached bool) {
 			}
 		}
 	} else {
-		err = b.writeEvents(events)
+		err = b.writeEvents(tctx, events)
 	}
 	switch {
 	case err == nil:
@@ -129,7 +142,7 @@ func (b *batcher) write(bt *batch) (detached bool) {
 	for i, end := range bt.ends {
 		part := events[start:end]
 		start = end
-		if perr := b.writeEvents(part); perr != nil {
+		if perr := b.writeEvents(tctx, part); perr != nil {
 			b.stats.writeErrors.Add(1)
 			bt.errs[i] = fmt.Errorf("cannot write %d events: %w", len(part), perr)
 			continue
@@ -157,16 +170,16 @@ var errSlowWrite = errors.New("store write over its latency budget")
 
 // writeWithBudget makes one store write; with a spool it waits at most
 // spoolAfter, leaving a slower write running (detached) and returning
-// errSlowWrite.
-func (b *batcher) writeWithBudget(events []otelschema.Event) (err error, detached bool) {
+// errSlowWrite. The span of tctx, if any, is the write's parent.
+func (b *batcher) writeWithBudget(tctx context.Context, events []otelschema.Event) (err error, detached bool) {
 	if b.sp == nil {
-		return b.writeEvents(events), false
+		return b.writeEvents(tctx, events), false
 	}
 	res := make(chan error, 1)
 	fin := make(chan struct{})
 	go func() {
 		defer close(fin)
-		res <- b.writeEvents(events)
+		res <- b.writeEvents(tctx, events)
 	}()
 	t := time.NewTimer(b.spoolAfter)
 	defer t.Stop()
@@ -218,13 +231,16 @@ func (b *batcher) spoolBatch(bt *batch) (next spool.Position, spooling bool) {
 	return next, spooling
 }
 
-// writeEvents makes one store write, bounded by the write timeout.
-func (b *batcher) writeEvents(events []otelschema.Event) error {
+// writeEvents makes one store write, bounded by the write timeout; the
+// span of tctx, if any, is its parent.
+func (b *batcher) writeEvents(tctx context.Context, events []otelschema.Event) (err error) {
 	if err := b.ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrShuttingDown, err)
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
 	defer cancel()
+	ctx, span := b.tr.startInsert(ctx, tctx, len(events))
+	defer func() { endSpan(span, err) }()
 	start := time.Now()
 	defer b.stats.observeWrite(start)
 	b.stats.observeInsert(len(events))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
+	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
@@ -53,3 +54,6 @@ func (s *Section) Describe() []any {
 
 // Location implements app.StoreSection.
 func (s *Section) Location() (string, string) { return "data", s.Dir }
+
+// Backend implements app.StoreSection.
+func (s *Section) Backend() string { return selftrace.BackendEmbedded }
