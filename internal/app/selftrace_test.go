@@ -256,16 +256,24 @@ var spanAttributes = []string{
 // their attributes, and the resource's service name.
 func TestSelfTraces(t *testing.T) {
 	requireChDB(t)
-	for _, protocol := range []string{"grpc", "http/protobuf"} {
-		t.Run(protocol, func(t *testing.T) {
+	for _, tc := range []struct{ protocol, ack string }{{"grpc", "stored"}, {"http/protobuf", "spooled"}} {
+		t.Run(tc.protocol+"/"+tc.ack, func(t *testing.T) {
+			protocol := tc.protocol
 			rec := startReceiver(t, protocol)
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rec.endpoint)
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
 			t.Setenv("OTEL_SERVICE_NAME", "drift-under-test")
 			// Acknowledged once stored, a batch is written by the request's
-			// own insert; once spooled, the replayer's insert is a root span.
-			p := startServe(t, t.TempDir(), "-ingest.ack", "stored")
+			// own insert; once spooled, by the spool replayer's.
+			p := startServe(t, t.TempDir(), "-ingest.ack", tc.ack)
 			exportCalls(t, p, calls(3, ""))
+			// Acknowledged once spooled, the events reach the store up to
+			// -ingest.insert.max-delay later.
+			for deadline := time.Now().Add(30 * time.Second); p.Ingester().Stats().EventsStored < 3; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of 3 events stored after 30 s", p.Ingester().Stats().EventsStored)
+				}
+			}
 			get(t, "http://"+p.API().Addr()+"/api/v1/tools")
 			if err := p.Shutdown(); err != nil {
 				t.Fatal(err)
@@ -310,7 +318,11 @@ func TestSelfTraces(t *testing.T) {
 			}
 			batch := one("ingest batch", map[string]string{"mcpdrift.batch.events": "3", "mcpdrift.batch.parts": "1", "mcpdrift.batch.spooled": "true"})
 			child(batch, req)
-			insert := one("store insert", map[string]string{"mcpdrift.rows": "3", "mcpdrift.store.backend": "embedded", "db.system.name": "clickhouse", "db.operation.name": "INSERT"})
+			wantInsert := map[string]string{"mcpdrift.rows": "3", "mcpdrift.store.backend": "embedded", "db.system.name": "clickhouse", "db.operation.name": "INSERT"}
+			if tc.ack == "spooled" {
+				wantInsert["mcpdrift.insert.replay"] = "true"
+			}
+			insert := one("store insert", wantInsert)
 			child(insert, batch)
 			api := one("GET /api/v1/tools", map[string]string{"mcpdrift.report": "tools", "http.route": "/api/v1/tools", "http.request.method": "GET", "http.response.status_code": "200"})
 			query := one("report query", map[string]string{"mcpdrift.report.query": "tools", "mcpdrift.rows": "1", "mcpdrift.store.backend": "embedded", "db.system.name": "clickhouse"})

@@ -148,7 +148,7 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 		timeout:    cfg.WriteTimeout,
 		stats:      stats,
 		logger:     logger,
-		tr:         tr,
+		tr:         tr.forBatcher(sp != nil),
 		sp:         sp,
 		spoolAfter: cfg.SpoolAfter,
 		ackSpooled: sp != nil && cfg.Ack == AckSpooled,

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
@@ -93,7 +95,14 @@ func (b *batcher) replay() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
-		ctx, span := b.tr.startInsert(ctx, context.Background(), len(g.events), selftrace.KeyReplay.Bool(true))
+		var batches []trace.SpanContext
+		if b.tr.spooled != nil {
+			// A record's span is added under modeMu, after its append.
+			b.modeMu.Lock()
+			batches = b.tr.spooled.upTo(g.next)
+			b.modeMu.Unlock()
+		}
+		ctx, span := b.tr.startInsert(ctx, batches, len(g.events), selftrace.KeyReplay.Bool(true))
 		start := time.Now()
 		err := b.w.Write(ctx, store.Batch{Tenant: g.tenant, Token: g.token, Events: g.events})
 		b.stats.observeWrite(start)
@@ -107,6 +116,7 @@ func (b *batcher) replay() {
 			b.stats.replayedEvents.Add(uint64(n))
 			b.stats.eventsStored.Add(uint64(n))
 			b.stats.observeInsert(n)
+			b.tr.spooled.drop(g.next)
 			if cerr := b.sp.CommitGroup(g.next, g.records); cerr != nil {
 				b.logger.Warn("cannot record the spool position", "error", cerr)
 			}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
+	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -27,6 +29,83 @@ func WithTracer(t trace.Tracer, store ...attribute.KeyValue) Option {
 type tracing struct {
 	tracer trace.Tracer
 	store  []attribute.KeyValue
+	// spooled is a batcher's spooled batches' spans, nil unless it traces
+	// and has a spool.
+	spooled *spooledSpans
+}
+
+// forBatcher is t for a batcher with a spool or not: each has its own
+// spooled spans.
+func (t tracing) forBatcher(spooling bool) tracing {
+	if t.tracer != nil && spooling {
+		t.spooled = &spooledSpans{}
+	}
+	return t
+}
+
+// spooledSpans holds the span of each batch appended to the spool, by the
+// position past its record, in order, until the record is written to the
+// store: the replayer's insert is the child of the first batch it writes
+// and links to the others. At most maxSpooledSpans are kept, the oldest
+// dropped first: their inserts then lack the link.
+type spooledSpans struct {
+	mu sync.Mutex
+	q  []spooledSpan
+}
+
+type spooledSpan struct {
+	end spool.Position
+	sc  trace.SpanContext
+}
+
+const maxSpooledSpans = 4096
+
+// before reports whether a is at or before b.
+func before(a, b spool.Position) bool { return a.Seg < b.Seg || a.Seg == b.Seg && a.Off <= b.Off }
+
+// add records the span of the record ending at end; nil-safe.
+func (s *spooledSpans) add(end spool.Position, sc trace.SpanContext) {
+	if s == nil || !sc.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.q) >= maxSpooledSpans {
+		s.q = s.q[1:]
+	}
+	s.q = append(s.q, spooledSpan{end, sc})
+}
+
+// upTo returns the spans of the records ending at or before end.
+func (s *spooledSpans) upTo(end spool.Position) []trace.SpanContext {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []trace.SpanContext
+	for _, e := range s.q {
+		if !before(e.end, end) {
+			break
+		}
+		out = append(out, e.sc)
+	}
+	return out
+}
+
+// drop forgets the spans of the records ending at or before end: they are
+// in the store.
+func (s *spooledSpans) drop(end spool.Position) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := 0
+	for i < len(s.q) && before(s.q[i].end, end) {
+		i++
+	}
+	s.q = s.q[i:]
 }
 
 // startRequest starts the span of one export of signal (logs, traces); nil
@@ -69,14 +148,21 @@ func (t tracing) startBatch(bt *batch) (context.Context, trace.Span) {
 }
 
 // startInsert starts the span of one store insert of rows events under
-// ctx, the child of the span parent carries (none for the replayer's).
+// ctx, the child of batches[0] and linked to the other batches, if any.
 // Nil without a tracer.
-func (t tracing) startInsert(ctx, parent context.Context, rows int, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+func (t tracing) startInsert(ctx context.Context, batches []trace.SpanContext, rows int, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	if t.tracer == nil {
 		return ctx, nil
 	}
-	ctx = trace.ContextWithSpanContext(ctx, trace.SpanContextFromContext(parent))
-	return t.tracer.Start(ctx, "store insert", trace.WithSpanKind(trace.SpanKindClient),
+	var links []trace.Link
+	for i, sc := range batches {
+		if i == 0 {
+			ctx = trace.ContextWithSpanContext(ctx, sc)
+			continue
+		}
+		links = append(links, trace.Link{SpanContext: sc})
+	}
+	return t.tracer.Start(ctx, "store insert", trace.WithSpanKind(trace.SpanKindClient), trace.WithLinks(links...),
 		trace.WithAttributes(t.store...), trace.WithAttributes(semconv.DBOperationName("INSERT"), selftrace.KeyRows.Int(rows)),
 		trace.WithAttributes(attrs...))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
@@ -89,7 +90,7 @@ func (b *batcher) write(bt *batch) (detached bool) {
 	)
 	if b.sp != nil {
 		var spooling bool
-		next, spooling = b.spoolBatch(bt)
+		next, spooling = b.spoolBatch(bt, trace.SpanContextFromContext(tctx))
 		if span != nil {
 			span.SetAttributes(selftrace.KeySpooled.Bool(bt.errs[0] == nil))
 		}
@@ -99,6 +100,7 @@ func (b *batcher) write(bt *batch) (detached bool) {
 		err, detached = b.writeWithBudget(tctx, events)
 		switch {
 		case err == nil:
+			b.tr.spooled.drop(next)
 			if cerr := b.sp.Commit(next); cerr != nil {
 				b.logger.Warn("cannot record the spool position", "error", cerr)
 			}
@@ -195,8 +197,8 @@ func (b *batcher) writeWithBudget(tctx context.Context, events []otelschema.Even
 // spoolBatch appends bt to the spool. On failure it settles bt's parts
 // as refused, retryable (ErrSpoolFull when out of room). It returns the
 // position past the record and whether batches go to the spool only; then
-// the replayer writes this one.
-func (b *batcher) spoolBatch(bt *batch) (next spool.Position, spooling bool) {
+// the replayer writes this one, its insert the child of sc, bt's span.
+func (b *batcher) spoolBatch(bt *batch, sc trace.SpanContext) (next spool.Position, spooling bool) {
 	events := *bt.events
 	b.modeMu.Lock()
 	spooling = b.spooling.Load()
@@ -210,6 +212,10 @@ func (b *batcher) spoolBatch(bt *batch) (next spool.Position, spooling bool) {
 		token = groupablePrefix + token
 	}
 	next, err := b.sp.Append(spool.Record{Tenant: b.tenant, Token: token, Events: events})
+	if err == nil {
+		// Under modeMu, where the replayer looks the spans up.
+		b.tr.spooled.add(next, sc)
+	}
 	b.modeMu.Unlock()
 	if err != nil {
 		b.stats.spoolErrors.Add(1)
@@ -239,7 +245,11 @@ func (b *batcher) writeEvents(tctx context.Context, events []otelschema.Event) (
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, b.timeout)
 	defer cancel()
-	ctx, span := b.tr.startInsert(ctx, tctx, len(events))
+	var parent []trace.SpanContext
+	if b.tr.tracer != nil {
+		parent = []trace.SpanContext{trace.SpanContextFromContext(tctx)}
+	}
+	ctx, span := b.tr.startInsert(ctx, parent, len(events))
 	defer func() { endSpan(span, err) }()
 	start := time.Now()
 	defer b.stats.observeWrite(start)
