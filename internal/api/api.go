@@ -252,15 +252,22 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	return s, nil
 }
 
-// WithTracer has the server trace every request with t (see package
-// internal/selftrace): a server span named after the method and the route,
-// the child of the request's W3C trace context if it has one, the parent
-// of the report's query. A nil t traces nothing.
+// WithTracer has the server trace every request but probes and scrapes
+// with t (see package internal/selftrace): a server span named after the
+// method and the route, the child of the request's W3C trace context if it
+// has one, the parent of the report's query. A nil t traces nothing.
 func WithTracer(t trace.Tracer) Option { return func(s *Server) { s.tracer = t } }
 
-// trace runs the request in its span.
+// untraced are the routes of probes and scrapes, which trace nothing: they
+// would outnumber the requests worth a trace.
+var untraced = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// trace runs the request in its span, unless its route is untraced.
 func (s *Server) trace(c *gin.Context) {
 	route := c.FullPath()
+	if untraced[route] {
+		return
+	}
 	name := c.Request.Method
 	if route != "" {
 		name += " " + route

@@ -275,6 +275,7 @@ func TestSelfTraces(t *testing.T) {
 				}
 			}
 			get(t, "http://"+p.API().Addr()+"/api/v1/tools")
+			get(t, "http://"+p.API().Addr()+"/healthz") // a probe: not traced
 			if err := p.Shutdown(); err != nil {
 				t.Fatal(err)
 			}
@@ -311,6 +312,9 @@ func TestSelfTraces(t *testing.T) {
 				if c.trace != parent.trace || c.parent != parent.id {
 					t.Errorf("span %s (trace %s, parent %s) is not the child of %s (trace %s, id %s)", c.name, c.trace, c.parent, parent.name, parent.trace, parent.id)
 				}
+			}
+			if len(rec.spans) != 5 {
+				t.Errorf("%d spans, want 5: %v", len(rec.spans), rec.spans)
 			}
 			req := one("ingest request", map[string]string{"mcpdrift.ingest.signal": "logs", "mcpdrift.ingest.accepted": "3", "mcpdrift.ingest.rejected": "0"})
 			if req.parent != "" {

@@ -132,6 +132,11 @@ func (r *retirement) restore(ctx context.Context, q store.Querier, database stri
 	return len(rows), nil
 }
 
+// restoreTimeout bounds the restore of the windows, which delays the
+// start: a store that cannot answer within it answers later, and the
+// windows are learned from the events meanwhile.
+const restoreTimeout = 5 * time.Second
+
 // restoreAdapterWindows restores the windows at start-up, if
 // WithAdapterWindows asked for it; a store that cannot answer yet is
 // logged, not fatal: ingest then learns the windows from the events.
@@ -139,7 +144,7 @@ func (s *Server) restoreAdapterWindows(ctx context.Context) {
 	if s.windowsFrom == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(ctx, min(s.cfg.WriteTimeout, restoreTimeout))
 	defer cancel()
 	n, err := s.stats.retired.restore(ctx, s.windowsFrom, s.windowsDB)
 	if err != nil {
