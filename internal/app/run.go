@@ -81,7 +81,7 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
-	if p.traces, err = selftrace.FromEnv(ctx, c.Role.service(), version); err != nil {
+	if p.traces, err = TracesFromEnv(ctx, c.Role.service(), version); err != nil {
 		return nil, err
 	}
 	if p.traces != nil {
@@ -183,13 +183,13 @@ type Process struct {
 	api        *api.Server
 	health     *http.Server
 	healthAddr string
-	traces     *selftrace.Provider // nil unless the environment asks for self-traces
-	draining   atomic.Bool         // readiness fails from the start of the shutdown
+	traces     *Traces     // nil unless the environment asks for self-traces
+	draining   atomic.Bool // readiness fails from the start of the shutdown
 	done       bool
 }
 
 // Traced reports whether the process exports self-traces (see
-// selftrace.FromEnv).
+// TracesFromEnv).
 func (p *Process) Traced() bool { return p.traces != nil }
 
 // Store is the process's store.

@@ -1,4 +1,4 @@
-package selftrace_test
+package app_test
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/selftrace"
+	"github.com/mcpdrift/mcpdrift/internal/app"
 )
 
-// TestFromEnv checks which environments export traces, and that an
+// TestTracesFromEnv checks which environments export traces, and that an
 // exporter or protocol mcpdrift cannot use fails naming its variable.
-func TestFromEnv(t *testing.T) {
+func TestTracesFromEnv(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -37,11 +37,11 @@ func TestFromEnv(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			p, err := selftrace.FromEnv(context.Background(), "mcpdrift", "v-test")
+			p, err := app.TracesFromEnv(context.Background(), "mcpdrift", "v-test")
 			switch {
 			case tc.wantErr != "":
-				if !errors.Is(err, selftrace.ErrConfig) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("FromEnv: %v, want an ErrConfig naming %s", err, tc.wantErr)
+				if !errors.Is(err, app.ErrTraceConfig) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("TracesFromEnv: %v, want an ErrTraceConfig naming %s", err, tc.wantErr)
 				}
 				return
 			case err != nil:
