@@ -256,25 +256,24 @@ func (c *counters) observeWrite(start time.Time) {
 
 func (c *counters) snapshot() Stats {
 	st := Stats{
-		Requests:                c.requests.Load(),
-		AdapterCallsAfterWindow: c.retired.calls.Load(),
-		Records:                 c.records.Load(),
-		Accepted:                c.accepted.Load(),
-		Rejected:                c.rejected.Load(),
-		Ignored:                 c.ignored.Load(),
-		Spans:                   c.spans.Load(),
-		SpansAccepted:           c.spansAccepted.Load(),
-		SpansRejected:           c.spansRejected.Load(),
-		SpansIgnored:            c.spansIgnored.Load(),
-		EventsStored:            c.eventsStored.Load(),
-		WriteErrors:             c.writeErrors.Load(),
-		DedupHits:               c.dedupHits.Load(),
-		Batches:                 c.batches.Load(),
-		BatchSize:               c.batchSize.snapshot(batchSizeBounds, 1),
-		InsertSize:              c.insertSize.snapshot(batchSizeBounds, 1),
-		StoreWrite:              c.storeWrite.snapshot(storeWriteBounds, 1e9),
-		RejectedByReason:        map[string]uint64{},
-		SpansRejectedByReason:   map[string]uint64{},
+		Requests:              c.requests.Load(),
+		Records:               c.records.Load(),
+		Accepted:              c.accepted.Load(),
+		Rejected:              c.rejected.Load(),
+		Ignored:               c.ignored.Load(),
+		Spans:                 c.spans.Load(),
+		SpansAccepted:         c.spansAccepted.Load(),
+		SpansRejected:         c.spansRejected.Load(),
+		SpansIgnored:          c.spansIgnored.Load(),
+		EventsStored:          c.eventsStored.Load(),
+		WriteErrors:           c.writeErrors.Load(),
+		DedupHits:             c.dedupHits.Load(),
+		Batches:               c.batches.Load(),
+		BatchSize:             c.batchSize.snapshot(batchSizeBounds, 1),
+		InsertSize:            c.insertSize.snapshot(batchSizeBounds, 1),
+		StoreWrite:            c.storeWrite.snapshot(storeWriteBounds, 1e9),
+		RejectedByReason:      map[string]uint64{},
+		SpansRejectedByReason: map[string]uint64{},
 		Spool: SpoolStats{
 			Spooled:        c.spooled.Load(),
 			SpooledEvents:  c.spooledEvents.Load(),
@@ -297,6 +296,7 @@ func (c *counters) snapshot() Stats {
 			Canceled:       c.refusedCanceled.Load(),
 		},
 	}
+	st.AdapterCallsAfterWindow = c.retired.calls.Load()
 	for i, name := range rejectReasons {
 		st.RejectedByReason[name] = c.rejectedBy[0][i].Load()
 		st.SpansRejectedByReason[name] = c.rejectedBy[1][i].Load()

@@ -70,7 +70,7 @@ type ingestCollector struct {
 
 	requests, records, recordRejections, refused                                  *prometheus.Desc
 	batches, batchSize, insertSize, storeInsert, eventsStored, writeErrors, dedup *prometheus.Desc
-	adapterAfterWindow                                                            *prometheus.Desc
+	afterWindow                                                                   *prometheus.Desc
 	spoolBytes, spoolFullest, spoolLimit, spoolRecords                            *prometheus.Desc
 	spooled, replayed, quarantined, spoolErr                                      *prometheus.Desc
 	authFailures, redactions                                                      *prometheus.Desc
@@ -79,29 +79,29 @@ type ingestCollector struct {
 // NewIngestCollector returns a collector of src's counters.
 func NewIngestCollector(src IngestSource) prometheus.Collector {
 	return &ingestCollector{
-		src:                src,
-		requests:           desc("ingest_requests_total", "OTLP export requests received, both protocols and signals.", nil, nil),
-		records:            desc("ingest_records_total", "Log records (signal=logs) and spans (signal=spans) decoded, by what became of them.", []string{"signal", "result"}, nil),
-		recordRejections:   desc("ingest_records_rejected_total", "Records rejected through partial success, by reason (unclassified: none of the known reasons).", []string{"signal", "reason"}, nil),
-		refused:            desc("ingest_requests_refused_total", "Export requests answered with an error, by reason.", []string{"reason"}, nil),
-		batches:            desc("ingest_batches_total", "Batches written, or tried, to the store; spool replays not included.", nil, nil),
-		batchSize:          desc("ingest_batch_size_events", "Events per batch made durable at once: written to the store, or appended to the spool.", nil, nil),
-		insertSize:         desc("store_insert_size_events", "Events per store insert, written directly or replayed from the spool.", nil, nil),
-		storeInsert:        desc("store_insert_seconds", "Duration of the store writes, failed ones and spool replays included.", nil, nil),
-		eventsStored:       desc("ingest_events_stored_total", "Events written durably to the store.", nil, nil),
-		writeErrors:        desc("store_write_errors_total", "Failed store writes, retries included.", nil, nil),
-		dedup:              desc("ingest_dedup_hits_total", "Events dropped as retries of events stored recently.", nil, nil),
-		adapterAfterWindow: desc("adapter_calls_after_window_total", "Calls written through an adapter after the end of the compatibility window its latest declaration states (mcp.drift.adapter.window_end): an adapter used again after being declared retired.", nil, nil),
-		spoolBytes:         desc("spool_bytes", "Size of the spool's segment files, every tenant's spool together.", nil, nil),
-		spoolFullest:       desc("spool_fullest_bytes", "Size of the fullest tenant's spool, the one nearest to mcpdrift_spool_limit_bytes.", nil, nil),
-		spoolLimit:         desc("spool_limit_bytes", "Size limit of each tenant's spool (-ingest.spool.max-bytes), beyond which exports are refused; 0 without a spool.", nil, nil),
-		spoolRecords:       desc("spool_records", "Batches waiting in the spool for the store.", nil, nil),
-		spooled:            desc("spool_spooled_total", "Batches appended to the spool.", nil, nil),
-		replayed:           desc("spool_replayed_total", "Spooled batches written to the store.", nil, nil),
-		quarantined:        desc("spool_quarantined_total", "Corrupt stretches and refused batches moved to the spool's quarantine.", nil, nil),
-		spoolErr:           desc("spool_errors_total", "Spool appends and reads that failed.", nil, nil),
-		authFailures:       authFailuresDesc("ingest"),
-		redactions:         desc("redactions_total", "Values replaced by the ingest redaction rules.", nil, nil),
+		src:              src,
+		requests:         desc("ingest_requests_total", "OTLP export requests received, both protocols and signals.", nil, nil),
+		records:          desc("ingest_records_total", "Log records (signal=logs) and spans (signal=spans) decoded, by what became of them.", []string{"signal", "result"}, nil),
+		recordRejections: desc("ingest_records_rejected_total", "Records rejected through partial success, by reason (unclassified: none of the known reasons).", []string{"signal", "reason"}, nil),
+		refused:          desc("ingest_requests_refused_total", "Export requests answered with an error, by reason.", []string{"reason"}, nil),
+		batches:          desc("ingest_batches_total", "Batches written, or tried, to the store; spool replays not included.", nil, nil),
+		batchSize:        desc("ingest_batch_size_events", "Events per batch made durable at once: written to the store, or appended to the spool.", nil, nil),
+		insertSize:       desc("store_insert_size_events", "Events per store insert, written directly or replayed from the spool.", nil, nil),
+		storeInsert:      desc("store_insert_seconds", "Duration of the store writes, failed ones and spool replays included.", nil, nil),
+		eventsStored:     desc("ingest_events_stored_total", "Events written durably to the store.", nil, nil),
+		writeErrors:      desc("store_write_errors_total", "Failed store writes, retries included.", nil, nil),
+		dedup:            desc("ingest_dedup_hits_total", "Events dropped as retries of events stored recently.", nil, nil),
+		afterWindow:      desc("adapter_calls_after_window_total", "Calls written through an adapter after the end of the compatibility window its latest declaration states (mcp.drift.adapter.window_end): an adapter used again after being declared retired.", nil, nil),
+		spoolBytes:       desc("spool_bytes", "Size of the spool's segment files, every tenant's spool together.", nil, nil),
+		spoolFullest:     desc("spool_fullest_bytes", "Size of the fullest tenant's spool, the one nearest to mcpdrift_spool_limit_bytes.", nil, nil),
+		spoolLimit:       desc("spool_limit_bytes", "Size limit of each tenant's spool (-ingest.spool.max-bytes), beyond which exports are refused; 0 without a spool.", nil, nil),
+		spoolRecords:     desc("spool_records", "Batches waiting in the spool for the store.", nil, nil),
+		spooled:          desc("spool_spooled_total", "Batches appended to the spool.", nil, nil),
+		replayed:         desc("spool_replayed_total", "Spooled batches written to the store.", nil, nil),
+		quarantined:      desc("spool_quarantined_total", "Corrupt stretches and refused batches moved to the spool's quarantine.", nil, nil),
+		spoolErr:         desc("spool_errors_total", "Spool appends and reads that failed.", nil, nil),
+		authFailures:     authFailuresDesc("ingest"),
+		redactions:       desc("redactions_total", "Values replaced by the ingest redaction rules.", nil, nil),
 	}
 }
 
@@ -109,7 +109,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 func (c *ingestCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.requests, c.records, c.recordRejections, c.refused, c.batches, c.batchSize, c.insertSize,
-		c.storeInsert, c.eventsStored, c.writeErrors, c.dedup, c.adapterAfterWindow, c.spoolBytes, c.spoolFullest, c.spoolLimit, c.spoolRecords,
+		c.storeInsert, c.eventsStored, c.writeErrors, c.dedup, c.afterWindow, c.spoolBytes, c.spoolFullest, c.spoolLimit, c.spoolRecords,
 		c.spooled, c.replayed, c.quarantined, c.spoolErr, c.authFailures, c.redactions,
 	} {
 		ch <- d
@@ -155,7 +155,7 @@ func (c *ingestCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.eventsStored, st.EventsStored)
 	counter(c.writeErrors, st.WriteErrors)
 	counter(c.dedup, st.DedupHits)
-	counter(c.adapterAfterWindow, st.AdapterCallsAfterWindow)
+	counter(c.afterWindow, st.AdapterCallsAfterWindow)
 	gauge(c.spoolBytes, st.Spool.Bytes)
 	gauge(c.spoolFullest, st.Spool.FullestBytes)
 	gauge(c.spoolLimit, st.Spool.MaxBytes)
