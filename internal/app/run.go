@@ -153,8 +153,9 @@ Press Ctrl-C to stop.
 
 // NewIngester returns the ingester of c's role, not started, assembled as
 // Start assembles it — c's ingest configuration, redaction, TLS and tokens —
-// but writing to w, its logs to stderr: the bench measures it without a
-// store.
+// but writing to w, its logs to stderr, with neither self-traces nor the
+// adapter windows Start restores from its store: the bench measures it
+// without a store.
 func NewIngester(c Config, w store.Writer, stderr io.Writer, opts ...ingest.Option) (*ingest.Server, error) {
 	if !c.Role.Ingests() {
 		return nil, fmt.Errorf("the %s role runs no ingester", c.Role)
