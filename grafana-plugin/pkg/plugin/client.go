@@ -3,12 +3,15 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 )
 
 // maxResponseBytes bounds an API answer the plugin reads.
@@ -20,6 +23,25 @@ type client struct {
 	base  string
 	token string
 	http  *http.Client
+}
+
+// newHTTPClient builds the SDK's HTTP client from the settings' options:
+// TLS, the client certificate, the custom headers, Grafana's tracing and
+// metrics. Settings whose TLS material does not parse still get a client
+// (without it), so that the instance lives and Validate's error reaches
+// the configuration page.
+func newHTTPClient(s Settings) (*http.Client, error) {
+	hc, err := httpclient.New(s.HTTP)
+	if err == nil {
+		return hc, nil
+	}
+	opts := s.HTTP
+	opts.TLS = nil
+	hc, err2 := httpclient.New(opts)
+	if err2 != nil {
+		return nil, fmt.Errorf("cannot build the http client: %w", errors.Join(err, err2))
+	}
+	return hc, nil
 }
 
 func newClient(s Settings, hc *http.Client) *client {

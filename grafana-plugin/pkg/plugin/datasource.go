@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -41,20 +40,16 @@ type Datasource struct {
 // settings do not fail the instance: queries and the health check report
 // them, so that the configuration page can say what to fix.
 func NewDatasource(ctx context.Context, src backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	s, err := LoadSettings(src)
+	s, err := LoadSettings(ctx, src)
 	if err == nil {
 		err = s.Validate()
 	}
-	opts, optErr := src.HTTPClientOptions(ctx)
-	if optErr != nil {
-		return nil, fmt.Errorf("cannot read the http client options: %w", optErr)
-	}
-	opts.Timeouts.Timeout = s.Timeout()
-	hc, hcErr := httpclient.New(opts)
+	hc, hcErr := newHTTPClient(s)
 	if hcErr != nil {
-		return nil, fmt.Errorf("cannot build the http client: %w", hcErr)
+		return nil, hcErr
 	}
-	log.DefaultLogger.Debug("mcpdrift data source instance created", "url", s.URL, "token_set", s.Token != "")
+	log.DefaultLogger.Debug("mcpdrift data source instance created", "url", s.URL, "token_set", s.Token != "",
+		"tls", s.HTTP.TLS != nil, "client_certificate", s.TLSClientAuth, "custom_headers", len(s.HTTP.Header))
 	return &Datasource{settings: s, settingsErr: err, http: hc}, nil
 }
 
@@ -145,18 +140,20 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	}
 	// A cheap authenticated request tells whether the token is accepted.
 	var tools toolsBody
+	// The token is the token field or a custom Authorization header.
+	tokenSent := d.settings.Token != "" || d.settings.HTTP.Header.Get("Authorization") != ""
 	v := url.Values{"from": {"-5m"}, "to": {"now"}}
 	token := "token accepted"
 	if err := rn.c.get(ctx, "/api/v1/tools", v, &tools); err != nil {
 		if isAuthProblem(err) {
-			if d.settings.Token == "" {
+			if !tokenSent {
 				return fail("The mcpdrift API %s at %s requires a token: %v. Paste an API token in the data source settings.", version, d.settings.URL, err)
 			}
 			return fail("The mcpdrift API %s at %s rejected the token: %v. Paste a valid API token in the data source settings.", version, d.settings.URL, err)
 		}
 		return fail("The mcpdrift API %s at %s is ready, but a report request failed: %v.", version, d.settings.URL, err)
 	}
-	if d.settings.Token == "" {
+	if !tokenSent {
 		token = "no token configured, and the API accepts requests without one"
 	}
 	return &backend.CheckHealthResult{
