@@ -3,6 +3,7 @@
 process.env.TZ = 'UTC';
 
 const base = require('./.config/jest.config');
+const { grafanaESModules, nodeModulesToTransform } = require('./.config/jest/utils');
 
 module.exports = {
   // Jest configuration provided by Grafana scaffolding
@@ -13,4 +14,6 @@ module.exports = {
     ...base.transform,
     '^.+\\.mjs$': base.transform['^.+\\.(t|j)sx?$'],
   },
+  // @grafana/plugin-ui's dependencies shipped as ES modules only.
+  transformIgnorePatterns: [nodeModulesToTransform([...grafanaESModules, '@marcbachmann/cel-js', 'uuid'])],
 };

@@ -82,16 +82,30 @@ export interface MCPDriftVariableQuery extends DataQuery {
   variable: VariableName;
 }
 
-/** Settings saved in jsonData; the API URL is the data source's URL. */
+/**
+ * Settings saved in jsonData; the API URL is the data source's URL. The
+ * TLS switches and the custom header names (httpHeaderName1, …) are
+ * Grafana's names, which @grafana/plugin-ui writes and the plugin SDK reads.
+ */
 export interface MCPDriftOptions extends DataSourceJsonData {
   timeoutSeconds?: number;
   maxBucketRequests?: number;
   maxRows?: number;
+  tlsAuth?: boolean;
+  tlsAuthWithCACert?: boolean;
+  tlsSkipVerify?: boolean;
+  serverName?: string;
 }
 
-/** Settings saved encrypted; never sent back to the browser. */
+/**
+ * Settings saved encrypted; never sent back to the browser. The custom
+ * header values are httpHeaderValue1, … beside these.
+ */
 export interface MCPDriftSecureJsonData {
   token?: string;
+  tlsCACert?: string;
+  tlsClientCert?: string;
+  tlsClientKey?: string;
 }
 
 export function reportOf(name?: string): CatalogReport | undefined {

@@ -79,18 +79,48 @@ func savedSettings(url string, jsonData map[string]any, secure map[string]string
 	}
 }
 
+// editorSettings reads testdata/editor_tls_settings.json, the jsonData and
+// secureJsonData the configuration page saves when a user pastes the CA,
+// the client certificate and key, sets the server name and adds an
+// Authorization header (src/components/ConfigEditor.test.tsx checks the
+// editor writes exactly that), with the PEM texts and the token put in
+// place of its placeholders.
+func editorSettings(t *testing.T, m mtlsAPI) (map[string]any, map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/editor_tls_settings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		JSONData       map[string]any    `json:"jsonData"`
+		SecureJSONData map[string]string `json:"secureJsonData"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	fill := strings.NewReplacer("<CA certificate PEM>", m.ca, "<client certificate PEM>", m.clientCert,
+		"<client key PEM>", m.clientKey, "<token>", m.token)
+	for k, v := range saved.SecureJSONData {
+		saved.SecureJSONData[k] = fill.Replace(v)
+	}
+	return saved.JSONData, saved.SecureJSONData
+}
+
 // TestTLSSettings connects the plugin's backend to the API serving mutual
 // TLS with the settings as the configuration page saves them: the CA, the
 // server name, skip-verify, the client certificate and key, a custom
-// header. The token travels in a custom Authorization header in the first
-// case: the API, which requires tokens, answering the report shows it
-// received the header.
+// header. The token travels in the custom Authorization header in the
+// first case: the API, which requires tokens, answering the report shows
+// it received the header.
 func TestTLSSettings(t *testing.T) {
 	e := start(t)
 	m := startMTLSAPI(t)
+	editorJSON, editorSecure := editorSettings(t, m)
 	full := func(patch map[string]any) map[string]any {
-		j := map[string]any{"tlsAuth": true, "tlsAuthWithCACert": true, "serverName": "localhost",
-			"httpHeaderName1": "Authorization", "timeoutSeconds": 10}
+		j := map[string]any{"timeoutSeconds": 10}
+		for k, v := range editorJSON {
+			j[k] = v
+		}
 		for k, v := range patch {
 			if v == nil {
 				delete(j, k)
@@ -101,8 +131,10 @@ func TestTLSSettings(t *testing.T) {
 		return j
 	}
 	secrets := func(drop ...string) map[string]string {
-		s := map[string]string{"tlsCACert": m.ca, "tlsClientCert": m.clientCert, "tlsClientKey": m.clientKey,
-			"httpHeaderValue1": "Bearer " + m.token}
+		s := map[string]string{}
+		for k, v := range editorSecure {
+			s[k] = v
+		}
 		for _, k := range drop {
 			delete(s, k)
 		}
