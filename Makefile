@@ -25,8 +25,9 @@ help:
 	@echo "make test-gateway  run deploy/otelcol/gateway.yaml on that Collector in front of mcpdrift with tokens"
 	@echo "make build      build bin/mcpdrift, bin/ingest and bin/api"
 	@echo "make vet        go vet and gofmt"
-	@echo "make plugin     build the Grafana plugin (frontend and backend for every platform) into grafana-plugin/dist"
-	@echo "make test-plugin  run the Grafana plugin's Go, type and jest tests"
+	@echo "make plugin     build the Grafana plugin (frontend, backend for this machine, manifest) into grafana-plugin/dist;"
+	@echo "                PLUGIN_MAGE=buildAll for every platform"
+	@echo "make test-plugin  build the plugin, then run its Go (dist/ included), type and jest tests"
 	@echo "make telemetrygen-run  drive a running mcpdrift with telemetrygen"
 	@echo "make clean      remove bin/"
 
@@ -104,9 +105,15 @@ clean:
 # npm package). Its backend is pure Go (CGO_ENABLED=0) and must not link the
 # store: `plugin-deps` checks that. Its tests start a real API over the
 # embedded store, so they need cgo and libchdb like the rest.
-PLUGIN_DIR       := grafana-plugin
-PLUGIN_EXE       := gpx_mcpdrift
-PLUGIN_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+# The backend is built as create-plugin projects build it: mage (pinned by
+# the tool directive of grafana-plugin/go.mod) with the plugin SDK's build
+# package, which writes dist/go_plugin_build_manifest beside the
+# executables. PLUGIN_MAGE is the mage target: build:backend builds for
+# this machine; buildAll for every platform the SDK builds (linux amd64,
+# arm64, arm; darwin amd64, arm64; windows amd64), as a release needs:
+#   make plugin PLUGIN_MAGE=buildAll
+PLUGIN_DIR  := grafana-plugin
+PLUGIN_MAGE ?= build:backend
 
 $(PLUGIN_DIR)/node_modules/.package-lock.json: $(PLUGIN_DIR)/package-lock.json
 	cd $(PLUGIN_DIR) && npm ci --no-audit --no-fund
@@ -118,17 +125,13 @@ plugin-deps:
 
 plugin: plugin-deps $(PLUGIN_DIR)/node_modules/.package-lock.json
 	cd $(PLUGIN_DIR) && npm run build
-	@for p in $(PLUGIN_PLATFORMS); do \
-		os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
-		out=dist/$(PLUGIN_EXE)_$${os}_$${arch}$$ext; echo "go build $(PLUGIN_DIR)/$$out"; \
-		(cd $(PLUGIN_DIR) && CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
-			-ldflags "-w -s" -o $$out ./pkg) || exit 1; \
-	done
+	cd $(PLUGIN_DIR) && $(GO) tool mage -v $(PLUGIN_MAGE)
 
 # MCPDRIFT_REQUIRE_CHDB as in `make test`: set it to fail instead of skip
-# when libchdb is missing.
-test-plugin: plugin-deps $(PLUGIN_DIR)/node_modules/.package-lock.json
+# when libchdb is missing. The Go tests check the dist/ that `plugin` built
+# (MCPDRIFT_REQUIRE_PLUGIN_DIST: fail, not skip, without it).
+test-plugin: plugin
 	cd $(PLUGIN_DIR) && $(GO) vet ./...
-	@test -z "$$(cd $(PLUGIN_DIR) && gofmt -l pkg)" || (echo "gofmt needed:"; cd $(PLUGIN_DIR) && gofmt -l pkg; exit 1)
-	cd $(PLUGIN_DIR) && $(GO) test -count=1 -timeout 10m ./...
-	cd $(PLUGIN_DIR) && npm run typecheck && npm test -- --ci && npm run build
+	@test -z "$$(cd $(PLUGIN_DIR) && gofmt -l pkg Magefile.go)" || (echo "gofmt needed:"; cd $(PLUGIN_DIR) && gofmt -l pkg Magefile.go; exit 1)
+	cd $(PLUGIN_DIR) && MCPDRIFT_REQUIRE_PLUGIN_DIST=1 $(GO) test -count=1 -timeout 10m ./...
+	cd $(PLUGIN_DIR) && npm run typecheck && npm test -- --ci

@@ -79,7 +79,8 @@ const config = async (env: Env): Promise<Configuration> => ({
         { from: 'plugin.json', to: '.' },
         { from: 'dashboards/*.json', to: '.' },
         { from: 'img/*', to: '.' },
-        { from: '../CHANGELOG.md', to: '.', force: true, noErrorOnMissing: true },
+        { from: '../CHANGELOG.md', to: '.', force: true },
+        { from: '../LICENSE', to: '.', force: true },
       ],
     }),
     new ReplaceInFileWebpackPlugin([
