@@ -95,6 +95,7 @@ export interface MCPDriftOptions extends DataSourceJsonData {
   tlsAuthWithCACert?: boolean;
   tlsSkipVerify?: boolean;
   serverName?: string;
+  [header: `httpHeaderName${number}`]: string | undefined;
 }
 
 /**
