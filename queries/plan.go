@@ -88,23 +88,8 @@ func (r *Runner) Plan(from, to time.Time) Plan {
 }
 
 func planWindow(from, to, now time.Time, retentionDays int) Plan {
-	minuteDays := min(schema.MinuteTierDays, retentionDays)
-	hourDays := min(schema.HourTierDays, retentionDays)
-	minuteFloor := now.Add(-time.Duration(minuteDays)*24*time.Hour + time.Hour)
-	hourFloor := now.Add(-time.Duration(hourDays)*24*time.Hour + time.Hour)
-	// finest returns the finest tier that can serve an edge at t: the
-	// buckets between t and the enclosing day's edge, of every tier finer
-	// than a day, must still be kept.
-	finest := func(t time.Time) Tier {
-		hoursKept := !t.Truncate(24 * time.Hour).Before(hourFloor)
-		switch {
-		case hoursKept && !t.Truncate(time.Hour).Before(minuteFloor):
-			return TierMinute
-		case hoursKept:
-			return TierHour
-		}
-		return TierDay
-	}
+	minuteFloor, hourFloor := floors(now, retentionDays)
+	finest := func(t time.Time) Tier { return finestAt(t, minuteFloor, hourFloor) }
 	var p Plan
 	fromTier, toTier := finest(from), finest(to)
 	p.BucketsFrom = from.Truncate(fromTier.step())
@@ -131,6 +116,30 @@ func planWindow(from, to, now time.Time, retentionDays int) Plan {
 	}
 	decompose(&p.Previous, prevBuckets, ceil(p.From, fromTier.step()), TierDay)
 	return p
+}
+
+// floors are the oldest times the minutely and the hourly tiers still
+// hold, with a margin of an hour: the tiers' TTL, capped by the retention.
+func floors(now time.Time, retentionDays int) (minuteFloor, hourFloor time.Time) {
+	minuteDays := min(schema.MinuteTierDays, retentionDays)
+	hourDays := min(schema.HourTierDays, retentionDays)
+	minuteFloor = now.Add(-time.Duration(minuteDays)*24*time.Hour + time.Hour)
+	hourFloor = now.Add(-time.Duration(hourDays)*24*time.Hour + time.Hour)
+	return minuteFloor, hourFloor
+}
+
+// finestAt returns the finest tier that can serve an edge at t: the
+// buckets between t and the enclosing day's edge, of every tier finer than
+// a day, must still be kept.
+func finestAt(t, minuteFloor, hourFloor time.Time) Tier {
+	hoursKept := !t.Truncate(24 * time.Hour).Before(hourFloor)
+	switch {
+	case hoursKept && !t.Truncate(time.Hour).Before(minuteFloor):
+		return TierMinute
+	case hoursKept:
+		return TierHour
+	}
+	return TierDay
 }
 
 // decompose covers [a, b) with whole buckets, coarsest first, appended to

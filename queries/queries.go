@@ -159,10 +159,12 @@ type shape struct {
 	// After is a page cursor; Removed says that {removed_adapters} names
 	// at least one adapter (violations.sql).
 	After, Removed bool
+	// G says which dimensions a series groups by (series.go).
+	G groups
 }
 
 // every is the shape with every condition: what Query returns.
-var every = shape{true, true, true, true, true, true, true, true, true, true}
+var every = shape{true, true, true, true, true, true, true, true, true, true, allGroups}
 
 // shape returns the conditions f needs: those of its fields that are set.
 func (f Filter) shape() shape {
@@ -193,7 +195,7 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read tiers.tmpl: %w", err)
 	}
-	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans}).Parse(string(shared))
+	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans, "dim": seriesDim}).Parse(string(shared))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse tiers.tmpl: %w", err)
 	}

@@ -85,12 +85,3 @@ LIMIT {limit:UInt32}
           AND time >= {after_time:DateTime64(9, 'UTC')}
 {{- end}}
 {{- end}}
-
-{{define "one_row_per_retry"}}
-          AND NOT (kind = 'retry_across_change' AND outcome = '' AND request_id != ''
-                   AND (tool, session_id, run_id, request_id) IN
-                       (SELECT tool, session_id, run_id, request_id
-                        FROM {{.Database}}.violation_candidates
-                        WHERE tenant = {tenant:String} AND kind = 'retry_across_change' AND outcome != ''
-                          {{- template "raw_filter" .}}))
-{{- end}}

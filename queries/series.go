@@ -1,0 +1,340 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MaxSeriesBuckets bounds the buckets of one series: a step that would cut
+// the window into more is refused.
+const MaxSeriesBuckets = 10000
+
+// SeriesOptions say how a series cuts its window.
+type SeriesOptions struct {
+	// Step is the buckets' length, rounded up to the resolution the rollup
+	// tiers hold the window at (see Runner.SeriesStep).
+	Step time.Duration
+	// GroupBy names the dimensions each point is split by, from the
+	// report's own (SeriesDimensions); none sums every row of a bucket.
+	GroupBy []string
+}
+
+// Series is a report's counts per bucket of its window: one point per
+// bucket and group, every bucket present (zero where nothing happened).
+// A bucket starts at a multiple of Step since the Unix epoch; the first and
+// the last are cut by the window [From, To), which is the window the
+// report itself reads (Runner.Window), so that a series sums to the
+// report's totals.
+type Series[T any] struct {
+	From, To time.Time
+	Step     time.Duration
+	GroupBy  []string
+	Points   []T
+}
+
+// groups are the dimensions a series can group by; a query's text selects
+// each as itself when set, as '' when not.
+type groups struct {
+	Tool, RevisionClient, RevisionServer, Client, Outcome, ErrorCode, Adapter, Kind, Service bool
+}
+
+var allGroups = groups{true, true, true, true, true, true, true, true, true}
+
+// dimensionFields maps a dimension's name to its flag in groups.
+var dimensionFields = map[string]func(*groups) *bool{
+	"tool":            func(g *groups) *bool { return &g.Tool },
+	"revision_client": func(g *groups) *bool { return &g.RevisionClient },
+	"revision_server": func(g *groups) *bool { return &g.RevisionServer },
+	"client":          func(g *groups) *bool { return &g.Client },
+	"outcome":         func(g *groups) *bool { return &g.Outcome },
+	"error_code":      func(g *groups) *bool { return &g.ErrorCode },
+	"adapter":         func(g *groups) *bool { return &g.Adapter },
+	"kind":            func(g *groups) *bool { return &g.Kind },
+	"service":         func(g *groups) *bool { return &g.Service },
+}
+
+// seriesDimensions are the dimensions each report's series can group by,
+// by report name (the API's path segment).
+var seriesDimensions = map[string][]string{
+	"tools":              {"tool"},
+	"stale-usage":        {"tool", "revision_client", "revision_server", "client"},
+	"rejections":         {"tool", "revision_client", "revision_server", "outcome", "error_code", "client"},
+	"repairs":            {"tool"},
+	"adapter-retirement": {"adapter", "tool"},
+	"propagation":        {"tool"},
+	"violations":         {"kind", "tool", "client", "service", "outcome"},
+}
+
+// SeriesDimensions returns the dimensions the named report's series can
+// group by, and whether the report has a series.
+func SeriesDimensions(report string) ([]string, bool) {
+	d, ok := seriesDimensions[report]
+	return slices.Clone(d), ok
+}
+
+// SeriesReports lists the reports that have a series.
+func SeriesReports() []string {
+	out := make([]string, 0, len(seriesDimensions))
+	for name := range seriesDimensions {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// groupsOf checks groupBy against the report's dimensions.
+func groupsOf(report string, groupBy []string) (groups, error) {
+	var g groups
+	allowed := seriesDimensions[report]
+	for _, name := range groupBy {
+		if !slices.Contains(allowed, name) {
+			return groups{}, fmt.Errorf("%w: the %s series cannot group by %q; it groups by %s", ErrInvalidFilter, report, name, strings.Join(allowed, ", "))
+		}
+		*dimensionFields[name](&g) = true
+	}
+	return g, nil
+}
+
+func ceilDuration(d, unit time.Duration) time.Duration {
+	return (d + unit - 1) / unit * unit
+}
+
+// seriesPlan resolves the window and the step of a series: the window as
+// every report reads it (Plan), covered by buckets of the tiers whose
+// buckets each lie in one step (the coarsest is the day for a step of whole
+// days, the hour for whole hours, else the minute).
+func (r *Runner) seriesPlan(f Filter, s SeriesOptions) (Plan, time.Duration, error) {
+	if s.Step <= 0 {
+		return Plan{}, 0, fmt.Errorf("%w: step must be positive, not %s", ErrInvalidFilter, s.Step)
+	}
+	p := r.Plan(f.From, f.To)
+	step := r.seriesStep(p, s.Step)
+	if n := (p.To.Sub(p.From.Truncate(step)) + step - 1) / step; n > MaxSeriesBuckets {
+		return Plan{}, 0, fmt.Errorf("%w: a step of %s cuts the window %s to %s into %d buckets, more than %d: ask for a longer step",
+			ErrInvalidFilter, step, p.From.Format(time.RFC3339), p.To.Format(time.RFC3339), n, MaxSeriesBuckets)
+	}
+	top := TierMinute
+	for _, t := range []Tier{TierDay, TierHour} {
+		if step%t.step() == 0 {
+			top = t
+			break
+		}
+	}
+	p.Spans = [3][]Span{}
+	decompose(&p.Spans, p.BucketsFrom, p.BucketsTo, top)
+	return p, step, nil
+}
+
+// seriesStep rounds step up to the resolution the tiers hold the plan's
+// start at: whole minutes while the minutely tier holds it, whole hours
+// while the hourly tier does, whole days beyond.
+func (r *Runner) seriesStep(p Plan, step time.Duration) time.Duration {
+	minuteFloor, hourFloor := floors(r.now().UTC(), r.retentionDays)
+	res := finestAt(p.From, minuteFloor, hourFloor).step()
+	return max(ceilDuration(step, res), res)
+}
+
+// bindSeries binds a series call: the plan (Plan.bind), the groups, the
+// step in seconds as {step}, and the first and the last bucket's start
+// bounds as {series_from} and {series_to}, which WITH FILL completes the
+// series between.
+func (p Plan) bindSeries(f Filter, g groups, step time.Duration) call {
+	c := p.bind(f)
+	c.shape.G = g
+	c.params.Int("step", int64(step/time.Second))
+	c.params["series_from"] = p.From.Truncate(step).Format(bucketLayout)
+	c.params["series_to"] = ceil(p.To, step).Format(bucketLayout)
+	return c
+}
+
+// series runs the named series query of report for f, reading the
+// rollups that can answer it (the fine ones to group by client).
+func series[T any](ctx context.Context, r *Runner, report, query string, f Filter, s SeriesOptions) (Series[T], error) {
+	if err := f.validate(); err != nil {
+		return Series[T]{}, err
+	}
+	g, err := groupsOf(report, s.GroupBy)
+	if err != nil {
+		return Series[T]{}, err
+	}
+	p, step, err := r.seriesPlan(f, s)
+	if err != nil {
+		return Series[T]{}, err
+	}
+	if RollupsFor(f) == RollupsFine || g.Client {
+		if _, ok := r.templates[query+FineSuffix]; ok {
+			query += FineSuffix
+		}
+	}
+	c := p.bindSeries(f, g, step)
+	if query == "violations_series" {
+		removed, err := r.removedAdapters(ctx, f.Tenant)
+		if err != nil {
+			return Series[T]{}, err
+		}
+		c.params.Strings("removed_adapters", removed)
+		c.shape.Removed = len(removed) > 0
+	}
+	points := []T{}
+	if err := r.run(ctx, query, c, &points); err != nil {
+		return Series[T]{}, err
+	}
+	groupBy := slices.Clone(s.GroupBy)
+	if groupBy == nil {
+		groupBy = []string{}
+	}
+	return Series[T]{From: p.From, To: p.To, Step: step, GroupBy: groupBy, Points: points}, nil
+}
+
+// seriesDim is the column of a dimension in a series query's text:
+// {{dim .F.G.Tool "t.tool" "tool"}} selects expr as name when the series
+// groups by it, '' as name when not, so that every series has the same
+// columns and its GROUP BY and ORDER BY name them all.
+func seriesDim(grouped bool, expr, name string) string {
+	if grouped {
+		return expr + " AS " + name
+	}
+	return "'' AS " + name
+}
+
+// The points of each report's series. A dimension the series does not
+// group by is empty, and left out of the JSON.
+
+// ToolPoint is the calls of a bucket (Runner.ToolsSeries).
+type ToolPoint struct {
+	Time  time.Time `json:"time"`
+	Tool  string    `json:"tool,omitempty"`
+	Calls uint64    `json:"calls"`
+}
+
+// StaleUsagePoint is the calls of a bucket as the stale-usage report
+// counts them; StaleCalls are those planned with a revision other than the
+// one that executed.
+type StaleUsagePoint struct {
+	Time           time.Time `json:"time"`
+	Tool           string    `json:"tool,omitempty"`
+	RevisionClient string    `json:"revision_client,omitempty"`
+	RevisionServer string    `json:"revision_server,omitempty"`
+	// Client is name@version, or the name alone for a client without a
+	// version.
+	Client     string `json:"client,omitempty"`
+	Calls      uint64 `json:"calls"`
+	StaleCalls uint64 `json:"stale_calls"`
+	Current    uint64 `json:"current"`
+	Normalized uint64 `json:"normalized"`
+	Rejected   uint64 `json:"rejected"`
+	Removed    uint64 `json:"removed"`
+	Failed     uint64 `json:"failed"`
+}
+
+// RejectionPoint is the rejected calls of a bucket (RejectionRow).
+type RejectionPoint struct {
+	Time                 time.Time `json:"time"`
+	Tool                 string    `json:"tool,omitempty"`
+	RevisionClient       string    `json:"revision_client,omitempty"`
+	RevisionServer       string    `json:"revision_server,omitempty"`
+	Outcome              string    `json:"outcome,omitempty"`
+	ErrorCode            string    `json:"error_code,omitempty"`
+	Client               string    `json:"client,omitempty"`
+	Rejected             uint64    `json:"rejected"`
+	SideEffectViolations uint64    `json:"side_effect_violations"`
+}
+
+// RepairPoint is the repairs report's counts of a bucket (RepairRow); the
+// times to repair are the bucket's own, nil when it has none.
+type RepairPoint struct {
+	Time                 time.Time `json:"time"`
+	Tool                 string    `json:"tool,omitempty"`
+	StaleRejections      uint64    `json:"stale_rejections"`
+	Rejections           uint64    `json:"rejections"`
+	RetryCalls           uint64    `json:"retry_calls"`
+	RefreshRetries       uint64    `json:"refresh_retries"`
+	ModelRepairs         uint64    `json:"model_repairs"`
+	HumanApprovals       uint64    `json:"human_approvals"`
+	HumanApprovalsDenied uint64    `json:"human_approvals_denied"`
+	Abandons             uint64    `json:"abandons"`
+	AutomaticRepairs     uint64    `json:"automatic_repairs"`
+	AutomaticSucceeded   uint64    `json:"automatic_succeeded"`
+	AutomaticFailed      uint64    `json:"automatic_failed"`
+	AutomaticRepairP50Ms *float64  `json:"automatic_repair_p50_ms"`
+	AutomaticRepairP95Ms *float64  `json:"automatic_repair_p95_ms"`
+	HumanRepairP50Ms     *float64  `json:"human_repair_p50_ms"`
+	HumanRepairP95Ms     *float64  `json:"human_repair_p95_ms"`
+}
+
+// AdapterPoint is the calls through adapters in a bucket; ToolCalls is the
+// calls of each adapter's tool, summed over the group's adapters.
+type AdapterPoint struct {
+	Time            time.Time `json:"time"`
+	Adapter         string    `json:"adapter,omitempty"`
+	Tool            string    `json:"tool,omitempty"`
+	Calls           uint64    `json:"calls"`
+	WouldBeRejected uint64    `json:"would_be_rejected"`
+	ToolCalls       uint64    `json:"tool_calls"`
+}
+
+// PropagationPoint is the sessions notified in a bucket and what became of
+// them (PropagationRow); the lags are nil when none refreshed.
+type PropagationPoint struct {
+	Time                   time.Time `json:"time"`
+	Tool                   string    `json:"tool,omitempty"`
+	NotifiedSessions       uint64    `json:"notified_sessions"`
+	RefreshedSessions      uint64    `json:"refreshed_sessions"`
+	NeverRefreshed         uint64    `json:"never_refreshed"`
+	LagP50Ms               *float64  `json:"lag_p50_ms"`
+	LagP95Ms               *float64  `json:"lag_p95_ms"`
+	LagMaxMs               *float64  `json:"lag_max_ms"`
+	StaleCallsAfterNotice  uint64    `json:"stale_calls_after_notice"`
+	StaleCallsAfterRefresh uint64    `json:"stale_calls_after_refresh"`
+	SessionsWithStaleCalls uint64    `json:"sessions_with_stale_calls"`
+}
+
+// ViolationPoint is the safety violations of a bucket (ViolationRow).
+type ViolationPoint struct {
+	Time       time.Time `json:"time"`
+	Kind       string    `json:"kind,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	Client     string    `json:"client,omitempty"`
+	Service    string    `json:"service,omitempty"`
+	Outcome    string    `json:"outcome,omitempty"`
+	Violations uint64    `json:"violations"`
+}
+
+// ToolsSeries is the tools' calls per bucket.
+func (r *Runner) ToolsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[ToolPoint], error) {
+	return series[ToolPoint](ctx, r, "tools", "tools_series", f, s)
+}
+
+// StaleUsageSeries is the stale-usage report's calls per bucket.
+func (r *Runner) StaleUsageSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[StaleUsagePoint], error) {
+	return series[StaleUsagePoint](ctx, r, "stale-usage", "stale_usage_series", f, s)
+}
+
+// RejectionsSeries is the rejected calls per bucket.
+func (r *Runner) RejectionsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[RejectionPoint], error) {
+	return series[RejectionPoint](ctx, r, "rejections", "rejections_series", f, s)
+}
+
+// RepairsSeries is the repairs report's counts per bucket.
+func (r *Runner) RepairsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[RepairPoint], error) {
+	return series[RepairPoint](ctx, r, "repairs", "repairs_series", f, s)
+}
+
+// AdapterRetirementSeries is the calls through adapters per bucket.
+func (r *Runner) AdapterRetirementSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[AdapterPoint], error) {
+	return series[AdapterPoint](ctx, r, "adapter-retirement", "adapter_retirement_series", f, s)
+}
+
+// PropagationSeries is the notification propagation per bucket of the
+// notifications.
+func (r *Runner) PropagationSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[PropagationPoint], error) {
+	return series[PropagationPoint](ctx, r, "propagation", "propagation_series", f, s)
+}
+
+// ViolationsSeries is the safety violations per bucket.
+func (r *Runner) ViolationsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[ViolationPoint], error) {
+	return series[ViolationPoint](ctx, r, "violations", "violations_series", f, s)
+}
