@@ -52,7 +52,20 @@ func goldenCases(r *queries.Runner, c context.Context) []goldenCase {
 		{"audit_a_run", func() (any, error) {
 			return r.Audit(c, queries.AuditFilter{Filter: a, RunID: "legacy-run-1"}, queries.Page{})
 		}},
+		{"tools_series_a", func() (any, error) { return r.ToolsSeries(c, a, byDay("tool")) }},
+		{"stale_usage_series_a", func() (any, error) { return r.StaleUsageSeries(c, a, byDay("tool", "revision_client")) }},
+		{"stale_usage_series_a_client", func() (any, error) { return r.StaleUsageSeries(c, a, byDay("client")) }},
+		{"rejections_series_a", func() (any, error) { return r.RejectionsSeries(c, a, byDay("error_code")) }},
+		{"repairs_series_a", func() (any, error) { return r.RepairsSeries(c, a, byDay()) }},
+		{"adapter_retirement_series_a", func() (any, error) { return r.AdapterRetirementSeries(c, exclCI, byDay("adapter")) }},
+		{"propagation_series_a", func() (any, error) { return r.PropagationSeries(c, a, byDay("tool")) }},
+		{"violations_series_a", func() (any, error) { return r.ViolationsSeries(c, a, byDay("kind")) }},
 	}
+}
+
+// byDay is a series by day, grouped by the dimensions named.
+func byDay(groupBy ...string) queries.SeriesOptions {
+	return queries.SeriesOptions{Step: 24 * time.Hour, GroupBy: groupBy}
 }
 
 func TestGolden(t *testing.T) {

@@ -36,7 +36,7 @@ type Series[T any] struct {
 }
 
 // groups are the dimensions a series can group by; a query's text selects
-// each as itself when set, as '' when not.
+// each as itself when set, as ” when not.
 type groups struct {
 	Tool, RevisionClient, RevisionServer, Client, Outcome, ErrorCode, Adapter, Kind, Service bool
 }
@@ -102,6 +102,13 @@ func ceilDuration(d, unit time.Duration) time.Duration {
 	return (d + unit - 1) / unit * unit
 }
 
+// bucketOf is the start of the bucket of step that holds t: a multiple of
+// step since the Unix epoch, as the queries compute it (time.Truncate counts
+// from the year 1, which differs for a step that does not divide a day).
+func bucketOf(t time.Time, step time.Duration) time.Time {
+	return time.Unix(0, t.UnixNano()-t.UnixNano()%int64(step)).UTC()
+}
+
 // seriesPlan resolves the window and the step of a series: the window as
 // every report reads it (Plan), covered by buckets of the tiers whose
 // buckets each lie in one step (the coarsest is the day for a step of whole
@@ -112,7 +119,7 @@ func (r *Runner) seriesPlan(f Filter, s SeriesOptions) (Plan, time.Duration, err
 	}
 	p := r.Plan(f.From, f.To)
 	step := r.seriesStep(p, s.Step)
-	if n := (p.To.Sub(p.From.Truncate(step)) + step - 1) / step; n > MaxSeriesBuckets {
+	if n := (p.To.Sub(bucketOf(p.From, step)) + step - 1) / step; n > MaxSeriesBuckets {
 		return Plan{}, 0, fmt.Errorf("%w: a step of %s cuts the window %s to %s into %d buckets, more than %d: ask for a longer step",
 			ErrInvalidFilter, step, p.From.Format(time.RFC3339), p.To.Format(time.RFC3339), n, MaxSeriesBuckets)
 	}
@@ -145,8 +152,12 @@ func (p Plan) bindSeries(f Filter, g groups, step time.Duration) call {
 	c := p.bind(f)
 	c.shape.G = g
 	c.params.Int("step", int64(step/time.Second))
-	c.params["series_from"] = p.From.Truncate(step).Format(bucketLayout)
-	c.params["series_to"] = ceil(p.To, step).Format(bucketLayout)
+	c.params["series_from"] = bucketOf(p.From, step).Format(bucketLayout)
+	last := bucketOf(p.To, step)
+	if last.Before(p.To) {
+		last = last.Add(step)
+	}
+	c.params["series_to"] = last.Format(bucketLayout)
 	return c
 }
 
@@ -191,7 +202,7 @@ func series[T any](ctx context.Context, r *Runner, report, query string, f Filte
 
 // seriesDim is the column of a dimension in a series query's text:
 // {{dim .F.G.Tool "t.tool" "tool"}} selects expr as name when the series
-// groups by it, '' as name when not, so that every series has the same
+// groups by it, ” as name when not, so that every series has the same
 // columns and its GROUP BY and ORDER BY name them all.
 func seriesDim(grouped bool, expr, name string) string {
 	if grouped {

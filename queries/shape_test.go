@@ -32,8 +32,9 @@ func TestShapeConditions(t *testing.T) {
 		{"After", "{after_id:UInt64}"},
 		{"Removed", "{removed_adapters:Array(String)}"},
 	}
-	if n := reflect.TypeFor[shape]().NumField(); n != len(conditions) {
-		t.Fatalf("shape has %d fields, the test knows %d", n, len(conditions))
+	// G, the series' groups, binds nothing: TestSeriesGroupsRendered.
+	if n := reflect.TypeFor[shape]().NumField() - 1; n != len(conditions) {
+		t.Fatalf("shape has %d condition fields, the test knows %d", n, len(conditions))
 	}
 	used := map[string]int{}
 	for name, tmpl := range r.templates {
@@ -114,5 +115,39 @@ func TestQueriesNotCompiled(t *testing.T) {
 	}
 	if q, _ := r.Query("audit"); !strings.HasSuffix(strings.TrimSpace(q.SQL), want+", optimize_read_in_order = 0") {
 		t.Errorf("the audit lost its own setting:\n%s", q.SQL)
+	}
+}
+
+// TestSeriesGroupsRendered checks that each dimension a series can group
+// by changes its query's text, and that every dimension has a flag.
+func TestSeriesGroupsRendered(t *testing.T) {
+	r, err := New(nil, "mcpdrift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := reflect.TypeFor[groups]().NumField(); n != len(dimensionFields) {
+		t.Fatalf("groups has %d fields, dimensionFields %d", n, len(dimensionFields))
+	}
+	for report, dims := range seriesDimensions {
+		name := strings.ReplaceAll(report, "-", "_") + "_series"
+		tmpl, ok := r.templates[name]
+		if !ok {
+			t.Fatalf("no query %s for the %s series", name, report)
+		}
+		without, err := render(tmpl, "mcpdrift", true, shape{}, allRanges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dims {
+			var sh shape
+			*dimensionFields[d](&sh.G) = true
+			with, err := render(tmpl, "mcpdrift", true, sh, allRanges)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Count(with, "'' AS "+d) >= strings.Count(without, "'' AS "+d) {
+				t.Errorf("%s: grouping by %s does not select it", name, d)
+			}
+		}
 	}
 }

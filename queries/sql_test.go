@@ -44,6 +44,19 @@ func TestRenderedSQL(t *testing.T) {
 		goldenSQL(t, name+".sql", coarse.SQL)
 		goldenSQL(t, name+"_fine.sql", fine.SQL)
 	}
+	// The series, each for the rollups it reads: those whose text differs
+	// for the fine rollups have a second rendering.
+	for _, name := range []string{"tools_series", "stale_usage_series", "rejections_series", "repairs_series",
+		"adapter_retirement_series", "propagation_series", "violations_series"} {
+		q, ok := r.Query(name)
+		if !ok {
+			t.Fatalf("no query %s", name)
+		}
+		goldenSQL(t, name+".sql", q.SQL)
+		if fine, ok := r.Query(name + queries.FineSuffix); ok {
+			goldenSQL(t, name+"_fine.sql", fine.SQL)
+		}
+	}
 }
 
 func goldenSQL(t *testing.T, name, got string) {

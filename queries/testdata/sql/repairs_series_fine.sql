@@ -1,0 +1,151 @@
+WITH
+call_totals AS
+(
+    SELECT toDateTime(intDiv(toUInt32(toDateTime(t.bucket, 'UTC')), {step:UInt32}) * {step:UInt32}, 'UTC') AS time,
+           t.tool AS tool,
+           sum(t.calls_rejected_stale) AS stale_rejections,
+           sum(t.calls_rejected) + sum(t.calls_removed) AS rejections,
+           sum(t.retries) AS retry_calls
+    FROM
+    (
+    SELECT m.bucket AS bucket, tool, revision_client, revision_server, service, environment,
+           client_name, client_version, m.calls AS calls,
+           if(outcome = 'current', m.calls, 0) AS calls_current,
+           if(outcome = 'normalized', m.calls, 0) AS calls_normalized,
+           if(outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid'), m.calls, 0) AS calls_rejected,
+           if(outcome = 'rejected_stale', m.calls, 0) AS calls_rejected_stale,
+           if(outcome = 'removed', m.calls, 0) AS calls_removed,
+           if(outcome = 'failed', m.calls, 0) AS calls_failed,
+           retries, sessions, runs, first_seen, last_seen
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM (
+        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
+               adapter_id, service, environment, client_name, client_version, privilege, error_code,
+               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
+               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
+               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    FROM mcpdrift.recent_calls
+    WHERE tenant = {tenant:String}
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
+                 service, environment, client_name, client_version, privilege, error_code
+    )
+    WHERE tenant = {tenant:String}
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1h
+    WHERE tenant = {tenant:String}
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1d
+    WHERE tenant = {tenant:String}
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS m
+    ) AS t
+    GROUP BY time, tool
+),
+repair_totals AS
+(
+    SELECT toDateTime(intDiv(toUInt32(toDateTime(t.bucket, 'UTC')), {step:UInt32}) * {step:UInt32}, 'UTC') AS time,
+           t.tool AS tool,
+           sumIf(t.repairs, repair_action = 'refresh_retry') AS refresh_retries,
+           sumIf(t.repairs, repair_action = 'model_repair') AS model_repairs,
+           sumIf(t.repairs, repair_action = 'human_approval') AS human_approvals,
+           sumIf(t.repairs, repair_action = 'human_approval' AND repair_result = 'failure') AS human_approvals_denied,
+           sumIf(t.repairs, repair_action = 'abandon') AS abandons,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
+           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
+               AND t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair')) AS automatic_ms,
+           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
+               AND NOT (t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair'))) AS human_ms
+    FROM
+    (
+    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+           repair_result, service, environment, client_name, client_version, count() AS repairs,
+           quantilesTDigestStateIf(0.5, 0.95)(repair_duration_ms, repair_duration_ms > 0) AS duration_ms,
+           min(time) AS first_seen, max(time) AS last_seen
+    FROM mcpdrift.events
+    WHERE tenant = {tenant:String}
+      AND event_name = 'mcp.drift.repair'
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+             repair_result, service, environment, client_name, client_version
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+       repair_result, service, environment, client_name, client_version, repairs, duration_ms,
+       first_seen, last_seen
+    FROM mcpdrift.repairs_1h
+    WHERE tenant = {tenant:String}
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, change_class, repair_action, repair_automatic,
+       repair_result, service, environment, client_name, client_version, repairs, duration_ms,
+       first_seen, last_seen
+    FROM mcpdrift.repairs_1d
+    WHERE tenant = {tenant:String}
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS t
+    GROUP BY time, tool
+)
+SELECT
+    time, tool,
+    stale_rejections, rejections, retry_calls,
+    refresh_retries, model_repairs, human_approvals, human_approvals_denied, abandons,
+    automatic_repairs, automatic_succeeded, automatic_failed,
+    if(empty(automatic_ms) OR isNaN(automatic_ms[1]), NULL, round(automatic_ms[1], 1)) AS automatic_repair_p50_ms,
+    if(empty(automatic_ms) OR isNaN(automatic_ms[2]), NULL, round(automatic_ms[2], 1)) AS automatic_repair_p95_ms,
+    if(empty(human_ms) OR isNaN(human_ms[1]), NULL, round(human_ms[1], 1)) AS human_repair_p50_ms,
+    if(empty(human_ms) OR isNaN(human_ms[2]), NULL, round(human_ms[2], 1)) AS human_repair_p95_ms
+FROM call_totals
+FULL OUTER JOIN repair_totals USING (time, tool)
+ORDER BY tool, time WITH FILL FROM {series_from:DateTime('UTC')} TO {series_to:DateTime('UTC')} STEP {step:UInt32}
+SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0

@@ -1,0 +1,59 @@
+SELECT
+    toDateTime(intDiv(toUInt32(toDateTime(t.bucket, 'UTC')), {step:UInt32}) * {step:UInt32}, 'UTC') AS time,
+    t.tool AS tool,
+    sum(t.calls) AS calls
+FROM
+(
+    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM (
+        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
+               adapter_id, service, environment, client_name, client_version, privilege, error_code,
+               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
+               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
+               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    FROM mcpdrift.recent_calls
+    WHERE tenant = {tenant:String}
+      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
+                 service, environment, client_name, client_version, privilege, error_code
+    )
+    WHERE tenant = {tenant:String}
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1h
+    WHERE tenant = {tenant:String}
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1d
+    WHERE tenant = {tenant:String}
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+) AS t
+GROUP BY time, tool
+ORDER BY tool, time WITH FILL FROM {series_from:DateTime('UTC')} TO {series_to:DateTime('UTC')} STEP {step:UInt32}
+SETTINGS compile_expressions = 0, compile_aggregate_expressions = 0, compile_sort_description = 0
