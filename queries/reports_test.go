@@ -88,7 +88,10 @@ func TestGolden(t *testing.T) {
 func TestGoldenOnServers(t *testing.T) {
 	for _, b := range clickhousetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			c := ctx(t)
+			// One deadline for loading and every report: a cluster of
+			// engines on a shared machine takes minutes.
+			c, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			t.Cleanup(cancel)
 			s := b.Open(t)
 			if _, err := s.Migrate(c); err != nil {
 				t.Fatal(err)

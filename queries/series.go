@@ -8,14 +8,22 @@ import (
 	"time"
 )
 
-// MaxSeriesBuckets bounds the buckets of one series: a step that would cut
-// the window into more is refused.
-const MaxSeriesBuckets = 10000
+// Bounds of a series' buckets.
+const (
+	// MaxSeriesBuckets bounds the buckets of one series: a step that would
+	// cut the window into more is refused.
+	MaxSeriesBuckets = 10000
+	// DefaultSeriesBuckets is about how many buckets a series without a
+	// step has: its step is the window's length divided by it, rounded
+	// up as any step is.
+	DefaultSeriesBuckets = 100
+)
 
 // SeriesOptions say how a series cuts its window.
 type SeriesOptions struct {
 	// Step is the buckets' length, rounded up to the resolution the rollup
-	// tiers hold the window at (see Runner.SeriesStep).
+	// tiers hold the window's start at (whole minutes, hours or days); zero
+	// asks for DefaultSeriesBuckets buckets.
 	Step time.Duration
 	// GroupBy names the dimensions each point is split by, from the
 	// report's own (SeriesDimensions); none sums every row of a bucket.
@@ -29,10 +37,11 @@ type SeriesOptions struct {
 // report itself reads (Runner.Window), so that a series sums to the
 // report's totals.
 type Series[T any] struct {
-	From, To time.Time
-	Step     time.Duration
-	GroupBy  []string
-	Points   []T
+	From    time.Time     `json:"from"`
+	To      time.Time     `json:"to"`
+	Step    time.Duration `json:"step"`
+	GroupBy []string      `json:"group_by"`
+	Points  []T           `json:"rows"`
 }
 
 // groups are the dimensions a series can group by; a query's text selects
@@ -114,10 +123,13 @@ func bucketOf(t time.Time, step time.Duration) time.Time {
 // buckets each lie in one step (the coarsest is the day for a step of whole
 // days, the hour for whole hours, else the minute).
 func (r *Runner) seriesPlan(f Filter, s SeriesOptions) (Plan, time.Duration, error) {
-	if s.Step <= 0 {
+	if s.Step < 0 {
 		return Plan{}, 0, fmt.Errorf("%w: step must be positive, not %s", ErrInvalidFilter, s.Step)
 	}
 	p := r.Plan(f.From, f.To)
+	if s.Step == 0 {
+		s.Step = (p.To.Sub(p.From) + DefaultSeriesBuckets - 1) / DefaultSeriesBuckets
+	}
 	step := r.seriesStep(p, s.Step)
 	if n := (p.To.Sub(bucketOf(p.From, step)) + step - 1) / step; n > MaxSeriesBuckets {
 		return Plan{}, 0, fmt.Errorf("%w: a step of %s cuts the window %s to %s into %d buckets, more than %d: ask for a longer step",

@@ -312,7 +312,6 @@ func TestSeriesInvalid(t *testing.T) {
 		name string
 		opt  queries.SeriesOptions
 	}{
-		{"no step", queries.SeriesOptions{}},
 		{"negative step", queries.SeriesOptions{Step: -time.Hour}},
 		{"too many buckets", queries.SeriesOptions{Step: time.Second, GroupBy: nil}},
 		{"unknown dimension", queries.SeriesOptions{Step: time.Hour, GroupBy: []string{"kind"}}},
@@ -337,5 +336,9 @@ func TestSeriesInvalid(t *testing.T) {
 	}
 	if s.Step != 2*time.Hour {
 		t.Errorf("step %s, want 2h", s.Step)
+	}
+	// No step: the week in about 100 buckets, 1.68 h rounded up to 2 h.
+	if s, err = r.StaleUsageSeries(c, a, queries.SeriesOptions{}); err != nil || s.Step != 2*time.Hour {
+		t.Errorf("default step %s (%v), want 2h", s.Step, err)
 	}
 }

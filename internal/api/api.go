@@ -130,6 +130,13 @@ type Reports interface {
 	Audit(ctx context.Context, f queries.AuditFilter, p queries.Page) (queries.AuditPage, error)
 	// Window is the window every report over [from, to) reads.
 	Window(from, to time.Time) (time.Time, time.Time)
+	ToolsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ToolPoint], error)
+	StaleUsageSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.StaleUsagePoint], error)
+	RejectionsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.RejectionPoint], error)
+	RepairsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.RepairPoint], error)
+	AdapterRetirementSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.AdapterPoint], error)
+	PropagationSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.PropagationPoint], error)
+	ViolationsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error)
 	CheckUsage(ctx context.Context, f queries.Filter, tools []string) ([]queries.CheckUsageRow, error)
 }
 
@@ -236,11 +243,12 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	}
 	v1 := s.engine.Group("/api/v1")
 	v1.GET("/openapi.json", s.openAPI)
-	for _, e := range endpoints {
+	for _, e := range allEndpoints() {
 		s.engine.GET(e.path, s.serve(e))
 	}
 	v1.POST("/check", s.check)
 	v1.GET("/reports/:report", s.unknownReport)
+	v1.GET("/reports/:report/series", s.unknownReport)
 	s.engine.NoRoute(func(c *gin.Context) {
 		problem(c, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path), "")
 	})

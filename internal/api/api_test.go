@@ -37,6 +37,15 @@ var goldenCases = []struct {
 	{"audit_session", "/api/v1/audit/calls?session=cd09-st-4", "audit_a_session"},
 	{"audit_run", "/api/v1/audit/calls?run=legacy-run-1", "audit_a_run"},
 	{"audit_request", "/api/v1/audit/calls?run=legacy-run-1&request_id=acme-req-104&tool=deploy_preview", ""},
+	{"tools_series", "/api/v1/tools/series?step=1d&group_by=tool", "tools_series_a"},
+	{"stale_usage_series", "/api/v1/reports/stale-usage/series?step=1d&group_by=tool&group_by=revision_client", "stale_usage_series_a"},
+	{"stale_usage_series_client", "/api/v1/reports/stale-usage/series?step=86400&group_by=client", "stale_usage_series_a_client"},
+	{"rejections_series", "/api/v1/reports/rejections/series?step=24h&group_by=error_code", "rejections_series_a"},
+	{"repairs_series", "/api/v1/reports/repairs/series?step=1d", "repairs_series_a"},
+	{"adapter_retirement_series", "/api/v1/reports/adapter-retirement/series?step=1d&group_by=adapter&exclude_client=ci-runner", "adapter_retirement_series_a"},
+	{"propagation_series", "/api/v1/reports/propagation/series?step=1d&group_by=tool", "propagation_series_a"},
+	{"violations_series", "/api/v1/reports/violations/series?step=1d&group_by=kind", "violations_series_a"},
+	{"violations_series_default_step", "/api/v1/reports/violations/series?from=-1d", ""},
 }
 
 func TestGoldenJSON(t *testing.T) {

@@ -54,7 +54,7 @@ func OpenAPI(version string) map[string]any {
 
 	parameters := map[string]any{}
 	paths := map[string]any{}
-	for _, e := range endpoints {
+	for _, e := range allEndpoints() {
 		var ps []any
 		for _, p := range e.params {
 			parameters[p.name] = p.openAPI()
@@ -234,6 +234,14 @@ func (g *schemaGen) report(e *endpoint) map[string]any {
 	if e.paged {
 		props["next"] = map[string]any{"type": "string", "description": "Cursor of the next page; absent on the last page."}
 	}
+	if e.series {
+		props["from"] = map[string]any{"type": "string", "format": "date-time", "description": "Start of the window the report reads (inclusive): the first bucket is cut by it."}
+		props["to"] = map[string]any{"type": "string", "format": "date-time", "description": "End of the window the report reads (exclusive): the last bucket is cut by it."}
+		props["step_seconds"] = map[string]any{"type": "integer", "minimum": 60, "description": "The buckets' length in seconds: the step asked for, rounded up to the rollup tiers' resolution."}
+		props["group_by"] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "The dimensions the points are split by."}
+		props["rows"] = map[string]any{"type": "array", "items": g.of(e.rowType), "description": "One point per bucket and group, ordered by group and time."}
+		required = append(required, "step_seconds", "group_by")
+	}
 	if e.thresholds {
 		props["thresholds"] = g.of(reflect.TypeFor[apiclient.Thresholds]())
 		required = append(required, "thresholds")
@@ -379,25 +387,32 @@ var enums = map[string][]string{
 }
 
 var typeDocs = map[string]string{
-	"ToolRow":        "One tool called in the window.",
-	"StaleUsageRow":  "The calls of one tool by clients planning with one revision while the server executed one revision.",
-	"RejectionRow":   "The rejected calls (and the calls to a removed tool, outcome removed) of one tool, revision pair, outcome, error code and client.",
-	"RepairRow":      "What happened after the stale rejections of one tool.",
-	"AdapterRow":     "One compatibility adapter and whether it can be retired.",
-	"ClientUsage":    "One client's use of an adapter.",
-	"PropagationRow": "How one tool's list_changed notifications reached the sessions notified in the window.",
-	"ViolationRow":   "One safety violation.",
-	"AuditRow":       "One audited tools/call.",
-	"Thresholds":     "The thresholds the verdicts were judged with.",
-	"Problem":        "An RFC 9457 problem document.",
-	"Health":         "Health or readiness.",
-	"ToolsBody":      "The tools called in the window.",
-	"CheckRequest":   "Two tools/list results to compare, each as a server returns it (the result object, its JSON-RPC response, or the array of tools).",
-	"CheckBody":      "The release check of a tools/list change, weighed by usage.",
-	"Change":         "The check of one tool: its change class, verdict, reason and path, the findings, and the usage of its old revision.",
-	"Compatibility":  "Whether every instance valid under one schema is valid under the other.",
-	"Finding":        "One difference between the old and the new definition of a tool.",
-	"Usage":          "The use of a tool's old revision in the window, and what the rollout would do to it.",
+	"ToolRow":          "One tool called in the window.",
+	"StaleUsageRow":    "The calls of one tool by clients planning with one revision while the server executed one revision.",
+	"RejectionRow":     "The rejected calls (and the calls to a removed tool, outcome removed) of one tool, revision pair, outcome, error code and client.",
+	"RepairRow":        "What happened after the stale rejections of one tool.",
+	"AdapterRow":       "One compatibility adapter and whether it can be retired.",
+	"ClientUsage":      "One client's use of an adapter.",
+	"PropagationRow":   "How one tool's list_changed notifications reached the sessions notified in the window.",
+	"ViolationRow":     "One safety violation.",
+	"AuditRow":         "One audited tools/call.",
+	"Thresholds":       "The thresholds the verdicts were judged with.",
+	"ToolPoint":        "The calls of one bucket and group.",
+	"StaleUsagePoint":  "The calls of one bucket and group as the stale-usage report counts them; a dimension not grouped by is absent.",
+	"RejectionPoint":   "The rejected calls of one bucket and group; a dimension not grouped by is absent.",
+	"RepairPoint":      "The repairs report's counts of one bucket and group, with the bucket's own times to repair.",
+	"AdapterPoint":     "The calls through adapters of one bucket and group; tool_calls sums the calls of each adapter's tool.",
+	"PropagationPoint": "The sessions notified in one bucket and what became of them.",
+	"ViolationPoint":   "The safety violations of one bucket and group; a dimension not grouped by is absent.",
+	"Problem":          "An RFC 9457 problem document.",
+	"Health":           "Health or readiness.",
+	"ToolsBody":        "The tools called in the window.",
+	"CheckRequest":     "Two tools/list results to compare, each as a server returns it (the result object, its JSON-RPC response, or the array of tools).",
+	"CheckBody":        "The release check of a tools/list change, weighed by usage.",
+	"Change":           "The check of one tool: its change class, verdict, reason and path, the findings, and the usage of its old revision.",
+	"Compatibility":    "Whether every instance valid under one schema is valid under the other.",
+	"Finding":          "One difference between the old and the new definition of a tool.",
+	"Usage":            "The use of a tool's old revision in the window, and what the rollout would do to it.",
 }
 
 // fieldDocs describe the fields whose name does not say it all, keyed

@@ -163,7 +163,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 	routes := map[string]bool{}
 	for _, rt := range s.Routes() {
 		routes[rt] = true
-		if rt == "/api/v1/reports/:report" {
+		if rt == "/api/v1/reports/:report" || rt == "/api/v1/reports/:report/series" {
 			continue // answers unknown reports with a 404
 		}
 		if paths[rt] == nil {
@@ -189,6 +189,7 @@ func TestOpenAPIParametersComplete(t *testing.T) {
 		"client": "cursor", "exclude_client": "ci-runner", "format": "json", "width": "120", "limit": "10", "cursor": "",
 		"window": "14d", "max_calls": "5", "max_share": "0.5%", "long_session": "24h", "adapter": "deploy_preview/1-2",
 		"top_clients": "3", "unknown_callers": "safe", "run": "legacy-run-1", "session": "s1", "request_id": "acme-req-42",
+		"step": "1h", "group_by": "tool",
 	}
 	for path, item := range doc["paths"].(map[string]any) {
 		op, isGet := item.(map[string]any)["get"].(map[string]any)

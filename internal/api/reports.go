@@ -38,6 +38,8 @@ type endpoint struct {
 	rowType    reflect.Type
 	paged      bool
 	thresholds bool
+	// series endpoints answer an apiclient.SeriesBody of rowType.
+	series bool
 	// scope is what a token needs to use the endpoint.
 	scope auth.Scope
 	run   func(ctx context.Context, s *Server, q query, tenant string) (result, error)

@@ -132,3 +132,22 @@ type CheckBody struct {
 func (b CheckBody) Report() toolchange.Report {
 	return toolchange.Report{Tools: b.Tools, AuthorityFields: b.AuthorityFields, From: &b.From, To: &b.To}
 }
+
+// SeriesBody is the JSON body of every series endpoint
+// (/api/v1/reports/{report}/series, /api/v1/tools/series).
+type SeriesBody[T any] struct {
+	// Report is the report's name.
+	Report string `json:"report"`
+	// From and To are the window [From, To) the report reads: the series'
+	// first and last buckets are cut by it.
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// StepSeconds is the buckets' length: the step asked for, rounded up
+	// to the rollup tiers' resolution.
+	StepSeconds int64 `json:"step_seconds"`
+	// GroupBy names the dimensions the points are split by.
+	GroupBy []string `json:"group_by"`
+	// Rows are the points, one per bucket and group, ordered by group and
+	// time.
+	Rows []T `json:"rows"`
+}
