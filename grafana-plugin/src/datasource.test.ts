@@ -1,8 +1,9 @@
-import { DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
+import { DataQueryRequest, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
 import { TemplateSrv } from '@grafana/runtime';
+import { of } from 'rxjs';
 
-import { DataSource } from './datasource';
-import { MCPDriftOptions } from './types';
+import { DataSource, MCPDriftVariableSupport } from './datasource';
+import { MCPDriftOptions, MCPDriftVariableQuery } from './types';
 
 // A template service that knows $tool (All), $service and $skip (two values).
 const templateSrv = {
@@ -36,5 +37,13 @@ describe('DataSource', () => {
 
   it('supports template variables through the backend', () => {
     expect(ds.variables).toBeDefined();
+  });
+
+  it('passes a variable query and its None option to the backend', () => {
+    const spy = jest.spyOn(ds, 'query').mockReturnValue(of({ data: [] }));
+    const support = ds.variables as MCPDriftVariableSupport;
+    support.query({ targets: [{ refId: 'V', variable: 'clients', none: true }] } as unknown as DataQueryRequest<MCPDriftVariableQuery>);
+    expect(spy.mock.calls[0][0].targets).toEqual([{ refId: 'V', queryType: 'variable', variable: 'clients', none: true }]);
+    spy.mockRestore();
   });
 });

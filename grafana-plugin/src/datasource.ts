@@ -86,6 +86,7 @@ export class MCPDriftVariableSupport extends CustomVariableSupport<DataSource, M
       refId: t.refId,
       queryType: 'variable',
       variable: t.variable ?? 'tools',
+      none: t.none,
     }));
     return this.datasource.query({ ...request, targets });
   }

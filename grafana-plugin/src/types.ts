@@ -80,6 +80,8 @@ export const DEFAULT_QUERY: Partial<MCPDriftQuery> = {
 /** The variable query model of the variable editor. */
 export interface MCPDriftVariableQuery extends DataQuery {
   variable: VariableName;
+  /** Lists "None" (value "*", no filter) first: for a variable whose every value narrows, such as the excluded clients. */
+  none?: boolean;
 }
 
 /**

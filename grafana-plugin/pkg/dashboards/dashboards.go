@@ -29,9 +29,12 @@ func target(queryType string, model m) m {
 	return t
 }
 
-// filters are the template variables every query passes on.
+// filters are the template variables every query passes on: the client
+// and the excluded clients (a multi-value variable, interpolated as a
+// comma-separated list) too.
 func filters(extra m) m {
-	out := m{"tool": "$tool", "service": "$service", "environment": "$environment"}
+	out := m{"tool": "$tool", "service": "$service", "environment": "$environment",
+		"client": "$client", "excludeClients": []any{"$exclude_client"}}
 	for k, v := range extra {
 		out[k] = v
 	}
@@ -112,6 +115,17 @@ func queryVar(name, label, variable string, multi bool) m {
 	}
 }
 
+// excludeVar is a multi-value variable of clients to leave out, "None"
+// (no filter) first and selected.
+func excludeVar(name, label string) m {
+	v := queryVar(name, label, plugin.VariableClients, true)
+	v["query"].(m)["none"] = true
+	v["includeAll"] = false
+	v["sort"] = 0
+	v["current"] = m{"text": []any{"None"}, "value": []any{"*"}}
+	return v
+}
+
 func textVar(name, label, value string) m {
 	return m{"type": "textbox", "name": name, "label": label, "query": value,
 		"current": m{"text": value, "value": value}, "hide": 0}
@@ -124,6 +138,8 @@ func dashboard(uid, title, description string, extraVars []m, panels []panel) m 
 		queryVar("tool", "Tool", plugin.VariableTools, false),
 		queryVar("service", "Service", plugin.VariableServices, false),
 		queryVar("environment", "Environment", plugin.VariableEnvironments, false),
+		queryVar("client", "Client", plugin.VariableClients, false),
+		excludeVar("exclude_client", "Exclude clients"),
 	}
 	for _, v := range extraVars {
 		vars = append(vars, v)
@@ -208,11 +224,11 @@ func adapterRetirement() m {
 
 func staleRevisions() m {
 	byRev := series("Stale calls by tool × client revision",
-		"Calls whose client planned with another revision than the one that executed, per tool and client revision, per interval (from the call rollups, requested per interval).",
+		"Calls whose client planned with another revision than the one that executed, per tool and client revision, per interval (from the call rollups).",
 		"short", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeStaleUsage, "groupBy": []any{"tool", "revision_client"}})))
 	byClient := series("Stale calls by client",
-		"The same stale calls per client (name@version), counted from the call audit.",
-		"short", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeAudit, "staleOnly": true, "groupBy": []any{"client"}})))
+		"The same stale calls per client (name@version), from the call rollups.",
+		"short", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeStaleUsage, "metrics": []any{"stale_calls"}, "groupBy": []any{"client"}})))
 	outcomes := lines("Outcomes of calls",
 		"Every call per interval split by outcome: normalised by an adapter, rejected, or current.",
 		"short", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeStaleUsage, "metrics": []any{"normalized", "rejected", "current"}})))

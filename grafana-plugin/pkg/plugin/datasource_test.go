@@ -127,10 +127,16 @@ func (e *env) week() backend.TimeRange {
 
 func (e *env) query(t *testing.T, queryType, model string, tr backend.TimeRange, interval time.Duration) backend.DataResponse {
 	t.Helper()
+	return e.queryAt(t, e.apiURL, queryType, model, tr, interval)
+}
+
+// queryAt runs one query through the plugin against the API at apiURL.
+func (e *env) queryAt(t *testing.T, apiURL, queryType, model string, tr backend.TimeRange, interval time.Duration) backend.DataResponse {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	resp, err := e.tp.Client.QueryData(ctx, &backend.QueryDataRequest{
-		PluginContext: pluginContext(e.apiURL, "", "s3cret-token"),
+		PluginContext: pluginContext(apiURL, "", "s3cret-token"),
 		Queries: []backend.DataQuery{{
 			RefID: "A", QueryType: queryType, JSON: json.RawMessage(model),
 			TimeRange: tr, Interval: interval, MaxDataPoints: 1000,
@@ -177,6 +183,8 @@ var goldenCases = []struct {
 	{"variable_services", plugin.QueryTypeVariable, `{"variable":"services"}`, 0},
 	{"variable_environments", plugin.QueryTypeVariable, `{"variable":"environments"}`, 0},
 	{"variable_clients", plugin.QueryTypeVariable, `{"variable":"clients"}`, 0},
+	{"variable_clients_none", plugin.QueryTypeVariable, `{"variable":"clients","none":true}`, 0},
+	{"series_stale_usage_by_client", plugin.QueryTypeTimeSeries, `{"report":"stale-usage","metrics":["stale_calls"],"groupBy":["client"],"excludeClients":["ci-runner"]}`, 24 * time.Hour},
 	{"variable_adapters", plugin.QueryTypeVariable, `{"variable":"adapters"}`, 0},
 }
 

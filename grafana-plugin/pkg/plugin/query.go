@@ -85,8 +85,11 @@ type Query struct {
 	StaleOnly bool   `json:"staleOnly,omitempty"`
 	Kind      string `json:"kind,omitempty"`
 
-	// Variable is what a variable query lists (Variables).
+	// Variable is what a variable query lists (Variables); None lists
+	// "None" first, whose value "*" is no filter: for a variable whose
+	// every value narrows, such as the excluded clients.
 	Variable string `json:"variable,omitempty"`
+	None     bool   `json:"none,omitempty"`
 }
 
 // parseQuery reads a query's JSON model.

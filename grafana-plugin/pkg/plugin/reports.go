@@ -50,8 +50,11 @@ type report interface {
 	metricInfo() []MetricInfo
 	dimensions() []string
 	// timed reports carry a time per row: their series are bucketed from
-	// one read of the window, the others read once per bucket.
+	// one read of the window, unless the API serves their series.
 	timed() bool
+	// seriesPath is the API's series endpoint of the report; "" for a
+	// report without one.
+	seriesPath() string
 	title() string
 	// table reads the report over [from, to) as a table frame.
 	table(ctx context.Context, r *runner, q Query, from, to time.Time) (*data.Frame, error)
@@ -72,6 +75,9 @@ type sample struct {
 // reportOf is a report whose rows are T.
 type reportOf[T any] struct {
 	name, heading, path string
+	// series says that the API serves the report's series at path +
+	// "/series".
+	series bool
 	// paged reports are read page by page up to Settings.MaxRows.
 	paged bool
 	// params adds the report's own parameters; window is false for the
@@ -84,6 +90,9 @@ type reportOf[T any] struct {
 	timeOf  func(T) time.Time
 }
 
+// dimension is a grouping of a report's series; get reads it from a row
+// of a timed report, which is bucketed here (nil for a dimension only the
+// API's series has).
 type dimension[T any] struct {
 	name string
 	get  func(T) string
@@ -115,7 +124,15 @@ func (r *reportOf[T]) dimensions() []string {
 	return out
 }
 
-func (r *reportOf[T]) timed() bool   { return r.timeOf != nil }
+func (r *reportOf[T]) timed() bool { return r.timeOf != nil }
+
+func (r *reportOf[T]) seriesPath() string {
+	if !r.series {
+		return ""
+	}
+	return r.path + "/series"
+}
+
 func (r *reportOf[T]) title() string { return r.heading }
 
 // fetch reads the rows over [from, to); executed is the request as the
@@ -233,7 +250,7 @@ func optTime(t *time.Time) *time.Time { return t }
 // reports are the reports by query type.
 var reports = map[string]report{
 	QueryTypeStaleUsage: &reportOf[staleUsageRow]{
-		name: QueryTypeStaleUsage, heading: "Stale-revision usage", path: "/api/v1/reports/stale-usage",
+		name: QueryTypeStaleUsage, heading: "Stale-revision usage", path: "/api/v1/reports/stale-usage", series: true,
 		cols: []column[staleUsageRow]{
 			text("tool", "Tool", func(r staleUsageRow) string { return r.Tool }),
 			text("revision_client", "Client revision", func(r staleUsageRow) string { return r.RevisionClient }),
@@ -271,10 +288,11 @@ var reports = map[string]report{
 			dim("tool", func(r staleUsageRow) string { return r.Tool }),
 			dim("revision_client", func(r staleUsageRow) string { return r.RevisionClient }),
 			dim("revision_server", func(r staleUsageRow) string { return r.RevisionServer }),
+			dim[staleUsageRow]("client", nil),
 		},
 	},
 	QueryTypeRejections: &reportOf[rejectionRow]{
-		name: QueryTypeRejections, heading: "Rejections", path: "/api/v1/reports/rejections",
+		name: QueryTypeRejections, heading: "Rejections", path: "/api/v1/reports/rejections", series: true,
 		cols: []column[rejectionRow]{
 			text("tool", "Tool", func(r rejectionRow) string { return r.Tool }),
 			text("revision_client", "Client revision", func(r rejectionRow) string { return r.RevisionClient }),
@@ -304,7 +322,7 @@ var reports = map[string]report{
 		},
 	},
 	QueryTypeRepairs: &reportOf[repairRow]{
-		name: QueryTypeRepairs, heading: "Repairs", path: "/api/v1/reports/repairs",
+		name: QueryTypeRepairs, heading: "Repairs", path: "/api/v1/reports/repairs", series: true,
 		cols: []column[repairRow]{
 			text("tool", "Tool", func(r repairRow) string { return r.Tool }),
 			count("stale_rejections", "Stale rejections", func(r repairRow) uint64 { return r.StaleRejections }),
@@ -357,7 +375,7 @@ var reports = map[string]report{
 		},
 	},
 	QueryTypeAdapterRetirement: &reportOf[adapterRow]{
-		name: QueryTypeAdapterRetirement, heading: "Adapter retirement", path: "/api/v1/reports/adapter-retirement",
+		name: QueryTypeAdapterRetirement, heading: "Adapter retirement", path: "/api/v1/reports/adapter-retirement", series: true,
 		params: func(q Query, v url.Values, window bool) { q.retirementParams(v, window) },
 		cols: []column[adapterRow]{
 			text("adapter_id", "Adapter", func(r adapterRow) string { return r.AdapterID }),
@@ -396,7 +414,7 @@ var reports = map[string]report{
 		},
 	},
 	QueryTypePropagation: &reportOf[propagationRow]{
-		name: QueryTypePropagation, heading: "Notification propagation", path: "/api/v1/reports/propagation",
+		name: QueryTypePropagation, heading: "Notification propagation", path: "/api/v1/reports/propagation", series: true,
 		cols: []column[propagationRow]{
 			text("tool", "Tool", func(r propagationRow) string { return r.Tool }),
 			count("notified_sessions", "Notified sessions", func(r propagationRow) uint64 { return r.NotifiedSessions }),
@@ -430,7 +448,7 @@ var reports = map[string]report{
 		},
 	},
 	QueryTypeViolations: &reportOf[violationRow]{
-		name: QueryTypeViolations, heading: "Safety violations", path: "/api/v1/reports/violations", paged: true,
+		name: QueryTypeViolations, heading: "Safety violations", path: "/api/v1/reports/violations", paged: true, series: true,
 		keep:   func(q Query, r violationRow) bool { return q.Kind == "" || r.Kind == q.Kind },
 		timeOf: func(r violationRow) time.Time { return r.Time },
 		cols: []column[violationRow]{

@@ -2,136 +2,204 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
 
-// Bounds of a time series.
-const (
-	// maxTimedBuckets bounds the buckets of a series bucketed from rows
-	// that carry their time (violations, audit).
-	maxTimedBuckets = 1000
-	// bucketConcurrency is how many bucket requests run at once; the
-	// embedded store runs its queries one at a time anyway.
-	bucketConcurrency = 4
-)
+// maxTimedBuckets bounds the buckets of a series bucketed from rows that
+// carry their time (the call audit, which has no series endpoint).
+const maxTimedBuckets = 1000
 
-// buckets splits [from, to) into buckets of at least interval, whole
-// minutes (the rollups' resolution), aligned to multiples of the bucket,
-// no more than maxBuckets of them. It returns the bucket starts and the
-// step.
-func buckets(from, to time.Time, interval time.Duration, maxBuckets int) ([]time.Time, time.Duration) {
-	step := max(interval, time.Minute)
-	span := to.Sub(from)
-	if n := time.Duration(maxBuckets); n > 0 && span/step >= n {
-		step = (span + n - 1) / n
+// seriesBody is the envelope of the API's series endpoints: the window the
+// report read, the step its buckets have, and one point per bucket and
+// group, each a JSON object of the dimensions grouped by and the counts.
+type seriesBody struct {
+	From        time.Time                    `json:"from"`
+	To          time.Time                    `json:"to"`
+	StepSeconds int64                        `json:"step_seconds"`
+	Rows        []map[string]json.RawMessage `json:"rows"`
+}
+
+// step is the bucket length a panel asks the API for: Grafana's interval,
+// widened so that the range holds at most MaxDataPoints buckets, at least
+// a minute (the API rounds it up further to what the rollups hold).
+func step(from, to time.Time, dq backend.DataQuery) time.Duration {
+	st := max(dq.Interval, time.Minute)
+	if n := time.Duration(dq.MaxDataPoints); n > 0 && to.Sub(from)/st > n {
+		st = (to.Sub(from) + n - 1) / n
 	}
-	step = ((step + time.Minute - 1) / time.Minute) * time.Minute
+	return st
+}
+
+// bucketOf is the start of the bucket of step that holds t: a multiple of
+// step since the Unix epoch, as the API aligns them.
+func bucketOf(t time.Time, step time.Duration) time.Time {
+	return time.Unix(0, t.UnixNano()-t.UnixNano()%int64(step)).UTC()
+}
+
+// starts lists the buckets' starts over [from, to).
+func starts(from, to time.Time, step time.Duration) []time.Time {
 	var out []time.Time
-	for b := from.Truncate(step); b.Before(to); b = b.Add(step) {
+	for b := bucketOf(from, step); b.Before(to); b = b.Add(step) {
 		out = append(out, b)
 	}
-	return out, step
+	return out
 }
 
 // seriesQuery answers a timeseries query: the chosen counts of a report
 // per bucket of the range, one series per combination of the grouping
-// dimensions, as a wide time series frame.
+// dimensions, as a wide time series frame. A report with a series endpoint
+// is read with one request, its buckets computed by the API; the call
+// audit is read once (page by page) and bucketed here.
 func (rn *runner) seriesQuery(ctx context.Context, q Query, dq backend.DataQuery) (*data.Frame, error) {
 	rep := reports[q.Report]
 	from, to := dq.TimeRange.From.UTC(), dq.TimeRange.To.UTC()
 	if !from.Before(to) {
 		return nil, fmt.Errorf("%w: the time range is empty", ErrInvalidQuery)
 	}
-	maxBuckets := rn.s.MaxBucketRequests
-	if rep.timed() {
-		maxBuckets = maxTimedBuckets
-		if dq.MaxDataPoints > 0 && int(dq.MaxDataPoints) < maxBuckets {
-			maxBuckets = int(dq.MaxDataPoints)
-		}
-	}
-	starts, step := buckets(from, to, dq.Interval, maxBuckets)
 	metrics := metricsOf(rep, q)
-
-	// per[i] are the samples of bucket i.
-	per := make([][]sample, len(starts))
-	var executed string
-	if rep.timed() {
-		rows, ex, err := rep.samples(ctx, rn, q, from, to)
-		if err != nil {
+	var (
+		bucketStarts []time.Time
+		st           time.Duration
+		per          [][]sample
+		executed     string
+	)
+	if path := rep.seriesPath(); path != "" {
+		v := q.filterParams(from, to)
+		v.Set("step", strconv.FormatInt(int64(step(from, to, dq)/time.Second), 10))
+		// The filters the series endpoint has no parameter for are
+		// dimensions: the points are grouped by them too and kept here.
+		keep := map[string]string{}
+		if q.Report == QueryTypeViolations && q.Kind != "" {
+			keep["kind"] = q.Kind
+		}
+		if q.Report == QueryTypeAdapterRetirement && q.Adapter != "" {
+			keep["adapter"] = q.Adapter
+		}
+		groupBy := slices.Clone(q.GroupBy)
+		for _, g := range slices.Sorted(maps.Keys(keep)) {
+			if !slices.Contains(groupBy, g) {
+				groupBy = append(groupBy, g)
+			}
+		}
+		for _, g := range groupBy {
+			v.Add("group_by", g)
+		}
+		executed = "GET " + path + "?" + v.Encode()
+		var b seriesBody
+		if err := rn.c.get(ctx, path, v, &b); err != nil {
 			return nil, err
 		}
-		executed = "GET " + ex + ", bucketed by " + step.String()
-		for _, s := range rows {
-			i := int(s.t.Sub(starts[0]) / step)
-			if i >= 0 && i < len(per) {
+		if b.StepSeconds <= 0 {
+			return nil, fmt.Errorf("the %s series answered a step of %d s", q.Report, b.StepSeconds)
+		}
+		st = time.Duration(b.StepSeconds) * time.Second
+		bucketStarts = starts(b.From, b.To, st)
+		per = make([][]sample, len(bucketStarts))
+		for _, row := range b.Rows {
+			s, err := pointSample(row, q.GroupBy, metrics)
+			if err != nil {
+				return nil, fmt.Errorf("cannot read a point of the %s series: %w", q.Report, err)
+			}
+			if !kept(row, keep) {
+				continue
+			}
+			if i := bucketIndex(bucketStarts, st, s.t); i >= 0 {
 				per[i] = append(per[i], s)
 			}
 		}
 	} else {
-		var (
-			wg   sync.WaitGroup
-			mu   sync.Mutex
-			errs = make([]error, len(starts))
-			sem  = make(chan struct{}, bucketConcurrency)
-		)
-		for i, b := range starts {
-			lo, hi := maxTime(b, from), minTime(b.Add(step), to)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				rows, ex, err := rep.samples(ctx, rn, q, lo, hi)
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				per[i] = rows
-				if i == 0 {
-					mu.Lock()
-					executed = ex
-					mu.Unlock()
-				}
-			}()
+		maxBuckets := maxTimedBuckets
+		if dq.MaxDataPoints > 0 && int(dq.MaxDataPoints) < maxBuckets {
+			maxBuckets = int(dq.MaxDataPoints)
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return nil, err
+		st = ceilMinute(step(from, to, backend.DataQuery{Interval: dq.Interval, MaxDataPoints: int64(maxBuckets)}))
+		bucketStarts = starts(from, to, st)
+		per = make([][]sample, len(bucketStarts))
+		rows, ex, err := rep.samples(ctx, rn, q, from, to)
+		if err != nil {
+			return nil, err
+		}
+		executed = "GET " + ex + ", bucketed by " + st.String()
+		for _, s := range rows {
+			if i := bucketIndex(bucketStarts, st, s.t); i >= 0 {
+				per[i] = append(per[i], s)
 			}
 		}
-		executed = fmt.Sprintf("GET %s … once per %s bucket, %d requests", executed, step, len(starts))
 	}
-	f, err := seriesFrame(rep.title(), q, metrics, starts, per)
+	f, err := seriesFrame(rep.title(), q, metrics, bucketStarts, per)
 	if err != nil {
 		return nil, err
 	}
 	f.Meta.ExecutedQueryString = executed
 	for _, fl := range f.Fields[:1] {
-		fl.Config = &data.FieldConfig{Interval: float64(step.Milliseconds())}
+		fl.Config = &data.FieldConfig{Interval: float64(st.Milliseconds())}
 	}
 	return f, nil
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// bucketIndex is the index of the bucket of t in starts, -1 if none.
+func bucketIndex(starts []time.Time, step time.Duration, t time.Time) int {
+	if len(starts) == 0 || t.Before(starts[0]) {
+		return -1
 	}
-	return b
+	if i := int(t.Sub(starts[0]) / step); i < len(starts) {
+		return i
+	}
+	return -1
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
+func ceilMinute(d time.Duration) time.Duration {
+	return (d + time.Minute - 1) / time.Minute * time.Minute
+}
+
+// pointSample reads one point of a series: its time, the values of the
+// query's groupings (absent: none) and its counts (null: absent).
+func pointSample(row map[string]json.RawMessage, groupBy []string, metrics []MetricInfo) (sample, error) {
+	s := sample{dims: make([]string, len(groupBy)), vals: make([]float64, len(metrics)), ok: make([]bool, len(metrics))}
+	if err := json.Unmarshal(row["time"], &s.t); err != nil {
+		return s, fmt.Errorf("time: %w", err)
 	}
-	return b
+	for i, g := range groupBy {
+		if raw, ok := row[g]; ok {
+			if err := json.Unmarshal(raw, &s.dims[i]); err != nil {
+				return s, fmt.Errorf("%s: %w", g, err)
+			}
+		}
+	}
+	for i, m := range metrics {
+		raw, ok := row[m.Name]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(raw, &s.vals[i]); err != nil {
+			return s, fmt.Errorf("%s: %w", m.Name, err)
+		}
+		s.ok[i] = true
+	}
+	return s, nil
+}
+
+// kept reports whether a point has the dimension values keep asks for.
+func kept(row map[string]json.RawMessage, keep map[string]string) bool {
+	for k, want := range keep {
+		var got string
+		if raw, ok := row[k]; ok {
+			_ = json.Unmarshal(raw, &got)
+		}
+		if got != want {
+			return false
+		}
+	}
+	return true
 }
 
 // seriesFrame aggregates the samples of each bucket by grouping key into

@@ -22,10 +22,6 @@ type Settings struct {
 	Token string `json:"-"`
 	// TimeoutSeconds bounds one API request; 0 means 30.
 	TimeoutSeconds int `json:"timeoutSeconds"`
-	// MaxBucketRequests bounds the report requests one time series query
-	// makes (one per interval bucket); 0 means DefaultMaxBucketRequests.
-	// The bucket widens so that the dashboard's range fits.
-	MaxBucketRequests int `json:"maxBucketRequests"`
 	// MaxRows bounds the rows read from a paginated report (violations,
 	// audit) for one query; 0 means DefaultMaxRows.
 	MaxRows int `json:"maxRows"`
@@ -56,9 +52,8 @@ const (
 
 // Defaults of Settings.
 const (
-	DefaultTimeout           = 30 * time.Second
-	DefaultMaxBucketRequests = 60
-	DefaultMaxRows           = 10000
+	DefaultTimeout = 30 * time.Second
+	DefaultMaxRows = 10000
 )
 
 // Timeout returns the request timeout.
@@ -101,9 +96,6 @@ func LoadSettings(ctx context.Context, src backend.DataSourceInstanceSettings) (
 		s.HTTP.Timeouts = &httpclient.TimeoutOptions{}
 	}
 	s.HTTP.Timeouts.Timeout = s.Timeout()
-	if s.MaxBucketRequests <= 0 {
-		s.MaxBucketRequests = DefaultMaxBucketRequests
-	}
 	if s.MaxRows <= 0 {
 		s.MaxRows = DefaultMaxRows
 	}

@@ -2,7 +2,10 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -13,9 +16,11 @@ import (
 //
 // The API has no endpoint for distinct values yet: tools come from
 // /api/v1/tools, adapters from the adapter retirement report (which lists
-// declared adapters too), and services, environments and clients from the
-// call audit (paginated, up to Settings.MaxRows calls), with the clients of
-// the rejections report and the adapter callers added.
+// declared adapters too), clients from the stale-usage series grouped by
+// client in one bucket (the call rollups: every client that called), and
+// services and environments from the call audit (paginated, up to
+// Settings.MaxRows calls), with the services of the adapter and violations
+// reports added.
 func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time) (*data.Frame, error) {
 	seen := map[string]bool{}
 	add := func(s string) {
@@ -47,7 +52,33 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 		for _, r := range rows {
 			add(r.AdapterID)
 		}
-	case VariableServices, VariableEnvironments, VariableClients:
+	case VariableClients:
+		v := all.filterParams(from, to)
+		v.Set("group_by", "client")
+		v.Set("step", strconv.FormatInt(int64(ceilMinute(to.Sub(from))/time.Second), 10))
+		path := reports[QueryTypeStaleUsage].seriesPath()
+		executed = path + "?" + v.Encode()
+		var b seriesBody
+		if err := rn.c.get(ctx, path, v, &b); err != nil {
+			return nil, err
+		}
+		for _, row := range b.Rows {
+			var p struct {
+				Client string `json:"client"`
+				Calls  uint64 `json:"calls"`
+			}
+			raw, err := json.Marshal(row)
+			if err == nil {
+				err = json.Unmarshal(raw, &p)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("cannot read a point of the clients series: %w", err)
+			}
+			if p.Calls > 0 {
+				add(p.Client)
+			}
+		}
+	case VariableServices, VariableEnvironments:
 		rep := reports[QueryTypeAudit].(*reportOf[auditRow])
 		rows, ex, _, err := rep.fetch(ctx, rn, all, from, to, false)
 		switch {
@@ -55,7 +86,7 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 			// A token without the audit scope: fall back on the reports
 			// that carry these values for some calls.
 			executed = ex + " (refused: " + err.Error() + ")"
-			notice = "The token may not read the call audit; values come from the rejections, adapter and violations reports only."
+			notice = "The token may not read the call audit; values come from the adapter and violations reports only."
 		case err != nil:
 			return nil, err
 		default:
@@ -67,8 +98,6 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 				add(r.Service)
 			case VariableEnvironments:
 				add(r.Environment)
-			case VariableClients:
-				add(r.client())
 			}
 		}
 		if err := rn.addReportValues(ctx, q.Variable, from, to, add); err != nil {
@@ -80,7 +109,11 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 		vals = append(vals, s)
 	}
 	slices.Sort(vals)
-	f := data.NewFrame(q.Variable, data.NewField("text", nil, vals), data.NewField("value", nil, slices.Clone(vals)))
+	texts := slices.Clone(vals)
+	if q.None {
+		texts, vals = append([]string{"None"}, texts...), append([]string{allValue}, vals...)
+	}
+	f := data.NewFrame(q.Variable, data.NewField("text", nil, texts), data.NewField("value", nil, vals))
 	f.Meta = &data.FrameMeta{ExecutedQueryString: "GET " + executed}
 	if notice != "" {
 		f.AppendNotices(data.Notice{Severity: data.NoticeSeverityInfo, Text: notice})
@@ -88,49 +121,30 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 	return f, nil
 }
 
-// addReportValues adds the values of variable that the reports other than
-// the audit carry: clients from the rejections and the adapter callers,
-// services from the adapters and the violations.
+// addReportValues adds the services that the reports other than the audit
+// carry: those of the adapters and of the violations.
 func (rn *runner) addReportValues(ctx context.Context, variable string, from, to time.Time, add func(string)) error {
+	if variable != VariableServices {
+		return nil
+	}
 	all := Query{}
-	switch variable {
-	case VariableClients:
-		rej := reports[QueryTypeRejections].(*reportOf[rejectionRow])
-		rows, _, _, err := rej.fetch(ctx, rn, all, from, to, false)
-		if err != nil {
-			return err
+	ad := reports[QueryTypeAdapterRetirement].(*reportOf[adapterRow])
+	rows, _, _, err := ad.fetch(ctx, rn, all, from, to, false)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		for _, s := range r.ServiceNames {
+			add(s)
 		}
-		for _, r := range rows {
-			add(r.client())
-		}
-		fallthrough
-	case VariableServices:
-		ad := reports[QueryTypeAdapterRetirement].(*reportOf[adapterRow])
-		rows, _, _, err := ad.fetch(ctx, rn, all, from, to, false)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if variable == VariableClients {
-				for _, c := range r.Callers {
-					add(c.Client)
-				}
-				continue
-			}
-			for _, s := range r.ServiceNames {
-				add(s)
-			}
-		}
-		if variable == VariableServices {
-			vio := reports[QueryTypeViolations].(*reportOf[violationRow])
-			vrows, _, _, err := vio.fetch(ctx, rn, all, from, to, false)
-			if err != nil {
-				return err
-			}
-			for _, r := range vrows {
-				add(r.Service)
-			}
-		}
+	}
+	vio := reports[QueryTypeViolations].(*reportOf[violationRow])
+	vrows, _, _, err := vio.fetch(ctx, rn, all, from, to, false)
+	if err != nil {
+		return err
+	}
+	for _, r := range vrows {
+		add(r.Service)
 	}
 	return nil
 }
