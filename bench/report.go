@@ -47,6 +47,9 @@ type Report struct {
 	// as loaded and after OPTIMIZE FINAL.
 	HTTPReports []HTTPTiming   `json:"reports_http,omitempty"`
 	Storage     *StorageResult `json:"storage,omitempty"`
+	// Dashboards is the dashboards refresh (dashboards.go); nil when the
+	// reports suite did not run.
+	Dashboards *DashboardRefresh `json:"dashboards,omitempty"`
 	// Overload is the overload suite's measurement; nil when it did not
 	// run.
 	Overload *OverloadResult `json:"overload,omitempty"`
@@ -253,6 +256,7 @@ func (r *Report) finish() {
 
 	r.ingestFigures(add, ratio, met)
 	r.reportFigures(add, ratio, met)
+	r.dashboardFigures(add)
 	r.overloadFigures(add, ratio, met)
 }
 

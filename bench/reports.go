@@ -233,6 +233,10 @@ func runReportSuites(ctx context.Context, cfg Config, rep *Report, w io.Writer) 
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reports over HTTP, optimised: %w", err))
 		}
+		fmt.Fprintln(w, "refreshing the provisioned dashboards through the API…")
+		if rep.Dashboards, err = measureDashboards(ctx, cfg, st, db, load); err != nil {
+			errs = append(errs, fmt.Errorf("dashboards: %w", err))
+		}
 	}
 	if cfg.has(SuiteStorage) && ctx.Err() == nil {
 		s, err := measureStorage(ctx, st, db, load.Events)
