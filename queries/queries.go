@@ -1,9 +1,9 @@
 // Package queries holds mcpdrift's report queries: one embedded .sql file per
 // report, parameters bound by the engine, rows decoded into typed structs.
 // Only the database name, the family of rollups (.Coarse, see Rollups),
-// which optional conditions a call needs (.F, see shape) and how many
-// ranges of each rollup tier its window reads (.R, see Plan.bind) are
-// templated into the text; tiers.tmpl holds the fragments that several
+// which optional conditions a call needs and which dimensions a series
+// groups by (.F, see shape) and how many ranges of each rollup tier its
+// window reads (.R, see Plan.bind) are templated into the text; tiers.tmpl holds the fragments that several
 // reports share (the union of the rollup tiers and the common filter),
 // included with {{template}}.
 //
@@ -20,6 +20,9 @@
 //	RawStaleUsage, RawRejections, RawRepairs,
 //	RawAdapterRetirement                               events (the raw fallback of the rollup reports)
 //	RawPropagation, RawViolations                      events (the raw fallback of the narrow tables)
+//	ToolsSeries, StaleUsageSeries, RejectionsSeries,
+//	RepairsSeries, AdapterRetirementSeries,
+//	PropagationSeries, ViolationsSeries                the tables of their report, per bucket (series.go)
 //
 // Every report reads the same window (Runner.Window): exact while the
 // minutely tier holds its edges, else widened to whole hours or days. The
