@@ -107,7 +107,7 @@ func panelRequests(from, to time.Time) (reqs []panelRequest, dashboards int, err
 				v.Set("to", to.UTC().Format(time.RFC3339Nano))
 				r := panelRequest{dashboard: filepath.Base(file), panel: p.Title, params: v}
 				switch {
-				case t.QueryType == "timeseries" && t.Report != "audit":
+				case t.QueryType == "timeseries":
 					r.path = reportPaths[t.Report] + "/series"
 					v.Set("step", strconv.Itoa(int(dashboardStep/time.Second)))
 					groupBy := slices.Clone(t.GroupBy)
@@ -117,8 +117,6 @@ func panelRequests(from, to time.Time) (reqs []panelRequest, dashboards int, err
 					for _, g := range groupBy {
 						v.Add("group_by", g)
 					}
-				case t.QueryType == "timeseries":
-					r.path, r.paged = reportPaths["audit"], true
 				default:
 					r.path = reportPaths[t.QueryType]
 					r.paged = t.QueryType == "violations" || t.QueryType == "audit"

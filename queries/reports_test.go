@@ -60,6 +60,9 @@ func goldenCases(r *queries.Runner, c context.Context) []goldenCase {
 		{"adapter_retirement_series_a", func() (any, error) { return r.AdapterRetirementSeries(c, exclCI, byDay("adapter")) }},
 		{"propagation_series_a", func() (any, error) { return r.PropagationSeries(c, a, byDay("tool")) }},
 		{"violations_series_a", func() (any, error) { return r.ViolationsSeries(c, a, byDay("kind")) }},
+		{"audit_series_a_run", func() (any, error) {
+			return r.AuditSeries(c, queries.AuditFilter{Filter: a, RunID: "legacy-run-1"}, byDay("client", "outcome"))
+		}},
 	}
 }
 

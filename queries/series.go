@@ -48,9 +48,10 @@ type Series[T any] struct {
 // each as itself when set, as ” when not.
 type groups struct {
 	Tool, RevisionClient, RevisionServer, Client, Outcome, ErrorCode, Adapter, Kind, Service bool
+	Privilege, Approval, Environment                                                         bool
 }
 
-var allGroups = groups{true, true, true, true, true, true, true, true, true}
+var allGroups = groups{true, true, true, true, true, true, true, true, true, true, true, true}
 
 // dimensionFields maps a dimension's name to its flag in groups.
 var dimensionFields = map[string]func(*groups) *bool{
@@ -63,6 +64,9 @@ var dimensionFields = map[string]func(*groups) *bool{
 	"adapter":         func(g *groups) *bool { return &g.Adapter },
 	"kind":            func(g *groups) *bool { return &g.Kind },
 	"service":         func(g *groups) *bool { return &g.Service },
+	"privilege":       func(g *groups) *bool { return &g.Privilege },
+	"approval":        func(g *groups) *bool { return &g.Approval },
+	"environment":     func(g *groups) *bool { return &g.Environment },
 }
 
 // seriesDimensions are the dimensions each report's series can group by,
@@ -75,6 +79,8 @@ var seriesDimensions = map[string][]string{
 	"adapter-retirement": {"adapter", "tool"},
 	"propagation":        {"tool"},
 	"violations":         {"kind", "tool", "client", "service", "outcome"},
+	"audit": {"tool", "client", "outcome", "revision_client", "revision_server", "adapter", "privilege", "approval",
+		"service", "environment"},
 }
 
 // SeriesDimensions returns the dimensions the named report's series can
@@ -174,8 +180,9 @@ func (p Plan) bindSeries(f Filter, g groups, step time.Duration) call {
 }
 
 // series runs the named series query of report for f, reading the
-// rollups that can answer it (the fine ones to group by client).
-func series[T any](ctx context.Context, r *Runner, report, query string, f Filter, s SeriesOptions) (Series[T], error) {
+// rollups that can answer it (the fine ones to group by client); bind, if
+// any, binds the report's own parameters.
+func series[T any](ctx context.Context, r *Runner, report, query string, f Filter, s SeriesOptions, bind ...func(*call)) (Series[T], error) {
 	if err := f.validate(); err != nil {
 		return Series[T]{}, err
 	}
@@ -193,6 +200,9 @@ func series[T any](ctx context.Context, r *Runner, report, query string, f Filte
 		}
 	}
 	c := p.bindSeries(f, g, step)
+	for _, b := range bind {
+		b(&c)
+	}
 	if query == "violations_series" {
 		removed, err := r.removedAdapters(ctx, f.Tenant)
 		if err != nil {
@@ -360,4 +370,35 @@ func (r *Runner) PropagationSeries(ctx context.Context, f Filter, s SeriesOption
 // ViolationsSeries is the safety violations per bucket.
 func (r *Runner) ViolationsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[ViolationPoint], error) {
 	return series[ViolationPoint](ctx, r, "violations", "violations_series", f, s)
+}
+
+// AuditPoint is the audited calls of a bucket (AuditRow): StaleCalls have
+// a client revision and a server revision that differ.
+type AuditPoint struct {
+	Time              time.Time `json:"time"`
+	Tool              string    `json:"tool,omitempty"`
+	Client            string    `json:"client,omitempty"`
+	Outcome           string    `json:"outcome,omitempty"`
+	RevisionClient    string    `json:"revision_client,omitempty"`
+	RevisionServer    string    `json:"revision_server,omitempty"`
+	Adapter           string    `json:"adapter,omitempty"`
+	Privilege         string    `json:"privilege,omitempty"`
+	Approval          string    `json:"approval,omitempty"`
+	Service           string    `json:"service,omitempty"`
+	Environment       string    `json:"environment,omitempty"`
+	Calls             uint64    `json:"calls"`
+	StaleCalls        uint64    `json:"stale_calls"`
+	SideEffectStarted uint64    `json:"side_effect_started"`
+	ExternalRequests  uint64    `json:"external_requests"`
+}
+
+// AuditSeries is the audited calls per bucket, under the audit's filters.
+// Callers must hold the audit permission, as for Audit.
+func (r *Runner) AuditSeries(ctx context.Context, f AuditFilter, s SeriesOptions) (Series[AuditPoint], error) {
+	return series[AuditPoint](ctx, r, "audit", "audit_series", f.Filter, s, func(c *call) {
+		c.params.String("run_id", f.RunID)
+		c.params.String("session_id", f.SessionID)
+		c.params.String("request_id", f.RequestID)
+		c.shape.RunID, c.shape.SessionID, c.shape.RequestID = f.RunID != "", f.SessionID != "", f.RequestID != ""
+	})
 }

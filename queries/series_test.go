@@ -291,6 +291,18 @@ func checkSums(t *testing.T, c context.Context, r *queries.Runner, f queries.Fil
 		t.Errorf("propagation series sums %v, the report %v", g4, w4)
 	}
 
+	// The audit holds every call: its series counts the stale-usage
+	// report's calls, and its stale calls those of the stale rows.
+	audit, err := r.AuditSeries(c, queries.AuditFilter{Filter: f}, opt)
+	must(err)
+	var g5 [2]uint64
+	for _, p := range audit.Points {
+		g5 = [2]uint64{g5[0] + p.Calls, g5[1] + p.StaleCalls}
+	}
+	if g5 != [2]uint64{want[0], want[1]} {
+		t.Errorf("audit series sums %v calls and stale calls, the stale-usage report %v", g5, want[:2])
+	}
+
 	vio, err := r.ViolationsSeries(c, f, opt)
 	must(err)
 	page, err := r.Violations(c, f, queries.Page{Limit: queries.MaxPageLimit})

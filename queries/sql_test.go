@@ -47,7 +47,7 @@ func TestRenderedSQL(t *testing.T) {
 	// The series, each for the rollups it reads: those whose text differs
 	// for the fine rollups have a second rendering.
 	for _, name := range []string{"tools_series", "stale_usage_series", "rejections_series", "repairs_series",
-		"adapter_retirement_series", "propagation_series", "violations_series"} {
+		"adapter_retirement_series", "propagation_series", "violations_series", "audit_series"} {
 		q, ok := r.Query(name)
 		if !ok {
 			t.Fatalf("no query %s", name)

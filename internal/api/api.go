@@ -137,6 +137,7 @@ type Reports interface {
 	AdapterRetirementSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.AdapterPoint], error)
 	PropagationSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.PropagationPoint], error)
 	ViolationsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error)
+	AuditSeries(ctx context.Context, f queries.AuditFilter, s queries.SeriesOptions) (queries.Series[queries.AuditPoint], error)
 	CheckUsage(ctx context.Context, f queries.Filter, tools []string) ([]queries.CheckUsageRow, error)
 }
 

@@ -46,6 +46,7 @@ var goldenCases = []struct {
 	{"propagation_series", "/api/v1/reports/propagation/series?step=1d&group_by=tool", "propagation_series_a"},
 	{"violations_series", "/api/v1/reports/violations/series?step=1d&group_by=kind", "violations_series_a"},
 	{"violations_series_default_step", "/api/v1/reports/violations/series?from=-1d", ""},
+	{"audit_series_run", "/api/v1/audit/calls/series?run=legacy-run-1&step=1d&group_by=client,outcome", "audit_series_a_run"},
 }
 
 func TestGoldenJSON(t *testing.T) {

@@ -404,6 +404,7 @@ var typeDocs = map[string]string{
 	"AdapterPoint":     "The calls through adapters of one bucket and group; tool_calls sums the calls of each adapter's tool.",
 	"PropagationPoint": "The sessions notified in one bucket and what became of them.",
 	"ViolationPoint":   "The safety violations of one bucket and group; a dimension not grouped by is absent.",
+	"AuditPoint":       "The audited calls of one bucket and group; a dimension not grouped by is absent.",
 	"Problem":          "An RFC 9457 problem document.",
 	"Health":           "Health or readiness.",
 	"ToolsBody":        "The tools called in the window.",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -24,7 +25,7 @@ var (
 
 // seriesEndpoint is the series endpoint of the report at path.
 func seriesEndpoint[T any](path, report, operationID, summary, description string,
-	run func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[T], error),
+	get func(context.Context, *Server, query, queries.Filter, queries.SeriesOptions) (queries.Series[T], error),
 ) *endpoint {
 	dims, _ := queries.SeriesDimensions(report)
 	return &endpoint{
@@ -35,27 +36,35 @@ func seriesEndpoint[T any](path, report, operationID, summary, description strin
 		params:  withFormat(filterParams, []param{pStep, pGroupBy}),
 		rowType: reflect.TypeFor[T](),
 		series:  true,
-		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
-			f, err := q.filter(tenant, false)
-			if err != nil {
-				return result{}, err
-			}
-			opt, err := q.series()
-			if err != nil {
-				return result{}, err
-			}
-			ser, err := run(s.reports)(ctx, f, opt)
-			if err != nil {
-				return result{}, err
-			}
-			return result{
-				body: apiclient.SeriesBody[T]{Report: report, From: ser.From, To: ser.To,
-					StepSeconds: int64(ser.Step / time.Second), GroupBy: ser.GroupBy, Rows: ser.Points},
-				report: report + "-series", from: ser.From, to: ser.To,
-				subtitle: "step " + ser.Step.String(),
-				table:    func(render.Format) render.Table { return pointsTable(summary, ser.Points) },
-			}, nil
-		},
+		run:     seriesRun(report, summary, get),
+	}
+}
+
+// seriesRun answers a series endpoint: the filter and the series'
+// parameters read, get runs the series.
+func seriesRun[T any](report, summary string,
+	get func(context.Context, *Server, query, queries.Filter, queries.SeriesOptions) (queries.Series[T], error),
+) func(context.Context, *Server, query, string) (result, error) {
+	return func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+		f, err := q.filter(tenant, false)
+		if err != nil {
+			return result{}, err
+		}
+		opt, err := q.series()
+		if err != nil {
+			return result{}, err
+		}
+		ser, err := get(ctx, s, q, f, opt)
+		if err != nil {
+			return result{}, err
+		}
+		return result{
+			body: apiclient.SeriesBody[T]{Report: report, From: ser.From, To: ser.To,
+				StepSeconds: int64(ser.Step / time.Second), GroupBy: ser.GroupBy, Rows: ser.Points},
+			report: report + "-series", from: ser.From, to: ser.To,
+			subtitle: "step " + ser.Step.String(),
+			table:    func(render.Format) render.Table { return pointsTable(summary, ser.Points) },
+		}, nil
 	}
 }
 
@@ -64,40 +73,54 @@ func seriesEndpoint[T any](path, report, operationID, summary, description strin
 var seriesEndpoints = withScopes([]*endpoint{
 	seriesEndpoint("/api/v1/tools", "tools", "toolsSeries", "Calls per bucket",
 		"The tools' calls per bucket.",
-		func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[queries.ToolPoint], error) {
-			return r.ToolsSeries
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.ToolPoint], error) {
+			return s.reports.ToolsSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"stale-usage", "stale-usage", "staleUsageSeries", "Stale-revision usage per bucket",
 		"The stale-usage report's calls per bucket: every call, the stale ones and the outcomes. Served from the call rollups.",
-		func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[queries.StaleUsagePoint], error) {
-			return r.StaleUsageSeries
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.StaleUsagePoint], error) {
+			return s.reports.StaleUsageSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"rejections", "rejections", "rejectionsSeries", "Rejected calls per bucket",
 		"The rejected calls per bucket, and those whose side effect had already started. Served from the call rollups.",
-		func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[queries.RejectionPoint], error) {
-			return r.RejectionsSeries
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.RejectionPoint], error) {
+			return s.reports.RejectionsSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"repairs", "repairs", "repairsSeries", "Repairs per bucket",
 		"The repairs report's counts per bucket, and each bucket's own times to repair (null when it has none). Served from the call and repair rollups.",
-		func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[queries.RepairPoint], error) {
-			return r.RepairsSeries
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.RepairPoint], error) {
+			return s.reports.RepairsSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"adapter-retirement", "adapter-retirement", "adapterRetirementSeries", "Calls through adapters per bucket",
 		"The calls through adapters per bucket, those the adapter normalised (which would be rejected without it), and the calls of each adapter's tool. Served from the adapter and call rollups.",
-		func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[queries.AdapterPoint], error) {
-			return r.AdapterRetirementSeries
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.AdapterPoint], error) {
+			return s.reports.AdapterRetirementSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"propagation", "propagation", "propagationSeries", "Notification propagation per bucket",
 		"The sessions notified per bucket of their notification, how many refreshed, their refresh lags (null when none refreshed) and their stale calls after the notification.",
-		func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[queries.PropagationPoint], error) {
-			return r.PropagationSeries
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.PropagationPoint], error) {
+			return s.reports.PropagationSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"violations", "violations", "violationsSeries", "Safety violations per bucket",
 		"The safety violations per bucket, as the violations report lists them.",
-		func(r Reports) func(context.Context, queries.Filter, queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error) {
-			return r.ViolationsSeries
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error) {
+			return s.reports.ViolationsSeries(ctx, f, o)
 		}),
+	auditSeries(),
 })
+
+// auditSeries is the call audit's series: the audit's own parameters, and
+// its scope.
+func auditSeries() *endpoint {
+	e := seriesEndpoint("/api/v1/audit/calls", "audit", "auditCallsSeries", "Audited calls per bucket",
+		"The audited calls per bucket under the audit's search (run, session, request id and the common filter): every call, the stale ones (client and server revisions that differ), those whose side effect had started, and their external requests. Read from the audit table; needs the `audit` scope, as the audit.",
+		func(ctx context.Context, s *Server, q query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.AuditPoint], error) {
+			return s.reports.AuditSeries(ctx, queries.AuditFilter{Filter: f, RunID: q.get("run"), SessionID: q.get("session"), RequestID: q.get("request_id")}, o)
+		})
+	e.params = withFormat(filterParams, []param{pRun, pSession, pRequestID, pStep, pGroupBy})
+	e.scope = auth.ScopeAudit
+	return e
+}
 
 // allEndpoints are the report endpoints and their series, as the server
 // routes them and the OpenAPI document lists them.

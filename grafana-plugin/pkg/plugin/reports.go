@@ -481,7 +481,7 @@ var reports = map[string]report{
 		},
 	},
 	QueryTypeAudit: &reportOf[auditRow]{
-		name: QueryTypeAudit, heading: "Call audit", path: "/api/v1/audit/calls", paged: true,
+		name: QueryTypeAudit, heading: "Call audit", path: "/api/v1/audit/calls", paged: true, series: true,
 		params: func(q Query, v url.Values, _ bool) { q.auditParams(v) },
 		keep:   func(q Query, r auditRow) bool { return !q.StaleOnly || r.stale() },
 		timeOf: func(r auditRow) time.Time { return r.Time },

@@ -15,7 +15,8 @@ import (
 )
 
 // maxTimedBuckets bounds the buckets of a series bucketed from rows that
-// carry their time (the call audit, which has no series endpoint).
+// carry their time (the audit's stale calls' other counts, which its
+// series endpoint does not split).
 const maxTimedBuckets = 1000
 
 // seriesBody is the envelope of the API's series endpoints: the window the
@@ -57,8 +58,9 @@ func starts(from, to time.Time, step time.Duration) []time.Time {
 // seriesQuery answers a timeseries query: the chosen counts of a report
 // per bucket of the range, one series per combination of the grouping
 // dimensions, as a wide time series frame. A report with a series endpoint
-// is read with one request, its buckets computed by the API; the call
-// audit is read once (page by page) and bucketed here.
+// is read with one request, its buckets computed by the API; the audit's
+// stale calls' counts other than the calls themselves are read once (page
+// by page) and bucketed here.
 func (rn *runner) seriesQuery(ctx context.Context, q Query, dq backend.DataQuery) (*data.Frame, error) {
 	rep := reports[q.Report]
 	from, to := dq.TimeRange.From.UTC(), dq.TimeRange.To.UTC()
@@ -72,8 +74,22 @@ func (rn *runner) seriesQuery(ctx context.Context, q Query, dq backend.DataQuery
 		per          [][]sample
 		executed     string
 	)
-	if path := rep.seriesPath(); path != "" {
+	// Of the audit's stale calls, the series counts the calls alone
+	// (stale_calls).
+	staleCalls := q.Report == QueryTypeAudit && q.StaleOnly
+	if staleCalls {
+		for _, m := range metrics {
+			if m.Name != "calls" && m.Name != "stale_calls" {
+				staleCalls = false
+				break
+			}
+		}
+	}
+	if path := rep.seriesPath(); path != "" && (!q.StaleOnly || staleCalls) {
 		v := q.filterParams(from, to)
+		if q.Report == QueryTypeAudit {
+			q.auditParams(v)
+		}
 		v.Set("step", strconv.FormatInt(int64(step(from, to, dq)/time.Second), 10))
 		// The filters the series endpoint has no parameter for are
 		// dimensions: the points are grouped by them too and kept here.
@@ -105,7 +121,14 @@ func (rn *runner) seriesQuery(ctx context.Context, q Query, dq backend.DataQuery
 		bucketStarts = starts(b.From, b.To, st)
 		per = make([][]sample, len(bucketStarts))
 		for _, row := range b.Rows {
-			s, err := pointSample(row, q.GroupBy, metrics)
+			names := metrics
+			if staleCalls {
+				names = []MetricInfo{}
+				for range metrics {
+					names = append(names, MetricInfo{Name: "stale_calls"})
+				}
+			}
+			s, err := pointSample(row, q.GroupBy, names)
 			if err != nil {
 				return nil, fmt.Errorf("cannot read a point of the %s series: %w", q.Report, err)
 			}
