@@ -91,7 +91,6 @@ export interface MCPDriftVariableQuery extends DataQuery {
  */
 export interface MCPDriftOptions extends DataSourceJsonData {
   timeoutSeconds?: number;
-  maxBucketRequests?: number;
   maxRows?: number;
   tlsAuth?: boolean;
   tlsAuthWithCACert?: boolean;

@@ -61,8 +61,8 @@ describe('ConfigEditor', () => {
   it('saves limits as numbers and clears invalid ones', () => {
     const onOptionsChange = jest.fn();
     render(<ConfigEditor options={settings()} onOptionsChange={onOptionsChange} />);
-    fireEvent.change(screen.getByPlaceholderText('60'), { target: { value: '120' } });
-    expect(onOptionsChange.mock.calls[0][0].jsonData.maxBucketRequests).toBe(120);
+    fireEvent.change(screen.getByPlaceholderText('10000'), { target: { value: '120' } });
+    expect(onOptionsChange.mock.calls[0][0].jsonData.maxRows).toBe(120);
     fireEvent.change(screen.getByPlaceholderText('30'), { target: { value: '-4' } });
     expect(onOptionsChange.mock.calls[1][0].jsonData.timeoutSeconds).toBeUndefined();
   });

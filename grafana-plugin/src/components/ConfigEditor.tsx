@@ -88,19 +88,6 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             onChange={(e: ChangeEvent<HTMLInputElement>) => setJson({ timeoutSeconds: toNumber(e.target.value) })}
           />
         </Field>
-        <Field
-          label="Report requests per time series"
-          description="A time series of a rollup report requests the report once per interval; the interval widens so that the range needs no more requests than this. Default 60."
-        >
-          <Input
-            id="config-max-buckets"
-            type="number"
-            width={20}
-            value={jsonData.maxBucketRequests ?? ''}
-            placeholder="60"
-            onChange={(e: ChangeEvent<HTMLInputElement>) => setJson({ maxBucketRequests: toNumber(e.target.value) })}
-          />
-        </Field>
         <Field label="Rows per query" description="Most rows read from the violations and audit reports for one query. Default 10000.">
           <Input
             id="config-max-rows"
