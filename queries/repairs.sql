@@ -35,18 +35,7 @@ call_totals AS
 repair_totals AS
 (
     SELECT tool,
-           sumIf(t.repairs, repair_action = 'refresh_retry') AS refresh_retries,
-           sumIf(t.repairs, repair_action = 'model_repair') AS model_repairs,
-           sumIf(t.repairs, repair_action = 'human_approval') AS human_approvals,
-           sumIf(t.repairs, repair_action = 'human_approval' AND repair_result = 'failure') AS human_approvals_denied,
-           sumIf(t.repairs, repair_action = 'abandon') AS abandons,
-           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair')) AS automatic_repairs,
-           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'success') AS automatic_succeeded,
-           sumIf(t.repairs, repair_automatic AND repair_action IN ('refresh_retry', 'model_repair') AND repair_result = 'failure') AS automatic_failed,
-           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
-               AND t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair')) AS automatic_ms,
-           quantilesTDigestMergeIf(0.5, 0.95)(t.duration_ms, t.repair_result = 'success'
-               AND NOT (t.repair_automatic AND t.repair_action IN ('refresh_retry', 'model_repair'))) AS human_ms
+           {{- template "repair_sums"}}
     FROM
     (
     {{- template "repairs" .}}
