@@ -1,8 +1,6 @@
 package app_test
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -34,18 +32,12 @@ func TestAdapterUsedAfterRetirement(t *testing.T) {
 	now := time.Now()
 	metric := func(api string) string {
 		t.Helper()
-		resp, err := http.Get("http://" + api + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for line := range strings.Lines(string(body)) {
+		for line := range strings.Lines(scrape(t, api)) {
 			if v, ok := strings.CutPrefix(line, "mcpdrift_adapter_calls_after_window_total "); ok {
 				return strings.TrimSpace(v)
 			}
 		}
-		t.Fatalf("/metrics: %d, no mcpdrift_adapter_calls_after_window_total", resp.StatusCode)
+		t.Fatal("/metrics has no mcpdrift_adapter_calls_after_window_total")
 		return ""
 	}
 

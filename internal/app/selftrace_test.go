@@ -226,6 +226,21 @@ func calls(n int, adapter string) []otelschema.Event {
 	return out
 }
 
+// scrape returns the text of serve's /metrics at api.
+func scrape(t *testing.T, api string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + api + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, body)
+	}
+	return string(body)
+}
+
 func get(t *testing.T, url string) {
 	t.Helper()
 	resp, err := http.Get(url)

@@ -51,11 +51,23 @@ func addPiledUp(t *testing.T, b *batcher, requests, per int) {
 // TestAckSpooledGroupsInserts checks group commit and grouped inserts:
 // every export is acknowledged once spooled, while the store is blocked,
 // and the replayer then writes the spooled batches in a few inserts of at
-// most InsertMaxEvents, each under its content's token.
+// most InsertMaxEvents, each under its content's token. It does so with
+// the spool's memory off, every batch read back from disk, and on, as the
+// server runs it (spool.Config.CacheEvents): the inserts are the same,
+// and with it on no batch is read back from disk.
 func TestAckSpooledGroupsInserts(t *testing.T) {
+	for _, cacheEvents := range []int{0, 1000} {
+		t.Run(fmt.Sprintf("cache %d events", cacheEvents), func(t *testing.T) {
+			testAckSpooledGroupsInserts(t, cacheEvents)
+		})
+	}
+}
+
+func testAckSpooledGroupsInserts(t *testing.T, cacheEvents int) {
 	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 100)}
 	cfg := ackSpooledConfig(t, 250)
 	cfg.BatchMaxEvents = 100
+	cfg.Spool.CacheEvents = cacheEvents
 	b, sp := startSpoolBatcher(t, cfg, w)
 	const requests, per = 40, 10
 	addPiledUp(t, b, requests, per)
@@ -96,6 +108,14 @@ func TestAckSpooledGroupsInserts(t *testing.T) {
 	}
 	if got := b.stats.snapshot().InsertSize.Count; got != uint64(len(sizes)) {
 		t.Errorf("InsertSize counted %d inserts, the store saw %d", got, len(sizes))
+	}
+	// Every batch spooled fits in the spool's memory, if it has any.
+	want := uint64(0)
+	if cacheEvents > 0 {
+		want = sp.Stats().Appended
+	}
+	if got := sp.Stats().CacheReads; got != want {
+		t.Errorf("%d of %d spooled batches read from memory, want %d", got, sp.Stats().Appended, want)
 	}
 }
 

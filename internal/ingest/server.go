@@ -186,6 +186,7 @@ func (s *Server) Stats() Stats {
 			st.Spool.MaxBytes = s.cfg.Spool.MaxBytes
 			st.Spool.Records += sp.Records
 			st.Spool.Quarantined += sp.Quarantined
+			st.Spool.ReplayedFromMemory += sp.CacheReads
 		}
 	})
 	return st

@@ -91,6 +91,10 @@ type SpoolStats struct {
 	Replayed uint64
 	// ReplayedEvents is the events of those batches.
 	ReplayedEvents uint64
+	// ReplayedFromMemory is the spooled batches the replayer took from
+	// the spool's memory rather than reading them back from disk
+	// (spool.Config.CacheEvents).
+	ReplayedFromMemory uint64
 	// Quarantined is the corrupt stretches, and the batches the store
 	// refused for good, moved to the spool's quarantine directory.
 	Quarantined uint64

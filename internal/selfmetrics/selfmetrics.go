@@ -72,7 +72,7 @@ type ingestCollector struct {
 	batches, batchSize, insertSize, storeInsert, eventsStored, writeErrors, dedup *prometheus.Desc
 	afterWindow                                                                   *prometheus.Desc
 	spoolBytes, spoolFullest, spoolLimit, spoolRecords                            *prometheus.Desc
-	spooled, replayed, quarantined, spoolErr                                      *prometheus.Desc
+	spooled, replayed, fromMemory, quarantined, spoolErr                          *prometheus.Desc
 	authFailures, redactions                                                      *prometheus.Desc
 }
 
@@ -98,6 +98,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 		spoolRecords:     desc("spool_records", "Batches waiting in the spool for the store.", nil, nil),
 		spooled:          desc("spool_spooled_total", "Batches appended to the spool.", nil, nil),
 		replayed:         desc("spool_replayed_total", "Spooled batches written to the store.", nil, nil),
+		fromMemory:       desc("spool_replayed_from_memory_total", "Spooled batches the replayer took from memory, without reading them back from disk.", nil, nil),
 		quarantined:      desc("spool_quarantined_total", "Corrupt stretches and refused batches moved to the spool's quarantine.", nil, nil),
 		spoolErr:         desc("spool_errors_total", "Spool appends and reads that failed.", nil, nil),
 		authFailures:     authFailuresDesc("ingest"),
@@ -110,7 +111,7 @@ func (c *ingestCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.requests, c.records, c.recordRejections, c.refused, c.batches, c.batchSize, c.insertSize,
 		c.storeInsert, c.eventsStored, c.writeErrors, c.dedup, c.afterWindow, c.spoolBytes, c.spoolFullest, c.spoolLimit, c.spoolRecords,
-		c.spooled, c.replayed, c.quarantined, c.spoolErr, c.authFailures, c.redactions,
+		c.spooled, c.replayed, c.fromMemory, c.quarantined, c.spoolErr, c.authFailures, c.redactions,
 	} {
 		ch <- d
 	}
@@ -162,6 +163,7 @@ func (c *ingestCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.spoolRecords, st.Spool.Records)
 	counter(c.spooled, st.Spool.Spooled)
 	counter(c.replayed, st.Spool.Replayed)
+	counter(c.fromMemory, st.Spool.ReplayedFromMemory)
 	counter(c.quarantined, st.Spool.Quarantined)
 	counter(c.spoolErr, st.Spool.Errors)
 	counter(c.authFailures, c.src.AuthFailures())

@@ -200,6 +200,7 @@ func TestIngestMetrics(t *testing.T) {
 		`mcpdrift_ingest_dedup_hits_total 0`,
 		`mcpdrift_spool_records 0`,
 		`mcpdrift_spool_quarantined_total 0`,
+		`mcpdrift_spool_replayed_from_memory_total 0`,
 		`mcpdrift_auth_failures_total{listener="ingest"} 0`,
 		`mcpdrift_redactions_total 0`,
 		`# TYPE go_goroutines gauge`,

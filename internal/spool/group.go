@@ -63,6 +63,9 @@ func (s *Spool) PeekAt(pos Position, dst []otelschema.Event) (rec Record, next P
 		}
 		return Record{}, Position{}, false, ErrGroupBoundary
 	}
+	if rec, next, ok := s.cache.take(pos, dst); ok {
+		return rec, next, true, nil
+	}
 	f, err := s.reader(pos.Seg)
 	if err != nil {
 		return Record{}, Position{}, false, err

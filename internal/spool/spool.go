@@ -58,6 +58,11 @@ type Config struct {
 	// fsync before it returns. Without it a record survives the death of
 	// the process but not of the machine.
 	Fsync bool
+	// CacheEvents bounds the events of the records lately appended that
+	// the spool keeps in memory, so that reading them back does not decode
+	// them from disk (cache.go); 0 keeps none. An append that would go
+	// past it is not kept, and is read from disk.
+	CacheEvents int
 }
 
 // MinSegmentBytes is the smallest SegmentBytes: room for one record header
@@ -79,6 +84,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: SegmentBytes must be at least %d, got %d", ErrInvalidConfig, MinSegmentBytes, c.SegmentBytes)
 	case c.MaxBytes < c.SegmentBytes:
 		return fmt.Errorf("%w: MaxBytes (%d) must be at least SegmentBytes (%d)", ErrInvalidConfig, c.MaxBytes, c.SegmentBytes)
+	case c.CacheEvents < 0:
+		return fmt.Errorf("%w: CacheEvents must not be negative, got %d", ErrInvalidConfig, c.CacheEvents)
 	}
 	return nil
 }
@@ -123,6 +130,11 @@ type Stats struct {
 	Quarantined uint64
 	// QuarantinedBytes is the bytes of those stretches.
 	QuarantinedBytes uint64
+	// CachedEvents is the events of the records held in memory now
+	// (Config.CacheEvents); CacheReads is the records read from there
+	// rather than from disk since Open.
+	CachedEvents int
+	CacheReads   uint64
 }
 
 // segment is one segment file.
@@ -153,6 +165,8 @@ type Spool struct {
 	rmu   sync.Mutex // guards rfile and rseq
 	rfile *os.File   // the segment Peek reads
 	rseq  uint64
+
+	cache cache // the records lately appended, in memory
 
 	notify chan struct{} // signalled after each append
 	lock   *os.File      // holds the directory's lock until Close
@@ -195,7 +209,7 @@ func Open(cfg Config, logger *slog.Logger) (*Spool, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Spool{cfg: cfg, log: logger, notify: make(chan struct{}, 1), lock: lock, now: time.Now}
+	s := &Spool{cfg: cfg, log: logger, notify: make(chan struct{}, 1), lock: lock, now: time.Now, cache: cache{max: cfg.CacheEvents}}
 	entries, err := os.ReadDir(cfg.Dir)
 	if err != nil {
 		lock.Close()
@@ -367,6 +381,9 @@ func (s *Spool) append(r Record, next *Position) error {
 	s.bytes += n
 	s.records++
 	s.mu.Unlock()
+	// Before the notification, so that a replayer woken by it finds the
+	// record in memory.
+	s.cache.add(Position{Seg: next.Seg, Off: size}, *next, &r)
 	s.appended.Add(1)
 	select {
 	case s.notify <- struct{}{}:
@@ -481,6 +498,7 @@ func (s *Spool) Stats() Stats {
 	st.Replayed = s.replayed.Load()
 	st.Quarantined = s.quarantined.Load()
 	st.QuarantinedBytes = s.quarantinedBytes.Load()
+	_, st.CachedEvents, st.CacheReads = s.cache.stats()
 	return st
 }
 
@@ -515,6 +533,9 @@ func (s *Spool) Peek() (rec Record, next Position, ok bool, err error) {
 			// The segment is done: move to the next one.
 			s.commit(Position{Seg: nextSeq})
 			continue
+		}
+		if rec, next, ok := s.cache.take(cur, nil); ok {
+			return rec, next, true, nil
 		}
 		f, err := s.reader(cur.Seg)
 		if err != nil {
@@ -673,6 +694,7 @@ func (s *Spool) commitFile(next Position) error {
 // the active segment too when it is wholly replayed and no append is under
 // way, so that its space is freed.
 func (s *Spool) commit(next Position) {
+	s.cache.dropBefore(next)
 	s.mu.Lock()
 	s.cursor = next
 	var drop []uint64
@@ -768,6 +790,7 @@ func (s *Spool) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.cache.reset()
 	var err error
 	if s.active != nil {
 		err = s.active.Close()

@@ -1,0 +1,175 @@
+package spool
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+)
+
+// readAll reads every record the way the replayer does — Peek at the
+// cursor, then PeekAt onto the group's buffer up to a segment boundary or
+// the newest record, then CommitGroup — and returns the records one by
+// one, their events cut from the group's buffer.
+func readAll(t *testing.T, s *Spool) []Record {
+	t.Helper()
+	var out []Record
+	for {
+		rec, next, ok, err := s.Peek()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return out
+		}
+		out = append(out, Record{Tenant: rec.Tenant, Token: rec.Token, Events: rec.Events})
+		buf, n := rec.Events, 1
+		for {
+			r, nx, ok, err := s.PeekAt(next, buf)
+			if errors.Is(err, ErrGroupBoundary) || (err == nil && !ok) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r.Events[:len(buf)], buf) {
+				t.Fatalf("PeekAt(%v) changed the %d events of the group before it", next, len(buf))
+			}
+			out = append(out, Record{Tenant: r.Tenant, Token: r.Token, Events: r.Events[len(buf):]})
+			buf, next = r.Events, nx
+			n++
+		}
+		if err := s.CommitGroup(next, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCacheReadsWhatWasAppended reads the same appends through caches of
+// every size — none, one that holds some records and not others, one that
+// holds them all — and after a restart, which empties it: the records read
+// are the ones appended, in order, whichever way they are read, and the
+// cache never holds more events than its bound.
+func TestCacheReadsWhatWasAppended(t *testing.T) {
+	const records, perRecord = 30, 5
+	for _, tc := range []struct {
+		name     string
+		events   int
+		restart  bool
+		minReads uint64
+		maxReads uint64
+	}{
+		{name: "no cache", events: 0, maxReads: 0},
+		{name: "room for 2 records", events: 2*perRecord + 1, minReads: 2, maxReads: 2},
+		{name: "room for all", events: records * perRecord, minReads: records, maxReads: records},
+		{name: "room for all, restarted", events: records * perRecord, restart: true, maxReads: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := smallConfig(dir)
+			cfg.CacheEvents = tc.events
+			s, err := Open(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { s.Close() }()
+			var want []Record
+			for i := range records {
+				r := testRecord(i, perRecord)
+				want = append(want, normalize(testRecord(i, perRecord)))
+				if _, err := s.Append(r); err != nil {
+					t.Fatal(err)
+				}
+				// The caller reuses its slice once Append returns, as
+				// the batcher does: the cache must not see it.
+				for j := range r.Events {
+					r.Events[j] = otelschema.Event{Tool: "reused"}
+				}
+				if st := s.Stats(); st.CachedEvents > tc.events {
+					t.Fatalf("after %d appends the cache holds %d events, more than its %d", i+1, st.CachedEvents, tc.events)
+				}
+			}
+			if tc.restart {
+				s.Close()
+				if s, err = Open(cfg, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := readAll(t, s)
+			for i := range got {
+				got[i] = normalize(got[i])
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("read %d records, want the %d appended: %v", len(got), len(want), tokens(got))
+			}
+			st := s.Stats()
+			if st.CacheReads < tc.minReads || st.CacheReads > tc.maxReads {
+				t.Errorf("%d records read from the cache, want %d to %d", st.CacheReads, tc.minReads, tc.maxReads)
+			}
+			if st.CachedEvents != 0 || st.Records != 0 {
+				t.Errorf("after reading everything: %d events cached, %d records left", st.CachedEvents, st.Records)
+			}
+		})
+	}
+}
+
+// TestCacheForgetsCommitted commits records that were never read, as the
+// writer does when it stores a batch itself: the cache lets them go, and
+// a later read of what follows still finds its record.
+func TestCacheForgetsCommitted(t *testing.T) {
+	cfg := smallConfig(t.TempDir())
+	cfg.CacheEvents = 100
+	s := openSpool(t, cfg)
+	for i := range 3 {
+		next, err := s.Append(testRecord(i, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(next); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.Stats(); st.CachedEvents != 0 {
+			t.Fatalf("after committing record %d unread: %d events cached", i, st.CachedEvents)
+		}
+	}
+	if _, err := s.Append(testRecord(3, 4)); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, s)
+	if len(got) != 1 || got[0].Token != "tok-3" || s.Stats().CacheReads != 1 {
+		t.Fatalf("read %v, %d from the cache; want tok-3 from it", tokens(got), s.Stats().CacheReads)
+	}
+}
+
+// TestCacheAfterQuarantine quarantines a record the store refused, as the
+// replayer does: the records after it are still read from the cache.
+func TestCacheAfterQuarantine(t *testing.T) {
+	cfg := smallConfig(t.TempDir())
+	cfg.CacheEvents = 100
+	s := openSpool(t, cfg)
+	for i := range 3 {
+		if _, err := s.Append(testRecord(i, 2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, next, ok, err := s.Peek()
+	if err != nil || !ok || rec.Token != "tok-0" {
+		t.Fatalf("Peek: %v %v %q", ok, err, rec.Token)
+	}
+	if err := s.Quarantine(next, "refused"); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, s)
+	if !reflect.DeepEqual(tokens(got), []string{"tok-1", "tok-2"}) || s.Stats().CacheReads != 3 {
+		t.Fatalf("after the quarantine read %v, %d from the cache", tokens(got), s.Stats().CacheReads)
+	}
+}
+
+func TestValidateCacheEvents(t *testing.T) {
+	cfg := smallConfig(t.TempDir())
+	cfg.CacheEvents = -1
+	if err := cfg.Validate(); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("CacheEvents -1: %v", err)
+	}
+}
