@@ -123,6 +123,8 @@ type Phase struct {
 	Stored float64 `json:"stored_s,omitempty"`
 	// Requests is the export requests the ingester received.
 	Requests uint64 `json:"requests,omitempty"`
+	// Inserts is the store inserts the ingester made (the store run).
+	Inserts uint64 `json:"inserts,omitempty"`
 	// PeakAnonRSS is the highest RssAnon of the process sampled during the
 	// store run, in bytes: the Go heap and the engine's allocations, not
 	// the mapped request file. PeakGoHeap is the highest Go heap in use
@@ -318,6 +320,9 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 		add(ratio(Figure{ID: "ingest_store.events_per_s", Label: "(c) ingest → embedded store, rate acknowledged", Value: p.EventsPerSecond(), Unit: "events/s"}, baseRate, b.EventsPerSecond()))
 		if p.Stored > 0 {
 			add(ratio(Figure{ID: "ingest_store.stored_events_per_s", Label: "(c) ingest → embedded store, rate stored", Value: float64(p.Events) / p.Stored, Unit: "events/s"}, baseRate, b.EventsPerSecond()))
+		}
+		if p.Inserts > 0 {
+			add(Figure{ID: "ingest_store.rows_per_insert", Label: "(c) ingest → embedded store: rows per INSERT", Value: float64(p.Events) / float64(p.Inserts), Unit: "rows"})
 		}
 		if p.PeakAnonRSS > 0 {
 			add(Figure{ID: "ingest_store.peak_anon_rss_mib", Label: "(c) peak anonymous RSS (Go heap + engine)", Value: float64(p.PeakAnonRSS) / (1 << 20), Unit: "MiB"})

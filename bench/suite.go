@@ -677,6 +677,9 @@ func measureIngest(ctx context.Context, rs *requestSet, srv *ingest.Server, cl *
 		err = fmt.Errorf("ingester stored %d of %d events", stats.EventsStored, rs.total)
 	}
 	ph.Requests = stats.Requests
+	if isStore {
+		ph.Inserts = stats.InsertSize.Count
+	}
 	return ph, err
 }
 
