@@ -34,6 +34,11 @@ type cache struct {
 	events int      // events it holds
 	q      []cached // in append order, so in position order
 	hits   uint64   // records read from it
+	// free holds the event slices of records read already, to copy the
+	// next appends into, at most max events of capacity in all
+	// (freeCap): a cache that keeps up does not allocate.
+	free    [][]otelschema.Event
+	freeCap int
 }
 
 // add keeps a copy of r, appended at start and ending at next, unless that
@@ -48,8 +53,18 @@ func (c *cache) add(start, next Position, r *Record) {
 	if c.events+len(r.Events) > c.max {
 		return
 	}
+	var events []otelschema.Event
+	if k := len(c.free); k > 0 {
+		// One too small is dropped: the sizes of batches drift.
+		if f := c.free[k-1]; cap(f) >= len(r.Events) {
+			events = f[:0]
+		}
+		c.freeCap -= cap(c.free[k-1])
+		c.free[k-1] = nil
+		c.free = c.free[:k-1]
+	}
 	c.q = append(c.q, cached{start: start, next: next, tenant: r.Tenant, token: r.Token,
-		events: append([]otelschema.Event(nil), r.Events...)})
+		events: append(events, r.Events...)})
 	c.events += len(r.Events)
 }
 
@@ -71,8 +86,14 @@ func (c *cache) take(pos Position, dst []otelschema.Event) (rec Record, next Pos
 	c.hits++
 	events := e.events
 	if dst != nil {
-		// The copy keeps dst's contract (PeekAt): rec.Events extends it.
+		// The copy keeps dst's contract (PeekAt): rec.Events extends it;
+		// the record's slice can take another append. Without dst the
+		// caller gets the slice itself (Peek), to keep.
 		events = append(dst, e.events...)
+		if c.freeCap+cap(e.events) <= c.max {
+			c.free = append(c.free, e.events)
+			c.freeCap += cap(e.events)
+		}
 	}
 	return Record{Tenant: e.tenant, Token: e.token, Events: events}, e.next, true
 }
@@ -104,6 +125,7 @@ func (c *cache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.q, c.events = nil, 0
+	c.free, c.freeCap = nil, 0
 }
 
 // stats returns the records and events held and the records read from the

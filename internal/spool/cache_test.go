@@ -114,6 +114,54 @@ func TestCacheReadsWhatWasAppended(t *testing.T) {
 	}
 }
 
+// TestCacheReusesReadRecords appends records of varying sizes and reads
+// each one as soon as it is appended, onto a growing group, as a replayer
+// keeping up does: the slices of the records read take later appends, and
+// every record read is still the one appended.
+func TestCacheReusesReadRecords(t *testing.T) {
+	cfg := smallConfig(t.TempDir())
+	cfg.SegmentBytes = cfg.MaxBytes // one segment: one group
+	cfg.CacheEvents = 20
+	s := openSpool(t, cfg)
+	const records = 40
+	size := func(i int) int { return (i*7)%9 + 1 }
+	next, err := s.Append(testRecord(0, size(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, pos, ok, err := s.Peek()
+	if err != nil || !ok {
+		t.Fatalf("Peek: %v %v", ok, err)
+	}
+	if pos != next {
+		t.Fatalf("Peek ends at %v, the append at %v", pos, next)
+	}
+	buf := first.Events
+	for i := 1; i < records; i++ {
+		if next, err = s.Append(testRecord(i, size(i))); err != nil {
+			t.Fatal(err)
+		}
+		r, nx, ok, err := s.PeekAt(pos, buf)
+		if err != nil || !ok || nx != next {
+			t.Fatalf("PeekAt record %d: ok %v, err %v, ends at %v, the append at %v", i, ok, err, nx, next)
+		}
+		if got, want := normalize(Record{Tenant: r.Tenant, Token: r.Token, Events: r.Events[len(buf):]}), normalize(testRecord(i, size(i))); !reflect.DeepEqual(got, want) {
+			t.Fatalf("record %d read back as %+v, want %+v", i, got, want)
+		}
+		buf, pos = r.Events, nx
+	}
+	if got := s.Stats().CacheReads; got != records {
+		t.Fatalf("%d of %d records read from the cache", got, records)
+	}
+	for i := range records {
+		want := normalize(testRecord(i, size(i))).Events
+		if got := normalize(Record{Events: buf[:len(want)]}).Events; !reflect.DeepEqual(got, want) {
+			t.Fatalf("record %d changed in the group after later appends", i)
+		}
+		buf = buf[len(want):]
+	}
+}
+
 // TestCacheForgetsCommitted commits records that were never read, as the
 // writer does when it stores a batch itself: the cache lets them go, and
 // a later read of what follows still finds its record.
