@@ -112,6 +112,9 @@ type Phase struct {
 	Events int `json:"events"`
 	// CPU is the process's user + system seconds during the run.
 	CPU float64 `json:"cpu_s"`
+	// GoCPU is the part of CPU on the Go runtime's threads, the rest being
+	// the engine's (goThreadsCPU); zero when unknown.
+	GoCPU float64 `json:"go_cpu_s,omitempty"`
 	// Wall is the seconds from the first request to the last answer.
 	Wall float64 `json:"wall_s"`
 	// Settle is the seconds the store run kept measuring CPU after the last
@@ -146,7 +149,7 @@ func (p *Phase) EventsPerSecond() float64 { return float64(p.Events) / p.Wall }
 func (p *Phase) ClientCPUPerEvent() float64 { return p.ClientCPU * 1e6 / float64(p.Events) }
 
 func phaseOf(u usage, events int, cl *clientResult) *Phase {
-	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds()}
+	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds()}
 	if cl != nil {
 		p.ClientCPU = time.Duration(cl.CPU).Seconds()
 		p.ClientWall = time.Duration(cl.Wall).Seconds()
@@ -320,6 +323,10 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 		add(ratio(Figure{ID: "ingest_store.events_per_s", Label: "(c) ingest → embedded store, rate acknowledged", Value: p.EventsPerSecond(), Unit: "events/s"}, baseRate, b.EventsPerSecond()))
 		if p.Stored > 0 {
 			add(ratio(Figure{ID: "ingest_store.stored_events_per_s", Label: "(c) ingest → embedded store, rate stored", Value: float64(p.Events) / p.Stored, Unit: "events/s"}, baseRate, b.EventsPerSecond()))
+		}
+		if p.GoCPU > 0 {
+			add(Figure{ID: "ingest_store.go_cpu_us_per_event", Label: "(c) … of which Go's threads", Value: p.GoCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
+			add(toFloor(Figure{ID: "ingest_store.engine_cpu_us_per_event", Label: "(c) … of which the engine's threads", Value: (p.CPU - p.GoCPU) * 1e6 / float64(p.Events), Unit: "µs/event"}))
 		}
 		if p.Inserts > 0 {
 			add(Figure{ID: "ingest_store.rows_per_insert", Label: "(c) ingest → embedded store: rows per INSERT", Value: float64(p.Events) / float64(p.Inserts), Unit: "rows"})

@@ -279,6 +279,9 @@ func (c Config) Validate() error {
 type usage struct {
 	CPU  time.Duration // the process's user + system time
 	Wall time.Duration
+	// GoCPU is the part of CPU spent on the Go runtime's threads
+	// (goThreadsCPU); zero when /proc cannot tell.
+	GoCPU time.Duration
 }
 
 // processCPU returns the user + system time of the whole process, every
@@ -294,9 +297,14 @@ func processCPU() time.Duration {
 // measure runs f and returns the process's CPU and wall time during it.
 func measure(f func() error) (usage, error) {
 	runtime.GC()
+	go0, goOK := goThreadsCPU()
 	cpu0, wall0 := processCPU(), time.Now()
 	err := f()
-	return usage{CPU: processCPU() - cpu0, Wall: time.Since(wall0)}, err
+	u := usage{CPU: processCPU() - cpu0, Wall: time.Since(wall0)}
+	if go1, ok := goThreadsCPU(); ok && goOK {
+		u.GoCPU = go1 - go0
+	}
+	return u, err
 }
 
 // Run runs the selected suites — ingest builds the requests and runs (a) to
@@ -660,7 +668,7 @@ func measureIngest(ctx context.Context, rs *requestSet, srv *ingest.Server, cl *
 	if err != nil {
 		return nil, err
 	}
-	ph := phaseOf(usage{CPU: u.CPU, Wall: send}, rs.total, &res)
+	ph := phaseOf(usage{CPU: u.CPU, Wall: send, GoCPU: u.GoCPU}, rs.total, &res)
 	ph.Settle = settle.Seconds()
 	ph.Stored = stored.Seconds()
 	if peak != nil {

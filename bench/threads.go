@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// goThreadsCPU returns the user + system time of this process's threads
+// that carry its own name — the Go runtime's; chDB names the threads it
+// starts (ThreadPool, MergeMutate, …) — and false when /proc cannot tell.
+// The engine's work done on a Go thread, inside a call into libchdb,
+// counts as Go's; a Go thread that exited meanwhile is missed, so the
+// engine's share is the process's time minus this.
+func goThreadsCPU() (time.Duration, bool) {
+	self, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		return 0, false
+	}
+	name := strings.TrimSpace(string(self))
+	tasks, err := filepath.Glob("/proc/self/task/*/stat")
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var ticks int64
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue // exited
+		}
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open || s[open+1:end] != name {
+			continue
+		}
+		f := strings.Fields(s[end+1:])
+		if len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += utime + stime
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, true
+}
