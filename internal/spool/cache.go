@@ -89,7 +89,7 @@ func (c *cache) take(pos Position, dst []otelschema.Event) (rec Record, next Pos
 		// The copy keeps dst's contract (PeekAt): rec.Events extends it;
 		// the record's slice can take another append. Without dst the
 		// caller gets the slice itself (Peek), to keep.
-		events = append(dst, e.events...)
+		events = append(growEvents(dst, len(e.events)), e.events...)
 		if c.freeCap+cap(e.events) <= c.max {
 			c.free = append(c.free, e.events)
 			c.freeCap += cap(e.events)

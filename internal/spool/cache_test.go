@@ -2,6 +2,7 @@ package spool
 
 import (
 	"errors"
+	"math/bits"
 	"reflect"
 	"testing"
 
@@ -120,11 +121,12 @@ func TestCacheReadsWhatWasAppended(t *testing.T) {
 // every record read is still the one appended.
 func TestCacheReusesReadRecords(t *testing.T) {
 	cfg := smallConfig(t.TempDir())
+	cfg.MaxBytes = 16 << 20
 	cfg.SegmentBytes = cfg.MaxBytes // one segment: one group
-	cfg.CacheEvents = 20
+	cfg.CacheEvents = 1000
 	s := openSpool(t, cfg)
 	const records = 40
-	size := func(i int) int { return (i*7)%9 + 1 }
+	size := func(i int) int { return 200 + (i*7)%9*25 }
 	next, err := s.Append(testRecord(0, size(0)))
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +139,7 @@ func TestCacheReusesReadRecords(t *testing.T) {
 		t.Fatalf("Peek ends at %v, the append at %v", pos, next)
 	}
 	buf := first.Events
+	moves := 0 // how often the group's buffer moved as it grew
 	for i := 1; i < records; i++ {
 		if next, err = s.Append(testRecord(i, size(i))); err != nil {
 			t.Fatal(err)
@@ -148,7 +151,16 @@ func TestCacheReusesReadRecords(t *testing.T) {
 		if got, want := normalize(Record{Tenant: r.Tenant, Token: r.Token, Events: r.Events[len(buf):]}), normalize(testRecord(i, size(i))); !reflect.DeepEqual(got, want) {
 			t.Fatalf("record %d read back as %+v, want %+v", i, got, want)
 		}
+		if &r.Events[0] != &buf[0] {
+			moves++
+		}
 		buf, pos = r.Events, nx
+	}
+	// Growing by doubling, not by a quarter as append grows large slices:
+	// each move at least doubles the room, which never exceeds twice what
+	// the group needs.
+	if limit := bits.Len(uint(2 * len(buf) / size(0))); moves > limit {
+		t.Errorf("the group's buffer moved %d times growing to %d events, want at most %d", moves, len(buf), limit)
 	}
 	if got := s.Stats().CacheReads; got != records {
 		t.Fatalf("%d of %d records read from the cache", got, records)

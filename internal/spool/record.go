@@ -299,7 +299,7 @@ func decodePayload(p []byte, dst []otelschema.Event) (Record, error) {
 		return Record{}, fmt.Errorf("%w: %d events cannot fit in %d bytes", errPayload, n, len(r.b))
 	}
 	base := len(dst)
-	rec.Events = slices.Grow(dst, int(n))[:base+int(n)]
+	rec.Events = growEvents(dst, int(n))[:base+int(n)]
 	for i := range int(n) {
 		e := &rec.Events[base+i]
 		*e = otelschema.Event{} // dst's spare room may hold an earlier group's events
@@ -435,4 +435,15 @@ func (r *reader) stringMap() map[string]string {
 		m[k] = r.str("map value")
 	}
 	return m
+}
+
+// growEvents returns dst with room for n more events, at least doubling
+// its capacity when it has to grow: a replayer's group buffer built record
+// by record grows in a few steps, where append's growth of large slices
+// (a quarter at a time) would copy it over and over.
+func growEvents(dst []otelschema.Event, n int) []otelschema.Event {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	return slices.Grow(dst, max(n, cap(dst)))
 }
