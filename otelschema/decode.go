@@ -664,7 +664,7 @@ func (st *decodeState) value(a *Attribute, v *value) (decoded, error) {
 // checkString applies the length and UTF-8 rules to a string value of a.
 func (st *decodeState) checkString(a *Attribute, s string) error {
 	max, limit := st.lim.MaxValueBytes, "MaxValueBytes"
-	if maxArgs[a.Name] {
+	if a.args {
 		max, limit = st.lim.MaxArgsBytes, "MaxArgsBytes"
 	}
 	if max > 0 && len(s) > max {

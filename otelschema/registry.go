@@ -78,6 +78,9 @@ type Attribute struct {
 	present func(e *Event) bool
 	// get returns the Event field's value (for tests and tools).
 	get func(e *Event) any
+	// args is true for the attributes limited by MaxArgsBytes rather than
+	// MaxValueBytes (maxArgs).
+	args bool
 }
 
 // decoded is one attribute value after type conversion: s for strings, i for
@@ -317,6 +320,7 @@ func init() {
 			panic("otelschema: duplicate attribute " + a.Name)
 		}
 		attrByName[a.Name] = a
+		a.args = maxArgs[a.Name]
 		for _, e := range a.Required {
 			requiredBy[e] = append(requiredBy[e], a)
 		}
