@@ -27,6 +27,7 @@ func (d *Decoder) DecodeLogsProto(b []byte, dst []Event) ([]Event, Result, error
 	defer x.release()
 	n := len(dst)
 	x.w = walk{st: d.newState(), dst: dst}
+	x.call++
 	if err := x.request(b); err != nil {
 		clear(x.w.dst[n:])
 		return dst[:n], Result{}, err
@@ -47,20 +48,36 @@ type wireDecoder struct {
 	// record, as read from the request: they refer to its bytes.
 	resAttrs, scopeAttrs []wireAttr
 	rec                  wireRecord
-	// last holds, for the attribute at each of the first positions of a
-	// record, the key and string value decoded last there: the records of
-	// a request mostly carry the same keys in the same order, and many
-	// values again.
-	last [lastAttrs]lastAttr
+	// next holds, for each attribute of the conventions, by its index in
+	// registry, the key read last after it in a record; next[firstKey] the
+	// first key of a record, next[otherKey] the key after one outside the
+	// conventions. The records of a request mostly carry the same keys in
+	// the same order.
+	next [otherKey + 1]wireKey
+	// vals holds, for each attribute of the conventions, the string value
+	// read last, and what it decoded into: many repeat from record to
+	// record.
+	vals [len(registry)]lastValue
+	// call numbers the DecodeLogsProto calls that used x, from 1: a
+	// lastValue's decoded value holds for the call that decoded it, whose
+	// Decoder's limits it passed.
+	call uint64
 }
 
-// lastAttrs is how many positions wireDecoder.last remembers.
-const lastAttrs = 64
+// The wireKey ids past the conventions' attributes.
+const (
+	firstKey = len(registry) // before the first attribute of a record
+	otherKey = firstKey + 1  // an attribute outside the conventions
+)
 
-// lastAttr is a key and a string value decoded from the wire.
-type lastAttr struct {
-	key wireKey
-	val string
+// lastValue is a string value of an attribute of the conventions, read
+// from the wire, and, when call is not 0, what it decoded into in that
+// call: it passed the attribute's rules, and the attribute has an Event
+// field.
+type lastValue struct {
+	val  string
+	dec  decoded
+	call uint64
 }
 
 // release drops every reference to the request and the events, and puts x
@@ -275,7 +292,23 @@ func (x *wireDecoder) scope(b []byte) error {
 func (r *wireRecord) read(b []byte) error {
 	*r = wireRecord{attrs: r.attrs[:0]}
 	f := fields{b: b}
-	for f.next() {
+	for {
+		// Attributes first, the most frequent fields, read as the case 6
+		// below reads them.
+		if p := f.pos; p < len(b) && b[p] == tagAttributes && f.err == nil {
+			if start, end, err := consumeLen(b, p+1); err == nil {
+				f.pos = end
+				r.attrs = append(r.attrs, wireAttr{})
+				kv, m := &r.attrs[len(r.attrs)-1], b[start:end:end]
+				if !readKeyValueFast(m, kv) {
+					f.check(readKeyValue(m, 0, kv))
+				}
+				continue
+			}
+		}
+		if !f.next() {
+			break
+		}
 		switch f.num {
 		case 1:
 			r.time, _ = f.fixed64("TimeUnixNano")
@@ -317,6 +350,9 @@ func (r *wireRecord) read(b []byte) error {
 	return f.err
 }
 
+// tagAttributes is the tag of LogRecord.attributes.
+const tagAttributes = 6<<3 | byte(protowire.BytesType)
+
 // record decodes the record x.rec, the record li of the scope si of the
 // resource ri, as DecodeLogs does.
 func (x *wireDecoder) record(ri, si, li int) {
@@ -352,7 +388,7 @@ func (x *wireDecoder) decodeScope(e *Event) error    { return x.decodeShared(e, 
 // wire.
 func (x *wireDecoder) decodeShared(e *Event, attrs []wireAttr, resource bool) error {
 	for i := range attrs {
-		k := wireKeys[string(attrs[i].key)]
+		k, _ := conventionKey(attrs[i].key)
 		if !sharedAttr(k.attr, resource) {
 			continue
 		}
@@ -370,9 +406,9 @@ func (x *wireDecoder) decodeRecord(e *Event, name EventName) error {
 	if err := st.startRecord(e, name, len(r.attrs), r.time, r.observed, r.traceID, r.spanID); err != nil {
 		return err
 	}
+	prev := firstKey
 	for i := range r.attrs {
-		k, v := x.attr(i, &r.attrs[i])
-		if err := st.recordAttr(e, k.name, k.attr, &v); err != nil {
+		if err := x.decodeAttr(e, &prev, &r.attrs[i]); err != nil {
 			return err
 		}
 	}
@@ -383,27 +419,47 @@ func (x *wireDecoder) decodeRecord(e *Event, name EventName) error {
 	return st.endRecord(e, bodyHash)
 }
 
-// attr returns the key and the value of a, the attribute at position i of
-// the current record, resolved with the help of x.last.
-func (x *wireDecoder) attr(i int, a *wireAttr) (wireKey, value) {
-	last := &lastAttr{}
-	if i < len(x.last) {
-		last = &x.last[i]
-	}
-	if last.key.name != string(a.key) || last.key.name == "" {
-		k, ok := wireKeys[string(a.key)]
+// decodeAttr is decodeState.recordAttr for a, a record attribute read
+// after the key whose id is *prev, which it then sets to a's. Its key is
+// resolved with the help of x.next, its value with that of x.vals: a string
+// value of the conventions equal to the one decoded last, in this call,
+// decodes as it did then.
+func (x *wireDecoder) decodeAttr(e *Event, prev *int, a *wireAttr) error {
+	k := &x.next[*prev]
+	if k.name != string(a.key) || k.name == "" {
+		w, ok := conventionKey(a.key)
 		if !ok {
-			k = wireKey{name: x.strs.get(a.key), intern: true}
+			w = wireKey{name: x.strs.get(a.key), intern: true, id: otherKey}
 		}
-		*last = lastAttr{key: k}
+		*k = w
 	}
-	if a.val.typ != pcommon.ValueTypeStr || !last.key.intern {
-		return last.key, x.value(&a.val, last.key.intern)
+	*prev = k.id
+	st := &x.w.st
+	if a.val.typ != pcommon.ValueTypeStr || !k.intern || k.attr == nil {
+		v := x.value(&a.val, k.intern)
+		return st.recordAttr(e, k.name, k.attr, &v)
 	}
+	last := &x.vals[k.id]
 	if last.val != string(a.val.raw) {
-		last.val = x.strs.get(a.val.raw)
+		last.val, last.call = x.strs.get(a.val.raw), 0
 	}
-	return last.key, value{typ: pcommon.ValueTypeStr, str: last.val}
+	if last.call == x.call {
+		k.attr.set(e, last.dec)
+		return nil
+	}
+	v := value{typ: pcommon.ValueTypeStr, str: last.val}
+	if k.attr.Resource {
+		return st.extra(e, k.name, &v)
+	}
+	dv, err := st.value(k.attr, &v)
+	if err != nil {
+		return err
+	}
+	if k.attr.set != nil {
+		k.attr.set(e, dv)
+		last.dec, last.call = dv, x.call
+	}
+	return nil
 }
 
 // emptyBodyHash is the xxhash64 of an empty body.
@@ -452,11 +508,12 @@ func pdataOf(v *wireValue) pcommon.Value {
 }
 
 // wireKey is what an attribute key read from the wire is: an attribute of
-// the conventions, or not (attr nil), and whether its string values are
-// interned.
+// the conventions, its index in registry as id, or not (attr nil, id
+// otherKey), and whether its string values are interned.
 type wireKey struct {
 	name   string
 	attr   *Attribute
+	id     int
 	intern bool
 }
 
@@ -467,15 +524,42 @@ var uninterned = map[string]bool{
 	AttrArgsRaw: true, AttrArgsNormalized: true,
 }
 
-// wireKeys maps the names of the conventions' attributes to their wireKey.
-var wireKeys = func() map[string]wireKey {
-	m := make(map[string]wireKey, len(registry))
+// conventionKey returns the wireKey of the conventions' attribute named k,
+// if there is one.
+func conventionKey(k []byte) (wireKey, bool) {
+	for _, w := range wireKeys[keySlot(k)] {
+		if w.name == string(k) {
+			return w, true
+		}
+	}
+	return wireKey{}, false
+}
+
+// wireKeys holds the wireKey of every attribute of the conventions, in the
+// slot keySlot gives its name: a lookup costs a few bytes' arithmetic and
+// about one comparison, less than a map's hash of the whole key.
+var wireKeys = func() (t [keySlots][]wireKey) {
 	for i := range registry {
 		a := &registry[i]
-		m[a.Name] = wireKey{name: a.Name, attr: a, intern: !uninterned[a.Name]}
+		s := keySlot([]byte(a.Name))
+		t[s] = append(t[s], wireKey{name: a.Name, attr: a, id: i, intern: !uninterned[a.Name]})
 	}
-	return m
+	return t
 }()
+
+// keySlots is the number of slots of wireKeys.
+const keySlots = 256
+
+// keySlot mixes the length and three bytes of k into a slot of wireKeys:
+// the names of the conventions share prefixes, not these.
+func keySlot(k []byte) int {
+	n := len(k)
+	if n < 2 {
+		return n
+	}
+	h := uint32(n)*0x9E3779B1 ^ uint32(k[n-1])*0x85EBCA77 ^ uint32(k[n/2])*0xC2B2AE3D ^ uint32(k[n-2])*0x27D4EB2F
+	return int(h >> 24)
+}
 
 // strtab interns strings read from the wire: a fixed number of slots, each
 // holding the last string whose hash falls there. A value that repeats

@@ -277,6 +277,72 @@ func readKeyValue(b []byte, depth int, kv *wireAttr) error {
 	return f.err
 }
 
+// Tags of the fields readKeyValueFast reads.
+const (
+	tagKey         = 1<<3 | byte(protowire.BytesType)   // KeyValue.key
+	tagValue       = 2<<3 | byte(protowire.BytesType)   // KeyValue.value
+	tagStringValue = 1<<3 | byte(protowire.BytesType)   // AnyValue.string_value
+	tagBoolValue   = 2<<3 | byte(protowire.VarintType)  // AnyValue.bool_value
+	tagIntValue    = 3<<3 | byte(protowire.VarintType)  // AnyValue.int_value
+	tagDoubleValue = 4<<3 | byte(protowire.Fixed64Type) // AnyValue.double_value
+)
+
+// readKeyValueFast reads into kv a KeyValue laid out as SDKs and pdata
+// write them: its key and its value, each once, in either order, the value
+// one string, bool, int or double, every length of one byte. It reports
+// whether b is such a KeyValue; kv is then what readKeyValue(b, 0, kv)
+// reads, and b has no error. For any other b it leaves kv as it was and
+// reports false, for readKeyValue to read.
+func readKeyValueFast(b []byte, kv *wireAttr) bool {
+	if len(b) < 4 || b[1] >= 0x80 {
+		return false
+	}
+	p := 2 + int(b[1])
+	if p+2 > len(b) || b[p+1] >= 0x80 || p+2+int(b[p+1]) != len(b) {
+		return false
+	}
+	var key, v []byte
+	switch {
+	case b[0] == tagKey && b[p] == tagValue:
+		key, v = b[2:p:p], b[p+2:]
+	case b[0] == tagValue && b[p] == tagKey:
+		v, key = b[2:p:p], b[p+2:]
+	default:
+		return false
+	}
+	if len(v) < 2 {
+		return false
+	}
+	switch v[0] {
+	case tagStringValue:
+		if v[1] >= 0x80 || 2+int(v[1]) != len(v) {
+			return false
+		}
+		kv.key = key
+		kv.val = wireValue{typ: pcommon.ValueTypeStr, raw: v[2:]}
+	case tagIntValue, tagBoolValue:
+		num, end, err := consumeVarint(v, 1)
+		if err != nil || end != len(v) {
+			return false
+		}
+		kv.key = key
+		if v[0] == tagIntValue {
+			kv.val = wireValue{typ: pcommon.ValueTypeInt, num: num}
+		} else {
+			kv.val = wireValue{typ: pcommon.ValueTypeBool, num: min(num, 1)}
+		}
+	case tagDoubleValue:
+		if len(v) != 9 {
+			return false
+		}
+		kv.key = key
+		kv.val = wireValue{typ: pcommon.ValueTypeDouble, num: binary.LittleEndian.Uint64(v[1:])}
+	default:
+		return false
+	}
+	return true
+}
+
 // readAnyValue reads an AnyValue at depth into v, which it sets to the last
 // value of the message; v keeps its value when the message sets none. A
 // string_value_strindex (the profiles' string table) is an empty value, as

@@ -1,0 +1,146 @@
+package otelschema
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+)
+
+// checkKeyValueFast checks readKeyValueFast against readKeyValue on b: when
+// it takes b, it reads what readKeyValue reads, and readKeyValue finds no
+// error; when it does not, it leaves kv as it was. It reports whether the
+// fast path took b.
+func checkKeyValueFast(t *testing.T, b []byte) bool {
+	t.Helper()
+	before := wireAttr{key: []byte("before"), val: wireValue{typ: 9, num: 7}}
+	fast := before
+	took := readKeyValueFast(b, &fast)
+	var slow wireAttr
+	err := readKeyValue(b, 0, &slow)
+	if !took {
+		if !reflect.DeepEqual(fast, before) {
+			t.Fatalf("% x: declined, kv changed to %+v", b, fast)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatalf("% x: fast path reads %+v, readKeyValue refuses: %v", b, fast, err)
+	}
+	if string(fast.key) != string(slow.key) || fast.val.typ != slow.val.typ ||
+		string(fast.val.raw) != string(slow.val.raw) || fast.val.num != slow.val.num {
+		t.Fatalf("% x: fast path reads %+v, readKeyValue %+v", b, fast, slow)
+	}
+	return true
+}
+
+func TestReadKeyValueFast(t *testing.T) {
+	double := pb(nil).fixed64(4, math.Float64bits(1.5))
+	valueFirst := func(k string, v pb) pb { return pb(nil).bytes(2, v).str(1, k) }
+	for _, tc := range []struct {
+		name string
+		kv   pb
+		fast bool
+	}{
+		{"string", kvStr("mcp.drift.outcome", "current"), true},
+		{"value first, as pdata writes", valueFirst("mcp.drift.outcome", strVal("current")), true},
+		{"empty key", kvStr("", "v"), true},
+		{"empty string", kvStr("k", ""), true},
+		{"int", kvOf("k", pb(nil).varint(3, 1<<40)), true},
+		{"negative int", kvOf("k", pb(nil).varint(3, math.MaxUint64)), true},
+		{"bool true", kvOf("k", pb(nil).varint(2, 1)), true},
+		{"bool of 2", kvOf("k", pb(nil).varint(2, 2)), true},
+		{"bool false", valueFirst("k", pb(nil).varint(2, 0)), true},
+		{"double", kvOf("k", double), true},
+		{"string of 125 bytes", kvStr("k", strings.Repeat("v", 125)), true},
+		{"key of 127 bytes", kvStr(strings.Repeat("k", 127), "v"), true},
+		// Declined: readKeyValue reads them, or refuses them.
+		{"value of 128 bytes", kvStr("k", strings.Repeat("v", 126)), false},
+		{"string of 128 bytes", kvStr("k", strings.Repeat("v", 128)), false},
+		{"key of 128 bytes", kvStr(strings.Repeat("k", 128), "v"), false},
+		{"empty", nil, false},
+		{"key only", pb(nil).str(1, "k"), false},
+		{"value only", pb(nil).bytes(2, strVal("v")), false},
+		{"empty value", kvOf("k", nil), false},
+		{"key twice", kvStr("k", "v").str(1, "j"), false},
+		{"value twice", pb(nil).bytes(2, strVal("a")).bytes(2, strVal("b")), false},
+		{"key strindex", kvStr("k", "v").varint(3, 1), false},
+		{"unknown field", kvStr("k", "v").varint(9, 1), false},
+		{"trailing byte", kvStr("k", "v").raw(0), false},
+		{"truncated", kvStr("k", "v")[:5], false},
+		{"two string fields", kvOf("k", strVal("a").str(1, "b")), false},
+		{"string then int", kvOf("k", strVal("a").varint(3, 1)), false},
+		{"bytes", kvOf("k", pb(nil).str(7, "raw")), false},
+		{"array", kvOf("k", pb(nil).bytes(5, pb(nil).bytes(1, strVal("x")))), false},
+		{"map", kvOf("k", pb(nil).bytes(6, nil)), false},
+		{"strindex", kvOf("k", pb(nil).varint(8, 1)), false},
+		{"int truncated", kvOf("k", pb(nil).raw(3<<3, 0x80)), false},
+		{"int with a trailing byte", kvOf("k", pb(nil).varint(3, 1).raw(0)), false},
+		{"int of 11 bytes", kvOf("k", pb(nil).raw(3<<3, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1)), false},
+		{"double truncated", kvOf("k", double[:8]), false},
+		{"double as varint", kvOf("k", pb(nil).varint(4, 1)), false},
+		{"string as varint", kvOf("k", pb(nil).varint(1, 1)), false},
+		{"key as varint", pb(nil).varint(1, 1).bytes(2, strVal("v")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := checkKeyValueFast(t, tc.kv); got != tc.fast {
+				t.Errorf("% x: fast path taken %v, want %v", []byte(tc.kv), got, tc.fast)
+			}
+		})
+	}
+}
+
+// FuzzReadKeyValueFast checks readKeyValueFast against readKeyValue.
+func FuzzReadKeyValueFast(f *testing.F) {
+	f.Add([]byte(kvStr("mcp.drift.outcome", "current")))
+	f.Add([]byte(pb(nil).bytes(2, pb(nil).varint(3, 7)).str(1, "k")))
+	f.Add([]byte(kvOf("k", pb(nil).fixed64(4, 1))))
+	f.Add([]byte(kvOf("k", pb(nil).varint(2, 1))))
+	f.Fuzz(func(t *testing.T, b []byte) { checkKeyValueFast(t, b) })
+}
+
+func TestConventionKey(t *testing.T) {
+	for i := range registry {
+		a := &registry[i]
+		k, ok := conventionKey([]byte(a.Name))
+		if !ok || k.attr != a || k.name != a.Name || k.id != i || k.intern == uninterned[a.Name] {
+			t.Errorf("%s: %+v, %v", a.Name, k, ok)
+		}
+		for _, other := range []string{a.Name[:len(a.Name)-1], a.Name + "x", strings.ToUpper(a.Name)} {
+			if k, ok := conventionKey([]byte(other)); ok {
+				t.Errorf("%s: %+v", other, k)
+			}
+		}
+	}
+	for _, other := range []string{"", "k", "http.route"} {
+		if k, ok := conventionKey([]byte(other)); ok {
+			t.Errorf("%q: %+v", other, k)
+		}
+	}
+}
+
+// TestDecodeLogsProtoLimitsPerCall decodes the same records with decoders
+// of different limits in turn: what a value decoded into under the limits
+// of one call does not carry over to the next.
+func TestDecodeLogsProtoLimitsPerCall(t *testing.T) {
+	tight := &Decoder{Limits: Limits{MaxValueBytes: 8}, Now: testDecoder().Now}
+	// Only the session id is over the tight limit.
+	attrs := []kv{{AttrToolName, "pay"}, {AttrOutcome, "current"}, {AttrSessionID, "session-0123456789"}}
+	ld := logsWith(t, []kv{{AttrServiceName, "svc"}}, "mcp.drift.call", attrs, attrs)
+	b, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		d, accepted := testDecoder(), 2
+		if i%2 == 1 {
+			d, accepted = tight, 0
+		}
+		CompareDecoders(t, d, b)
+		if events, res, err := d.DecodeLogsProto(b, nil); err != nil || res.Accepted != accepted || len(events) != accepted {
+			t.Fatalf("call %d: %d events, %+v, %v; want %d accepted", i, len(events), res, err, accepted)
+		}
+	}
+}
