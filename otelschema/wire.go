@@ -3,6 +3,7 @@ package otelschema
 import (
 	"hash/maphash"
 	"sync"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -21,7 +22,9 @@ import (
 // The events' strings are copies: nothing in them refers to b, which the
 // caller may reuse once DecodeLogsProto returns. Small values that repeat
 // from record to record (names, tools, revisions, attribute keys) are
-// shared between events rather than copied each time.
+// shared between events rather than copied each time, and short values
+// that do not repeat (request ids, arguments) are copied into blocks that
+// several events share.
 func (d *Decoder) DecodeLogsProto(b []byte, dst []Event) ([]Event, Result, error) {
 	x := wireDecoders.Get().(*wireDecoder)
 	defer x.release()
@@ -58,6 +61,8 @@ type wireDecoder struct {
 	// read last, and what it decoded into: many repeat from record to
 	// record.
 	vals [len(registry)]lastValue
+	// block is where copied cuts its strings from.
+	block []byte
 	// call numbers the DecodeLogsProto calls that used x, from 1: a
 	// lastValue's decoded value holds for the call that decoded it, whose
 	// Decoder's limits it passed.
@@ -462,6 +467,36 @@ func (x *wireDecoder) decodeAttr(e *Event, prev *int, a *wireAttr) error {
 	return nil
 }
 
+// copied returns a copy of b. Copies of up to copyMax bytes are cut from
+// blocks of copyBlock bytes, each allocated once the last is full: the
+// values that are not interned then cost a fraction of an allocation each,
+// and a block stays in memory as long as one of its strings does. The
+// bytes of a block up to its length are never written again, so strings
+// cut from it stay valid when x serves later calls.
+func (x *wireDecoder) copied(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > copyMax {
+		return string(b)
+	}
+	if len(x.block)+len(b) > cap(x.block) {
+		x.block = make([]byte, 0, copyBlock)
+	}
+	start := len(x.block)
+	x.block = append(x.block, b...)
+	return unsafe.String(&x.block[start], len(b))
+}
+
+const (
+	// copyBlock is the size of the blocks copied cuts strings from.
+	copyBlock = 4 << 10
+	// copyMax is the longest string copied cuts from a block: a longer
+	// one has its own allocation, so that it does not keep a block alive,
+	// nor a block it.
+	copyMax = 256
+)
+
 // emptyBodyHash is the xxhash64 of an empty body.
 var emptyBodyHash = xxhash.Sum64(nil)
 
@@ -472,7 +507,7 @@ func (x *wireDecoder) value(v *wireValue, intern bool) value {
 		if intern {
 			return value{typ: v.typ, str: x.strs.get(v.raw)}
 		}
-		return value{typ: v.typ, str: string(v.raw)}
+		return value{typ: v.typ, str: x.copied(v.raw)}
 	case pcommon.ValueTypeBytes, pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
 		return value{typ: v.typ, pv: pdataOf(v)}
 	}

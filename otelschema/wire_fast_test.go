@@ -144,3 +144,47 @@ func TestDecodeLogsProtoLimitsPerCall(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeLogsProtoCopies checks that the events' strings survive the
+// request's bytes, overwritten, and later calls, which copy their own
+// strings after them.
+func TestDecodeLogsProtoCopies(t *testing.T) {
+	d := testDecoder()
+	request := func(i int) []byte {
+		var records [][]kv
+		for j := range 100 {
+			records = append(records, callAttrs(
+				kv{AttrRequestID, strings.Repeat("r", i+j%7)},
+				kv{AttrArgsRaw, strings.Repeat("a", 10*j)},
+				kv{AttrArgsNormalized, strings.Repeat("n", copyMax+j%2)},
+				kv{"x.extra", strings.Repeat("x", j)}))
+		}
+		b, err := plogotlp.NewExportRequestFromLogs(logsWith(t, testResource, "mcp.drift.call", records...)).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var got, want [][]Event
+	for i := range 4 {
+		b := request(i)
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := d.DecodeLogs(req.Logs(), nil)
+		g, res, err := d.DecodeLogsProto(b, nil)
+		if err != nil || res.Accepted != 100 {
+			t.Fatalf("request %d: %+v, %v", i, res, err)
+		}
+		for j := range b {
+			b[j] = 0xff
+		}
+		got, want = append(got, g), append(want, w)
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("request %d: the events changed after the call", i)
+		}
+	}
+}
