@@ -426,9 +426,10 @@ func (x *wireDecoder) decodeRecord(e *Event, name EventName) error {
 
 // decodeAttr is decodeState.recordAttr for a, a record attribute read
 // after the key whose id is *prev, which it then sets to a's. Its key is
-// resolved with the help of x.next, its value with that of x.vals: a string
-// value of the conventions equal to the one decoded last, in this call,
-// decodes as it did then.
+// resolved with the help of x.next, its value with that of x.vals, then
+// x.strs: a string value of the conventions that an attribute decoded
+// last, or that the strtab slot of the value last saw decoded for it, in
+// this call, decodes as it did then.
 func (x *wireDecoder) decodeAttr(e *Event, prev *int, a *wireAttr) error {
 	k := &x.next[*prev]
 	if k.name != string(a.key) || k.name == "" {
@@ -445,8 +446,19 @@ func (x *wireDecoder) decodeAttr(e *Event, prev *int, a *wireAttr) error {
 		return st.recordAttr(e, k.name, k.attr, &v)
 	}
 	last := &x.vals[k.id]
-	if last.val != string(a.val.raw) {
-		last.val, last.call = x.strs.get(a.val.raw), 0
+	var slot *strSlot
+	if raw := a.val.raw; last.val != string(raw) {
+		*last = lastValue{}
+		switch {
+		case len(raw) > internMax:
+			last.val = string(raw)
+		case len(raw) > 0:
+			slot = x.strs.slot(raw)
+			last.val = slot.s
+			if slot.call == x.call && slot.id == k.id {
+				last.dec, last.call = slot.dec, x.call
+			}
+		}
 	}
 	if last.call == x.call {
 		k.attr.set(e, last.dec)
@@ -463,6 +475,9 @@ func (x *wireDecoder) decodeAttr(e *Event, prev *int, a *wireAttr) error {
 	if k.attr.set != nil {
 		k.attr.set(e, dv)
 		last.dec, last.call = dv, x.call
+		if slot != nil {
+			slot.id, slot.dec, slot.call = k.id, dv, x.call
+		}
 	}
 	return nil
 }
@@ -600,10 +615,20 @@ func keySlot(k []byte) int {
 // holding the last string whose hash falls there. A value that repeats
 // from record to record is copied once, then shared by the events that
 // carry it; a value that does not costs its copy, as it would anyway, and
-// a hash.
+// a hash. A slot also keeps what its string decoded into last, as the
+// value of an attribute of the conventions.
 type strtab struct {
 	seed  maphash.Seed
-	slots [strtabSlots]string
+	slots [strtabSlots]strSlot
+}
+
+// strSlot is a slot of a strtab: s, and, when call is not 0, what s
+// decoded into in that call as the value of registry[id], as lastValue.
+type strSlot struct {
+	s    string
+	id   int
+	dec  decoded
+	call uint64
 }
 
 const (
@@ -621,10 +646,15 @@ func (t *strtab) get(b []byte) string {
 	if len(b) > internMax {
 		return string(b)
 	}
+	return t.slot(b).s
+}
+
+// slot returns the slot of b, 1 to internMax bytes, holding b: as it was
+// when b was there already, emptied of any other string.
+func (t *strtab) slot(b []byte) *strSlot {
 	slot := &t.slots[maphash.Bytes(t.seed, b)&(strtabSlots-1)]
-	if *slot == string(b) {
-		return *slot
+	if slot.s != string(b) {
+		*slot = strSlot{s: string(b)}
 	}
-	*slot = string(b)
-	return *slot
+	return slot
 }

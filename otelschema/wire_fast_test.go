@@ -188,3 +188,50 @@ func TestDecodeLogsProtoCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeLogsProtoValueCache decodes values that repeat, in turn and
+// across attributes, as DecodeLogs does: one valid for an attribute and
+// not for another, one valid under a decoder's limits and not under the
+// next one's.
+func TestDecodeLogsProtoValueCache(t *testing.T) {
+	long := "session-0123456789"
+	call := func(extra ...kv) []kv { return append([]kv{{AttrToolName, "pay"}, {AttrOutcome, "current"}}, extra...) }
+	for _, tc := range []struct {
+		name     string
+		records  [][]kv
+		accepted int // with the default limits
+	}{
+		{"a tool's value, then a bool's", [][]kv{
+			{{AttrToolName, "maybe"}, {AttrOutcome, "current"}},
+			call(kv{AttrSideEffectStarted, "maybe"}),
+		}, 1},
+		{"a bool's value, then a tool's", [][]kv{
+			call(kv{AttrSideEffectStarted, "true"}),
+			{{AttrToolName, "true"}, {AttrOutcome, "current"}, {AttrSideEffectStarted, "false"}},
+			call(kv{AttrSideEffectStarted, "true"}),
+		}, 3},
+		{"an enum's value, then a string's", [][]kv{
+			call(kv{AttrApproval, "session"}),
+			call(kv{AttrSessionID, "session"}, kv{AttrApproval, "nope"}),
+			call(kv{AttrApproval, "session"}, kv{AttrSessionID, "session"}),
+		}, 2},
+		{"values in turn", [][]kv{
+			call(kv{AttrSessionID, long}), call(kv{AttrSessionID, "s"}),
+			call(kv{AttrSessionID, long}), call(kv{AttrSessionID, "s"}),
+		}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := plogotlp.NewExportRequestFromLogs(logsWith(t, []kv{{AttrServiceName, "svc"}}, "mcp.drift.call", tc.records...)).MarshalProto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tight := &Decoder{Limits: Limits{MaxValueBytes: 8}, Now: testDecoder().Now}
+			for _, d := range []*Decoder{testDecoder(), tight, testDecoder(), tight} {
+				CompareDecoders(t, d, b)
+			}
+			if _, res, err := testDecoder().DecodeLogsProto(b, nil); err != nil || res.Accepted != tc.accepted {
+				t.Errorf("%+v, %v; want %d accepted", res, err, tc.accepted)
+			}
+		})
+	}
+}
