@@ -63,9 +63,9 @@ type wireDecoder struct {
 	vals [len(registry)]lastValue
 	// block is where copied cuts its strings from.
 	block []byte
-	// call numbers the DecodeLogsProto calls that used x, from 1: a
-	// lastValue's decoded value holds for the call that decoded it, whose
-	// Decoder's limits it passed.
+	// call numbers the DecodeLogsProto calls that used x, from 1: what a
+	// lastValue or a strSlot says a value decoded into holds for the call
+	// that decoded it, whose Decoder's limits it passed.
 	call uint64
 }
 

@@ -29,7 +29,10 @@ import (
 //     starts at 0 at every attribute of a record, resource or scope and at a
 //     record's body, and refuse 100 levels.
 //
-// Messages are read with fields, which stops at the first error.
+// Messages are read with fields, which stops at the first error. A record's
+// KeyValues in the layout SDKs and pdata write are read by
+// readKeyValueFast, which reads what readKeyValue reads of them, and
+// leaves the others to it.
 
 // recursionLimit is pdata's proto.RecursionLimit.
 const recursionLimit = 100
