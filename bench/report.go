@@ -115,6 +115,9 @@ type Phase struct {
 	// GoCPU is the part of CPU on the Go runtime's threads, the rest being
 	// the engine's (goThreadsCPU); zero when unknown.
 	GoCPU float64 `json:"go_cpu_s,omitempty"`
+	// GCCPU is the Go garbage collector's part of GoCPU, as the runtime
+	// estimates it.
+	GCCPU float64 `json:"gc_cpu_s,omitempty"`
 	// Wall is the seconds from the first request to the last answer.
 	Wall float64 `json:"wall_s"`
 	// Settle is the seconds the store run kept measuring CPU after the last
@@ -149,7 +152,7 @@ func (p *Phase) EventsPerSecond() float64 { return float64(p.Events) / p.Wall }
 func (p *Phase) ClientCPUPerEvent() float64 { return p.ClientCPU * 1e6 / float64(p.Events) }
 
 func phaseOf(u usage, events int, cl *clientResult) *Phase {
-	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds()}
+	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds(), GCCPU: u.GCCPU.Seconds()}
 	if cl != nil {
 		p.ClientCPU = time.Duration(cl.CPU).Seconds()
 		p.ClientWall = time.Duration(cl.Wall).Seconds()
@@ -326,6 +329,7 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 		}
 		if p.GoCPU > 0 {
 			add(Figure{ID: "ingest_store.go_cpu_us_per_event", Label: "(c) … of which Go's threads", Value: p.GoCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
+			add(Figure{ID: "ingest_store.gc_cpu_us_per_event", Label: "(c) … of which Go's garbage collector", Value: p.GCCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
 			add(toFloor(Figure{ID: "ingest_store.engine_cpu_us_per_event", Label: "(c) … of which the engine's threads", Value: (p.CPU - p.GoCPU) * 1e6 / float64(p.Events), Unit: "µs/event"}))
 		}
 		if p.Inserts > 0 {

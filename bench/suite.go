@@ -280,8 +280,9 @@ type usage struct {
 	CPU  time.Duration // the process's user + system time
 	Wall time.Duration
 	// GoCPU is the part of CPU spent on the Go runtime's threads
-	// (goThreadsCPU); zero when /proc cannot tell.
-	GoCPU time.Duration
+	// (goThreadsCPU); zero when /proc cannot tell. GCCPU is the garbage
+	// collector's part of it (gcCPU).
+	GoCPU, GCCPU time.Duration
 }
 
 // processCPU returns the user + system time of the whole process, every
@@ -298,9 +299,10 @@ func processCPU() time.Duration {
 func measure(f func() error) (usage, error) {
 	runtime.GC()
 	go0, goOK := goThreadsCPU()
+	gc0 := gcCPU()
 	cpu0, wall0 := processCPU(), time.Now()
 	err := f()
-	u := usage{CPU: processCPU() - cpu0, Wall: time.Since(wall0)}
+	u := usage{CPU: processCPU() - cpu0, Wall: time.Since(wall0), GCCPU: gcCPU() - gc0}
 	if go1, ok := goThreadsCPU(); ok && goOK {
 		u.GoCPU = go1 - go0
 	}
@@ -668,7 +670,7 @@ func measureIngest(ctx context.Context, rs *requestSet, srv *ingest.Server, cl *
 	if err != nil {
 		return nil, err
 	}
-	ph := phaseOf(usage{CPU: u.CPU, Wall: send, GoCPU: u.GoCPU}, rs.total, &res)
+	ph := phaseOf(usage{CPU: u.CPU, Wall: send, GoCPU: u.GoCPU, GCCPU: u.GCCPU}, rs.total, &res)
 	ph.Settle = settle.Seconds()
 	ph.Stored = stored.Seconds()
 	if peak != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -44,4 +45,16 @@ func goThreadsCPU() (time.Duration, bool) {
 		ticks += utime + stime
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, true
+}
+
+// gcCPU returns the Go runtime's estimate of the CPU its garbage collector
+// has used since the process started (runtime/metrics), part of
+// goThreadsCPU.
+func gcCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 {
+		return 0
+	}
+	return time.Duration(s[0].Value.Float64() * float64(time.Second))
 }
