@@ -131,6 +131,11 @@ type Phase struct {
 	Requests uint64 `json:"requests,omitempty"`
 	// Inserts is the store inserts the ingester made (the store run).
 	Inserts uint64 `json:"inserts,omitempty"`
+	// Replayed is the spooled batches the replayer wrote to the store,
+	// FromMemory those it took from the spool's memory rather than
+	// reading them back from disk.
+	Replayed   uint64 `json:"replayed,omitempty"`
+	FromMemory uint64 `json:"replayed_from_memory,omitempty"`
 	// PeakAnonRSS is the highest RssAnon of the process sampled during the
 	// store run, in bytes: the Go heap and the engine's allocations, not
 	// the mapped request file. PeakGoHeap is the highest Go heap in use
@@ -331,6 +336,9 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 			add(Figure{ID: "ingest_store.go_cpu_us_per_event", Label: "(c) … of which Go's threads", Value: p.GoCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
 			add(Figure{ID: "ingest_store.gc_cpu_us_per_event", Label: "(c) … of which Go's garbage collector", Value: p.GCCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
 			add(toFloor(Figure{ID: "ingest_store.engine_cpu_us_per_event", Label: "(c) … of which the engine's threads", Value: (p.CPU - p.GoCPU) * 1e6 / float64(p.Events), Unit: "µs/event"}))
+		}
+		if p.Replayed > 0 {
+			add(Figure{ID: "ingest_store.replayed_from_memory_pct", Label: "(c) spooled batches replayed from memory", Value: 100 * float64(p.FromMemory) / float64(p.Replayed), Unit: "%"})
 		}
 		if p.Inserts > 0 {
 			add(Figure{ID: "ingest_store.rows_per_insert", Label: "(c) ingest → embedded store: rows per INSERT", Value: float64(p.Events) / float64(p.Inserts), Unit: "rows"})

@@ -689,6 +689,7 @@ func measureIngest(ctx context.Context, rs *requestSet, srv *ingest.Server, cl *
 	ph.Requests = stats.Requests
 	if isStore {
 		ph.Inserts = stats.InsertSize.Count
+		ph.Replayed, ph.FromMemory = stats.Spool.Replayed, stats.Spool.ReplayedFromMemory
 	}
 	return ph, err
 }
