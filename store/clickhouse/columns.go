@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
@@ -10,17 +11,22 @@ import (
 
 // column is one column of events_in and how to read it from a chunk: its
 // values for every event of the chunk, in order, as the slice type
-// clickhouse-go appends for the column's type.
+// clickhouse-go appends for the column's type. values fills reuse, a slice
+// it returned before (or nil), when it is of that type: clickhouse-go
+// copies what it appends, so one INSERT's slices can take the next one's
+// values (Store.flush), where new ones for every INSERT kept the garbage
+// collector busy.
 type column struct {
 	name   string
-	values func(c *chunk) any
+	values func(c *chunk, reuse any) any
 }
 
 // columns are the columns of events_in that Write fills, in INSERT order
 // (store.InsertColumns): the tenant, then store.EventColumns.
 var columns = func() []column {
-	out := []column{{store.TenantColumn, func(c *chunk) any {
-		v := make([]string, 0, c.rows)
+	out := []column{{store.TenantColumn, func(c *chunk, reuse any) any {
+		v, _ := reuse.([]string)
+		v = slices.Grow(v[:0], c.rows)
 		for _, p := range c.parts {
 			for range p.events {
 				v = append(v, p.tenant)
@@ -35,7 +41,7 @@ var columns = func() []column {
 }()
 
 // valuesOf reads col from a chunk's events.
-func valuesOf(col store.Column) func(c *chunk) any {
+func valuesOf(col store.Column) func(c *chunk, reuse any) any {
 	switch col.Kind {
 	case store.KindString:
 		return collect(func(e *otelschema.Event) string { return *col.Str(e) })
@@ -65,10 +71,12 @@ func valuesOf(col store.Column) func(c *chunk) any {
 	panic("store.EventColumns: column " + col.Name + " of an unknown kind")
 }
 
-// collect returns the values f reads from every event of a chunk.
-func collect[T any](f func(*otelschema.Event) T) func(c *chunk) any {
-	return func(c *chunk) any {
-		out := make([]T, 0, c.rows)
+// collect returns the values f reads from every event of a chunk, in
+// reuse when it is a []T.
+func collect[T any](f func(*otelschema.Event) T) func(c *chunk, reuse any) any {
+	return func(c *chunk, reuse any) any {
+		out, _ := reuse.([]T)
+		out = slices.Grow(out[:0], c.rows)
 		for _, p := range c.parts {
 			for i := range p.events {
 				out = append(out, f(&p.events[i]))

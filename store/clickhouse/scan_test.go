@@ -177,17 +177,27 @@ func TestColumnsMatchEventsIn(t *testing.T) {
 	e := otelschema.Event{ID: 9, Name: otelschema.EventCall, Time: 1_700_000_000_123_456_789, Outcome: otelschema.OutcomeRejectedStale, AdapterWindowEnd: -5}
 	c := &chunk{parts: []part{{tenant: "a", events: []otelschema.Event{e, e}}, {tenant: "b", events: []otelschema.Event{e}}}, rows: 3}
 	for _, col := range columns {
-		if n := reflect.ValueOf(col.values(c)).Len(); n != 3 {
+		if n := reflect.ValueOf(col.values(c, nil)).Len(); n != 3 {
 			t.Errorf("column %s has %d values, want 3", col.name, n)
 		}
 	}
-	if got := columns[0].values(c).([]string); fmt.Sprint(got) != "[a a b]" {
+	if got := columns[0].values(c, nil).([]string); fmt.Sprint(got) != "[a a b]" {
 		t.Errorf("tenants = %v", got)
 	}
-	if got := columns[3].values(c).([]time.Time)[0]; got.UnixNano() != e.Time {
+	if got := columns[3].values(c, nil).([]time.Time)[0]; got.UnixNano() != e.Time {
 		t.Errorf("time = %v, want nanoseconds kept", got)
 	}
-	if got := columns[2].values(c).([]int8)[0]; got != int8(otelschema.EventCall) {
+	if got := columns[2].values(c, nil).([]int8)[0]; got != int8(otelschema.EventCall) {
 		t.Errorf("event_name = %d", got)
+	}
+	// A column's values read into the slice it returned for a larger
+	// chunk, as the next INSERT reuses the last one's, are those read
+	// afresh: nothing of the earlier chunk is left.
+	big := &chunk{parts: []part{{tenant: "z", events: []otelschema.Event{{ID: 1, Tool: "old", Attributes: map[string]string{"k": "v"}}, {ID: 2}, {ID: 3}, {ID: 4}}}}, rows: 4}
+	for _, col := range columns {
+		reused := col.values(c, col.values(big, nil))
+		if fresh := col.values(c, nil); !reflect.DeepEqual(reused, fresh) {
+			t.Errorf("column %s reusing a slice: %v, afresh %v", col.name, reused, fresh)
+		}
 	}
 }

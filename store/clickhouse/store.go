@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,9 @@ type Store struct {
 	conn   driver.Conn
 	sender *sender
 	closed atomic.Bool
+	// values holds []any of the columns' value slices of INSERTs done,
+	// for the next ones to fill (column.values).
+	values sync.Pool
 }
 
 var (
@@ -257,8 +261,14 @@ func (s *Store) flush(ctx context.Context, c *chunk) error {
 			_ = batch.Abort()
 		}
 	}()
+	values, _ := s.values.Get().([]any)
+	if values == nil {
+		values = make([]any, len(columns))
+	}
+	defer s.values.Put(values)
 	for i, col := range columns {
-		if err := batch.Column(i).Append(col.values(c)); err != nil {
+		values[i] = col.values(c, values[i])
+		if err := batch.Column(i).Append(values[i]); err != nil {
 			return fmt.Errorf("cannot insert %d events: column %s: %w: %w", c.rows, col.name, store.ErrPermanent, err)
 		}
 	}
