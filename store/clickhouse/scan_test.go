@@ -176,28 +176,50 @@ func TestColumnsMatchEventsIn(t *testing.T) {
 	}
 	e := otelschema.Event{ID: 9, Name: otelschema.EventCall, Time: 1_700_000_000_123_456_789, Outcome: otelschema.OutcomeRejectedStale, AdapterWindowEnd: -5}
 	c := &chunk{parts: []part{{tenant: "a", events: []otelschema.Event{e, e}}, {tenant: "b", events: []otelschema.Event{e}}}, rows: 3}
-	for _, col := range columns {
-		if n := reflect.ValueOf(col.values(c, nil)).Len(); n != 3 {
+	cols := func(c *chunk, reuse []collector) []collector {
+		if reuse == nil {
+			for _, col := range columns {
+				reuse = append(reuse, col.collector())
+			}
+		}
+		collect(c, reuse)
+		return reuse
+	}
+	fresh := cols(c, nil)
+	for i, col := range columns {
+		if n := reflect.ValueOf(fresh[i].values()).Len(); n != 3 {
 			t.Errorf("column %s has %d values, want 3", col.name, n)
 		}
 	}
-	if got := columns[0].values(c, nil).([]string); fmt.Sprint(got) != "[a a b]" {
+	if got := fresh[0].values().([]string); fmt.Sprint(got) != "[a a b]" {
 		t.Errorf("tenants = %v", got)
 	}
-	if got := columns[3].values(c, nil).([]time.Time)[0]; got.UnixNano() != e.Time {
+	if got := fresh[3].values().([]time.Time)[0]; got.UnixNano() != e.Time {
 		t.Errorf("time = %v, want nanoseconds kept", got)
 	}
-	if got := columns[2].values(c, nil).([]int8)[0]; got != int8(otelschema.EventCall) {
+	if got := fresh[2].values().([]int8)[0]; got != int8(otelschema.EventCall) {
 		t.Errorf("event_name = %d", got)
 	}
-	// A column's values read into the slice it returned for a larger
-	// chunk, as the next INSERT reuses the last one's, are those read
-	// afresh: nothing of the earlier chunk is left.
+	// Collectors that served a larger chunk, as the next INSERT reuses
+	// the last one's, collect what fresh ones do: nothing of the earlier
+	// chunk is left. A chunk of more events than collectChunk is read in
+	// pieces, each of every column, in order.
 	big := &chunk{parts: []part{{tenant: "z", events: []otelschema.Event{{ID: 1, Tool: "old", Attributes: map[string]string{"k": "v"}}, {ID: 2}, {ID: 3}, {ID: 4}}}}, rows: 4}
-	for _, col := range columns {
-		reused := col.values(c, col.values(big, nil))
-		if fresh := col.values(c, nil); !reflect.DeepEqual(reused, fresh) {
-			t.Errorf("column %s reusing a slice: %v, afresh %v", col.name, reused, fresh)
+	reused := cols(c, cols(big, nil))
+	for i, col := range columns {
+		if got, want := reused[i].values(), fresh[i].values(); !reflect.DeepEqual(got, want) {
+			t.Errorf("column %s reusing a collector: %v, afresh %v", col.name, got, want)
+		}
+	}
+	var long []otelschema.Event
+	for i := range 3*collectChunk + 7 {
+		long = append(long, otelschema.Event{ID: uint64(i), Tool: fmt.Sprint("t", i)})
+	}
+	lc := cols(&chunk{parts: []part{{tenant: "x", events: long[:300]}, {tenant: "y", events: long[300:]}}, rows: len(long)}, nil)
+	ids, tools, tn := lc[1].values().([]uint64), lc[slices.IndexFunc(columns, func(c column) bool { return c.name == "tool" })].values().([]string), lc[0].values().([]string)
+	for i := range long {
+		if ids[i] != uint64(i) || tools[i] != fmt.Sprint("t", i) || tn[i] != map[bool]string{true: "x", false: "y"}[i < 300] {
+			t.Fatalf("row %d of %d: id %d, tool %q, tenant %q", i, len(long), ids[i], tools[i], tn[i])
 		}
 	}
 }

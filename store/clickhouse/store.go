@@ -36,9 +36,9 @@ type Store struct {
 	conn   driver.Conn
 	sender *sender
 	closed atomic.Bool
-	// values holds []any of the columns' value slices of INSERTs done,
-	// for the next ones to fill (column.values).
-	values sync.Pool
+	// collectors holds []collector, one per column, of INSERTs done, for
+	// the next ones to fill.
+	collectors sync.Pool
 }
 
 var (
@@ -261,14 +261,16 @@ func (s *Store) flush(ctx context.Context, c *chunk) error {
 			_ = batch.Abort()
 		}
 	}()
-	values, _ := s.values.Get().([]any)
-	if values == nil {
-		values = make([]any, len(columns))
+	cols, _ := s.collectors.Get().([]collector)
+	if cols == nil {
+		for _, col := range columns {
+			cols = append(cols, col.collector())
+		}
 	}
-	defer s.values.Put(values)
+	defer s.collectors.Put(cols)
+	collect(c, cols)
 	for i, col := range columns {
-		values[i] = col.values(c, values[i])
-		if err := batch.Column(i).Append(values[i]); err != nil {
+		if err := batch.Column(i).Append(cols[i].values()); err != nil {
 			return fmt.Errorf("cannot insert %d events: column %s: %w: %w", c.rows, col.name, store.ErrPermanent, err)
 		}
 	}
