@@ -80,9 +80,10 @@ type Config struct {
 	// less per event — each feeds every materialised view once and leaves
 	// fewer parts to merge — at the price of the replayer holding that many
 	// decoded events (608 bytes each before their strings) and their
-	// encoding while it writes them. The spool also keeps up to that many
-	// of the events it was last given in memory, for the replayer to take
-	// without reading them back from disk (spool.Config.CacheEvents).
+	// encoding while it writes them. Each tenant's spool also keeps up to
+	// that many of the events it was last given in memory, for the
+	// replayer to take without reading them back from disk
+	// (spool.Config.CacheEvents).
 	InsertMaxEvents int
 	// InsertMaxDelay is how long the replayer waits for more spooled
 	// batches before it writes a smaller insert (AckSpooled).
