@@ -28,7 +28,8 @@ type NativeBlock struct {
 	// map column's three streams are in mapOffsets, mapKeys and mapValues.
 	cols                           [][]byte
 	mapOffsets, mapKeys, mapValues []byte
-	mapColumn                      int // the index in cols of the map column, -1 without one
+	mapColumn                      int    // the index in cols of the map column, -1 without one
+	mapCount                       uint64 // the map entries of the rows so far
 }
 
 // encodeChunk is how many events Encode reads a column of at a time: a
@@ -39,6 +40,12 @@ const encodeChunk = 256
 
 // Encode replaces b's content with events, every one of them of tenant.
 func (b *NativeBlock) Encode(tenant string, events []otelschema.Event) {
+	b.Reset()
+	b.Append(tenant, events)
+}
+
+// Reset empties b, keeping its buffers.
+func (b *NativeBlock) Reset() {
 	if b.cols == nil {
 		b.cols = make([][]byte, len(store.EventColumns)+1)
 	}
@@ -46,12 +53,21 @@ func (b *NativeBlock) Encode(tenant string, events []otelschema.Event) {
 		b.cols[i] = b.cols[i][:0]
 	}
 	b.mapOffsets, b.mapKeys, b.mapValues = b.mapOffsets[:0], b.mapKeys[:0], b.mapValues[:0]
-	b.rows = len(events)
+	b.rows = 0
 	b.mapColumn = -1
+	b.mapCount = 0
+}
+
+// Append adds events, every one of them of tenant, to b's rows.
+func (b *NativeBlock) Append(tenant string, events []otelschema.Event) {
+	if b.cols == nil {
+		b.Reset()
+	}
+	b.rows += len(events)
 	for range events {
 		b.cols[0] = appendString(b.cols[0], tenant)
 	}
-	var mapCount uint64
+	mapCount := b.mapCount
 	for lo := 0; lo < len(events); lo += encodeChunk {
 		chunk := events[lo:min(lo+encodeChunk, len(events))]
 		for ci, col := range store.EventColumns {
@@ -102,6 +118,7 @@ func (b *NativeBlock) Encode(tenant string, events []otelschema.Event) {
 			b.cols[ci+1] = buf
 		}
 	}
+	b.mapCount = mapCount
 }
 
 // Size is the capacity in bytes of the buffers b holds, whatever their
@@ -136,15 +153,58 @@ func (b *NativeBlock) Chunks() [][]byte {
 	return out
 }
 
-// columnHeaders are each column's name and type as a block carries them:
-// the tenant's, then store.EventColumns'.
-var columnHeaders = func() [][]byte {
-	h := [][]byte{appendString(appendString(nil, store.TenantColumn), "String")}
-	for _, c := range store.EventColumns {
-		h = append(h, appendString(appendString(nil, c.Name), c.WireType()))
+// Rows returns the rows b holds.
+func (b *NativeBlock) Rows() int { return b.rows }
+
+// Column is one column of a block: its name, its type as the block carries
+// it, and its values as a Native block (or the native protocol's Data
+// packet) serialises them, in Data's slices, in order. Data aliases the
+// block: it holds the column only until the block's next Reset, Encode or
+// Append.
+type Column struct {
+	Name, Type string
+	Data       [][]byte
+}
+
+// Columns returns b's columns, in the order of store.InsertColumns, for a
+// client that frames the block itself.
+func (b *NativeBlock) Columns() []Column {
+	out := make([]Column, len(b.cols))
+	for i := range b.cols {
+		out[i] = Column{Name: columnNames[i], Type: columnTypes[i], Data: [][]byte{b.cols[i]}}
+		if i == b.mapColumn {
+			out[i].Data = [][]byte{b.mapOffsets, b.mapKeys, b.mapValues}
+		}
 	}
-	return h
-}()
+	return out
+}
+
+// columnNames and columnTypes are each column's name and type as a block
+// carries them: the tenant's, then store.EventColumns'; columnHeaders are
+// both as a Native block frames them.
+var (
+	columnNames = func() []string {
+		n := []string{store.TenantColumn}
+		for _, c := range store.EventColumns {
+			n = append(n, c.Name)
+		}
+		return n
+	}()
+	columnTypes = func() []string {
+		t := []string{"String"}
+		for _, c := range store.EventColumns {
+			t = append(t, c.WireType())
+		}
+		return t
+	}()
+	columnHeaders = func() [][]byte {
+		var h [][]byte
+		for i := range columnNames {
+			h = append(h, appendString(appendString(nil, columnNames[i]), columnTypes[i]))
+		}
+		return h
+	}()
+)
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))

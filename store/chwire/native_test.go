@@ -1,6 +1,8 @@
 package chwire
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
@@ -25,4 +27,42 @@ func BenchmarkNativeEncode(b *testing.B) {
 		blk.Encode("bench", events)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+}
+
+// TestAppendInPieces encodes the same events at once and in pieces: the
+// blocks are byte for byte the same (the map column's offsets continue
+// from piece to piece), and Columns frames the same bytes as Chunks, each
+// column's name and type apart.
+func TestAppendInPieces(t *testing.T) {
+	g, err := simulate.NewGenerator(simulate.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec simulate.Record
+	var events []otelschema.Event
+	for len(events) < 3*encodeChunk+11 && g.Next(&rec) {
+		rec.Event.Attributes = map[string]string{"k": fmt.Sprint(len(events))}
+		events = append(events, rec.Event)
+	}
+	var whole, pieces NativeBlock
+	whole.Encode("acme", events)
+	pieces.Encode("acme", events[:5]) // replaced by what follows
+	pieces.Reset()
+	for _, cut := range [][2]int{{0, 1}, {1, encodeChunk + 3}, {encodeChunk + 3, len(events)}} {
+		pieces.Append("acme", events[cut[0]:cut[1]])
+	}
+	flat := func(chunks [][]byte) []byte { return bytes.Join(chunks, nil) }
+	if pieces.Rows() != len(events) || !bytes.Equal(flat(whole.Chunks()), flat(pieces.Chunks())) {
+		t.Fatalf("%d rows in pieces, %d at once; the blocks differ", pieces.Rows(), len(events))
+	}
+	var framed [][]byte
+	for i, c := range whole.Columns() {
+		if c.Name != columnNames[i] || c.Type != columnTypes[i] {
+			t.Fatalf("column %d: %s %s", i, c.Name, c.Type)
+		}
+		framed = append(framed, columnHeaders[i], flat(c.Data))
+	}
+	if chunks := whole.Chunks(); !bytes.Equal(flat(framed), flat(chunks[1:])) {
+		t.Fatal("Columns does not hold the bytes of Chunks")
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 
@@ -90,8 +91,6 @@ func TestAssign(t *testing.T) {
 	}
 }
 
-// TestColumnsMatchEventsIn checks the INSERT's columns against events_in as
-// the migrations create it, and every column's values against the events.
 // TestAssignTuples stores the driver's scan types of tuples in structs: a
 // named Tuple comes as a map from element names, an unnamed one as a
 // slice. The adapter retirement report reads its callers as an array of
@@ -134,6 +133,9 @@ func TestAssignTuples(t *testing.T) {
 // addColumn matches a column added to a table, and the column it follows.
 var addColumn = regexp.MustCompile(`ADD COLUMN IF NOT EXISTS (\w+) .*? AFTER (\w+)`)
 
+// TestColumnsMatchEventsIn checks the INSERT's columns, the Native block's
+// (chwire), against events_in as the migrations create it, and that the
+// INSERT's column list (store.InsertColumns) names them in that order.
 func TestColumnsMatchEventsIn(t *testing.T) {
 	ms, err := schema.Migrations(schema.DefaultOptions())
 	if err != nil {
@@ -167,59 +169,16 @@ func TestColumnsMatchEventsIn(t *testing.T) {
 			}
 		}
 	}
+	var blk chwire.NativeBlock
+	blk.Encode("a", []otelschema.Event{{ID: 9}})
 	var got []string
-	for _, c := range columns {
-		got = append(got, c.name)
+	for _, c := range blk.Columns() {
+		got = append(got, c.Name)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("insert columns\n %v\nevents_in\n %v", got, want)
 	}
-	e := otelschema.Event{ID: 9, Name: otelschema.EventCall, Time: 1_700_000_000_123_456_789, Outcome: otelschema.OutcomeRejectedStale, AdapterWindowEnd: -5}
-	c := &chunk{parts: []part{{tenant: "a", events: []otelschema.Event{e, e}}, {tenant: "b", events: []otelschema.Event{e}}}, rows: 3}
-	cols := func(c *chunk, reuse []collector) []collector {
-		if reuse == nil {
-			for _, col := range columns {
-				reuse = append(reuse, col.collector())
-			}
-		}
-		collect(c, reuse)
-		return reuse
-	}
-	fresh := cols(c, nil)
-	for i, col := range columns {
-		if n := reflect.ValueOf(fresh[i].values()).Len(); n != 3 {
-			t.Errorf("column %s has %d values, want 3", col.name, n)
-		}
-	}
-	if got := fresh[0].values().([]string); fmt.Sprint(got) != "[a a b]" {
-		t.Errorf("tenants = %v", got)
-	}
-	if got := fresh[3].values().([]time.Time)[0]; got.UnixNano() != e.Time {
-		t.Errorf("time = %v, want nanoseconds kept", got)
-	}
-	if got := fresh[2].values().([]int8)[0]; got != int8(otelschema.EventCall) {
-		t.Errorf("event_name = %d", got)
-	}
-	// Collectors that served a larger chunk, as the next INSERT reuses
-	// the last one's, collect what fresh ones do: nothing of the earlier
-	// chunk is left. A chunk of more events than collectChunk is read in
-	// pieces, each of every column, in order.
-	big := &chunk{parts: []part{{tenant: "z", events: []otelschema.Event{{ID: 1, Tool: "old", Attributes: map[string]string{"k": "v"}}, {ID: 2}, {ID: 3}, {ID: 4}}}}, rows: 4}
-	reused := cols(c, cols(big, nil))
-	for i, col := range columns {
-		if got, want := reused[i].values(), fresh[i].values(); !reflect.DeepEqual(got, want) {
-			t.Errorf("column %s reusing a collector: %v, afresh %v", col.name, got, want)
-		}
-	}
-	var long []otelschema.Event
-	for i := range 3*collectChunk + 7 {
-		long = append(long, otelschema.Event{ID: uint64(i), Tool: fmt.Sprint("t", i)})
-	}
-	lc := cols(&chunk{parts: []part{{tenant: "x", events: long[:300]}, {tenant: "y", events: long[300:]}}, rows: len(long)}, nil)
-	ids, tools, tn := lc[1].values().([]uint64), lc[slices.IndexFunc(columns, func(c column) bool { return c.name == "tool" })].values().([]string), lc[0].values().([]string)
-	for i := range long {
-		if ids[i] != uint64(i) || tools[i] != fmt.Sprint("t", i) || tn[i] != map[bool]string{true: "x", false: "y"}[i < 300] {
-			t.Fatalf("row %d of %d: id %d, tool %q, tenant %q", i, len(long), ids[i], tools[i], tn[i])
-		}
+	if list := "(" + strings.Join(got, ", ") + ")"; list != store.InsertColumns {
+		t.Fatalf("store.InsertColumns %s, the block's %s", store.InsertColumns, list)
 	}
 }

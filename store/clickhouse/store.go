@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,9 +35,8 @@ type Store struct {
 	conn   driver.Conn
 	sender *sender
 	closed atomic.Bool
-	// collectors holds []collector, one per column, of INSERTs done, for
-	// the next ones to fill.
-	collectors sync.Pool
+	// in sends the INSERTs.
+	in *inserter
 }
 
 var (
@@ -62,7 +60,7 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open ClickHouse %s: %w", cfg.RedactedDSN(), err)
 	}
-	s := &Store{cfg: cfg, conn: conn}
+	s := &Store{cfg: cfg, conn: conn, in: newInserter(opts, cfg.Schema.Database, cfg.Insert.Senders)}
 	s.sender = newSender(cfg.Insert, s.flush, isTransient)
 	return s, nil
 }
@@ -93,6 +91,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.sender.close()
+	s.in.close()
 	return s.conn.Close()
 }
 
@@ -245,36 +244,10 @@ func (s *Store) insertSettings(c *chunk) clickhouse.Settings {
 	return set
 }
 
-// flush inserts c as one native block into events_in.
+// flush inserts c as one native block into events_in (inserter).
 func (s *Store) flush(ctx context.Context, c *chunk) error {
-	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(s.insertSettings(c)))
-	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns
-	// The batch keeps its connection from PrepareBatch to Send: with
-	// driver.WithReleaseConnection the driver ends the INSERT at once, empty,
-	// and Send runs it a second time.
-	batch, err := s.conn.PrepareBatch(ctx, sql)
-	if err != nil {
-		return s.insertError(c, err)
-	}
-	defer func() {
-		if !batch.IsSent() {
-			_ = batch.Abort()
-		}
-	}()
-	cols, _ := s.collectors.Get().([]collector)
-	if cols == nil {
-		for _, col := range columns {
-			cols = append(cols, col.collector())
-		}
-	}
-	defer s.collectors.Put(cols)
-	collect(c, cols)
-	for i, col := range columns {
-		if err := batch.Column(i).Append(cols[i].values()); err != nil {
-			return fmt.Errorf("cannot insert %d events: column %s: %w: %w", c.rows, col.name, store.ErrPermanent, err)
-		}
-	}
-	if err := batch.Send(); err != nil {
+	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns + " VALUES"
+	if err := s.in.insert(ctx, sql, s.insertSettings(c), c); err != nil {
 		return s.insertError(c, err)
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"testing"
 	"time"
 
@@ -165,4 +167,67 @@ func TestUnavailable(t *testing.T) {
 	}
 	check("Ping with the cluster down", s.Ping(ctx))
 	check("a query with the cluster down", s.Query(ctx, count, nil, &rows))
+}
+
+// TestInsertFailsOver writes through a DSN whose first address has no
+// server and whose query names a setting: the INSERT moves on to the
+// server that follows and is stored once, with the DSN's setting (its
+// log_comment in the server's query_log), as clickhouse-go sends it with
+// every query.
+func TestInsertFailsOver(t *testing.T) {
+	b := clickhousetest.Server(t)
+	st := b.Open(t)
+	ctx := context.Background()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close() // nothing listens there now
+	u, err := url.Parse(b.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("log_comment", "mcpdrift-failover")
+	dsn := u.Scheme + "://" + u.User.String() + "@" + deadAddr + "," + u.Host + u.Path + "?" + q.Encode()
+	if u.User == nil {
+		dsn = u.Scheme + "://" + deadAddr + "," + u.Host + u.Path + "?" + q.Encode()
+	}
+	cfg := clickhouse.DefaultConfig(dsn)
+	cfg.Schema = st.Schema
+	s, err := clickhouse.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Addrs(); len(got) != 2 || got[0] != deadAddr {
+		t.Fatalf("addresses %v, want %s first", got, deadAddr)
+	}
+	events := []otelschema.Event{{ID: 1, Name: otelschema.EventCall, Time: time.Now().UnixNano(), Tool: "t", Outcome: otelschema.OutcomeCurrent}}
+	if err := s.Write(ctx, store.Batch{Tenant: "failover", Token: "failover-1", Events: events}); err != nil {
+		t.Fatalf("Write past an address with no server: %v", err)
+	}
+	if err := st.Exec(ctx, "SYSTEM FLUSH LOGS", nil); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		N uint64 `json:"n"`
+	}
+	inserts := store.Query{Name: "inserts", SQL: `SELECT count() AS n FROM system.query_log
+		WHERE type = 'QueryFinish' AND query_kind = 'Insert' AND log_comment = 'mcpdrift-failover'
+		AND Settings['insert_deduplication_token'] = 'failover-1'`}
+	if err := st.Query(ctx, inserts, nil, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].N != 1 {
+		t.Fatalf("%v INSERTs with the DSN's log_comment and the batch's token, want 1", rows)
+	}
+	stored := store.Query{Name: "count", SQL: "SELECT count() AS n FROM " + st.Schema.Database + ".events WHERE tenant = 'failover'"}
+	if err := st.Query(ctx, stored, nil, &rows); err != nil || rows[0].N != 1 {
+		t.Fatalf("events stored: %v, %v; want 1", rows, err)
+	}
 }

@@ -1,0 +1,219 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ClickHouse/ch-go"
+	"github.com/ClickHouse/ch-go/proto"
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcpdrift/mcpdrift/store/chwire"
+)
+
+// inserter sends the INSERTs of Write over the native protocol with ch-go,
+// each chunk Native-encoded by chwire, as the embedded store encodes its
+// own: the encoded columns go to the connection as they are, where
+// clickhouse-go's batches copied every value into columns of their own
+// first. Queries, migrations and pings keep clickhouse-go's pool.
+//
+// It keeps the connections of INSERTs done, up to Senders (the INSERTs
+// that run at once), and connects when it has none idle (Open does not
+// connect). An INSERT that fails for want of a connection moves the next
+// one to the next address of the DSN, in its order, as clickhouse-go's
+// pool does; the sender retries it under the same token. A connection
+// that failed is closed, never kept.
+type inserter struct {
+	opts []ch.Options // one per address
+	// dsn holds the settings the DSN names, sent with every INSERT as
+	// clickhouse-go sends them with every query; the INSERT's own win.
+	dsn  clickhouse.Settings
+	idle chan idleConn
+	at   atomic.Int32 // the address new connections go to (in order)
+	// spread dials each new connection to the next address, as the DSN's
+	// connection_open_strategy round_robin or random asks; rr counts them.
+	spread bool
+	rr     atomic.Uint32
+	// blocks holds *chwire.NativeBlock of INSERTs done, for the next.
+	blocks sync.Pool
+}
+
+// idleConn is a connection kept for the next INSERT, to address addr.
+type idleConn struct {
+	c    *ch.Client
+	addr int
+}
+
+// newInserter returns the inserter of the server o describes, with up to
+// maxConns connections per address, its INSERTs into database.
+func newInserter(o *clickhouse.Options, database string, maxConns int) *inserter {
+	in := &inserter{idle: make(chan idleConn, max(maxConns, 1)), dsn: o.Settings,
+		spread: o.ConnOpenStrategy == clickhouse.ConnOpenRoundRobin || o.ConnOpenStrategy == clickhouse.ConnOpenRandom}
+	user := o.Auth.Username
+	if user == "" {
+		user = ch.DefaultUser
+	}
+	var comp ch.Compression
+	if o.Compression != nil {
+		switch o.Compression.Method {
+		case clickhouse.CompressionLZ4:
+			comp = ch.CompressionLZ4
+		case clickhouse.CompressionZSTD:
+			comp = ch.CompressionZSTD
+		}
+	}
+	for _, addr := range o.Addr {
+		in.opts = append(in.opts, ch.Options{
+			Address: addr, Database: database, User: user, Password: o.Auth.Password,
+			Compression: comp, ClientName: "mcpdrift", TLS: o.TLS,
+			DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout,
+		})
+	}
+	return in
+}
+
+// conn returns an idle connection, or a new one, and its address.
+func (in *inserter) conn(ctx context.Context) (*ch.Client, int, error) {
+	for {
+		select {
+		case ic := <-in.idle:
+			if !ic.c.IsClosed() {
+				return ic.c, ic.addr, nil
+			}
+			continue
+		default:
+		}
+		i := int(in.at.Load()) % len(in.opts)
+		if in.spread {
+			i = int(in.rr.Add(1)) % len(in.opts)
+		}
+		c, err := ch.Dial(ctx, in.opts[i])
+		if err != nil {
+			return nil, i, fmt.Errorf("cannot connect to %s: %w", in.opts[i].Address, err)
+		}
+		return c, i, nil
+	}
+}
+
+// release keeps c, a connection to address i, for the next INSERT, or
+// closes it when enough are kept.
+func (in *inserter) release(c *ch.Client, i int) {
+	select {
+	case in.idle <- idleConn{c: c, addr: i}:
+	default:
+		_ = c.Close()
+	}
+}
+
+// insert runs sql, an INSERT … VALUES naming store.InsertColumns, with
+// settings, sending c's events as one block.
+func (in *inserter) insert(ctx context.Context, sql string, settings clickhouse.Settings, c *chunk) error {
+	blk, _ := in.blocks.Get().(*chwire.NativeBlock)
+	if blk == nil {
+		blk = new(chwire.NativeBlock)
+	}
+	defer in.blocks.Put(blk)
+	blk.Reset()
+	for _, p := range c.parts {
+		blk.Append(p.tenant, p.events)
+	}
+	cols := blk.Columns()
+	input := make(proto.Input, 0, len(cols))
+	for _, col := range cols {
+		input = append(input, proto.InputColumn{Name: col.Name, Data: encoded{typ: proto.ColumnType(col.Type), rows: blk.Rows(), data: col.Data}})
+	}
+	q := ch.Query{Body: sql, Input: input}
+	all := make(clickhouse.Settings, len(in.dsn)+len(settings))
+	maps.Copy(all, in.dsn)
+	maps.Copy(all, settings)
+	settings = all
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q.Settings = append(q.Settings, ch.Setting{Key: k, Value: fmt.Sprint(settings[k])})
+	}
+	conn, i, err := in.conn(ctx)
+	if err == nil {
+		if err = conn.Do(ctx, q); err == nil {
+			in.release(conn, i)
+			return nil
+		}
+		// The connection's state after a failed INSERT is unknown.
+		_ = conn.Close()
+	}
+	if e, ok := ch.AsException(err); ok {
+		// As clickhouse-go reports it, for isPermanent and unavailable.
+		return &clickhouse.Exception{Code: int32(e.Code), Name: e.Name, Message: e.Message}
+	}
+	if isTransient(err) {
+		// The address failed: its other idle connections are as likely
+		// dead, and new ones go to the next address.
+		in.forget(i)
+		if len(in.opts) > 1 {
+			in.at.CompareAndSwap(int32(i), int32((i+1)%len(in.opts)))
+		}
+	}
+	return fmt.Errorf("insert into %s: %w", in.opts[i].Address, err)
+}
+
+// forget closes the idle connections to address i.
+func (in *inserter) forget(i int) {
+	var keep []idleConn
+	for done := false; !done; {
+		select {
+		case ic := <-in.idle:
+			if ic.addr == i {
+				_ = ic.c.Close()
+			} else {
+				keep = append(keep, ic)
+			}
+		default:
+			done = true
+		}
+	}
+	for _, ic := range keep {
+		in.release(ic.c, ic.addr)
+	}
+}
+
+// close closes the idle connections.
+func (in *inserter) close() {
+	for {
+		select {
+		case ic := <-in.idle:
+			_ = ic.c.Close()
+		default:
+			return
+		}
+	}
+}
+
+// encoded is a column already serialised (chwire.NativeBlock.Columns), as
+// ch-go sends one.
+type encoded struct {
+	typ  proto.ColumnType
+	rows int
+	data [][]byte
+}
+
+func (e encoded) Type() proto.ColumnType { return e.typ }
+func (e encoded) Rows() int              { return e.rows }
+
+func (e encoded) EncodeColumn(b *proto.Buffer) {
+	for _, d := range e.data {
+		b.Buf = append(b.Buf, d...)
+	}
+}
+
+func (e encoded) WriteColumn(w *proto.Writer) {
+	for _, d := range e.data {
+		w.ChainWrite(d)
+	}
+}
