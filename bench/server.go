@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -111,9 +112,22 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 		stored time.Duration
 		settle time.Duration
 	)
+	var prof *os.File
+	if cfg.ServerCPUProfile != "" {
+		if prof, err = os.Create(cfg.ServerCPUProfile); err != nil {
+			return fmt.Errorf("cannot create CPU profile: %w", err)
+		}
+		defer prof.Close()
+	}
 	pid := node.Pid()
 	server0 := processTicks(pid)
 	u, err := measure(func() error {
+		if prof != nil {
+			if err := pprof.StartCPUProfile(prof); err != nil {
+				return fmt.Errorf("cannot start CPU profile: %w", err)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		t0 := time.Now()
 		var err error
 		if res, err = cl.run(); err != nil {

@@ -78,6 +78,9 @@ type Config struct {
 	// CPUProfile, when set, is where a CPU profile of the store run (c) is
 	// written.
 	CPUProfile string
+	// ServerCPUProfile, when set, is where a CPU profile of this process,
+	// the ingest role, is written during run (c) into a ClickHouse server.
+	ServerCPUProfile string
 	// SkipStore skips the store run (c).
 	SkipStore bool
 	// SkipServer skips the run of the ingest role into a ClickHouse
