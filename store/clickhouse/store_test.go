@@ -231,3 +231,49 @@ func TestInsertFailsOver(t *testing.T) {
 		t.Fatalf("events stored: %v, %v; want 1", rows, err)
 	}
 }
+
+// TestInsertCompressions writes a batch with each block compression the
+// store offers (-store.compression): with none, the columns go to the
+// connection as they are (encoded.WriteColumn); compressed, they are
+// copied into the block first (encoded.EncodeColumn). Each batch is stored
+// whole, every value as written.
+func TestInsertCompressions(t *testing.T) {
+	b := clickhousetest.Server(t)
+	st := b.Open(t)
+	ctx := context.Background()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, comp := range []string{"none", "lz4", "zstd"} {
+		t.Run(comp, func(t *testing.T) {
+			cfg := b.Config(st.Schema.Database)
+			cfg.Compression = comp
+			s, err := clickhouse.Open(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			events := make([]otelschema.Event, 300)
+			for i := range events {
+				events[i] = otelschema.Event{ID: uint64(i + 1), Name: otelschema.EventCall, Time: time.Now().UnixNano(),
+					Tool: fmt.Sprint("tool-", i%7), Outcome: otelschema.OutcomeCurrent, Attributes: map[string]string{"k": fmt.Sprint(i)}}
+			}
+			if err := s.Write(ctx, store.Batch{Tenant: "comp-" + comp, Token: "comp-" + comp, Events: events}); err != nil {
+				t.Fatal(err)
+			}
+			var rows []struct {
+				N     uint64 `json:"n"`
+				Tools uint64 `json:"tools"`
+				Keys  uint64 `json:"keys"`
+			}
+			q := store.Query{Name: "count", SQL: "SELECT count() AS n, uniqExact(tool) AS tools, uniqExact(attributes['k']) AS keys FROM " +
+				st.Schema.Database + ".events WHERE tenant = {tenant:String}"}
+			if err := st.Query(ctx, q, store.Params{}.String("tenant", "comp-"+comp), &rows); err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 1 || rows[0].N != 300 || rows[0].Tools != 7 || rows[0].Keys != 300 {
+				t.Fatalf("stored %+v, want 300 events of 7 tools and 300 distinct attributes", rows)
+			}
+		})
+	}
+}
