@@ -224,7 +224,8 @@ func TestRangesBoundAndRendered(t *testing.T) {
 			if !ok {
 				prefix, _, ok = strings.Cut(name, "_to_")
 			}
-			if ok && slices.Contains(rangePrefixes[:], prefix) && !strings.Contains(sql, "{"+name+":DateTime('UTC')}") {
+			if ok && slices.Contains(rangePrefixes[:], prefix) && !strings.Contains(sql, "{"+name+":DateTime('UTC')}") &&
+				!strings.Contains(sql, "{"+name+":DateTime64(9, 'UTC')}") {
 				t.Fatalf("window %v..%v: %s is bound but not in the query", from, to, name)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -45,6 +47,8 @@ type span struct {
 	name, trace, id, parent string
 	links                   int
 	attrs                   map[string]string
+	// status is the span's status code: STATUS_CODE_UNSET unless set.
+	status string
 }
 
 // receiver is an OTLP trace receiver on loopback: the collector's trace
@@ -128,6 +132,7 @@ func (r *receiver) record(req *collectortrace.ExportTraceServiceRequest) {
 				r.spans = append(r.spans, span{
 					name: s.Name, trace: hex.EncodeToString(s.TraceId), id: hex.EncodeToString(s.SpanId),
 					parent: hex.EncodeToString(s.ParentSpanId), links: len(s.Links), attrs: attrMap(s.Attributes),
+					status: s.GetStatus().GetCode().String(),
 				})
 			}
 		}
@@ -241,7 +246,7 @@ func scrape(t *testing.T, api string) string {
 	return string(body)
 }
 
-func get(t *testing.T, url string) {
+func get(t *testing.T, url string) []byte {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -252,6 +257,28 @@ func get(t *testing.T, url string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
 	}
+	return body
+}
+
+// storedCalls describes the calls the store of p holds, in the events
+// table and in the minutely tier, for a failure's message.
+func storedCalls(t *testing.T, p *app.Process) string {
+	t.Helper()
+	var out strings.Builder
+	for _, table := range []string{"events", "recent_calls"} {
+		var rows []struct {
+			Tenant string    `json:"tenant"`
+			Tool   string    `json:"tool"`
+			Time   time.Time `json:"time"`
+		}
+		q := store.Query{Name: "test_stored_calls", SQL: "SELECT tenant, tool, time FROM mcpdrift." + table + " ORDER BY time"}
+		if err := p.Store().Query(context.Background(), q, nil, &rows); err != nil {
+			fmt.Fprintf(&out, "%s: %v; ", table, err)
+			continue
+		}
+		fmt.Fprintf(&out, "%s: %d rows %+v; ", table, len(rows), rows)
+	}
+	return out.String()
 }
 
 // spanAttributes are every attribute key mcpdrift's spans may carry: none
@@ -281,7 +308,8 @@ func TestSelfTraces(t *testing.T) {
 			// Acknowledged once stored, a batch is written by the request's
 			// own insert; once spooled, by the spool replayer's.
 			p := startServe(t, t.TempDir(), "-ingest.ack", tc.ack)
-			exportCalls(t, p, calls(3, ""))
+			sent := calls(3, "")
+			exportCalls(t, p, sent)
 			// Acknowledged once spooled, the events reach the store up to
 			// -ingest.insert.max-delay later.
 			for deadline := time.Now().Add(30 * time.Second); p.Ingester().Stats().EventsStored < 3; time.Sleep(20 * time.Millisecond) {
@@ -289,7 +317,20 @@ func TestSelfTraces(t *testing.T) {
 					t.Fatalf("%d of 3 events stored after 30 s", p.Ingester().Stats().EventsStored)
 				}
 			}
-			get(t, "http://"+p.API().Addr()+"/api/v1/tools")
+			asked := time.Now()
+			body := get(t, "http://"+p.API().Addr()+"/api/v1/tools")
+			var tools struct {
+				From, To time.Time
+				Rows     []json.RawMessage
+			}
+			if err := json.Unmarshal(body, &tools); err != nil {
+				t.Fatalf("GET /api/v1/tools: %v: %s", err, body)
+			}
+			if len(tools.Rows) != 1 {
+				t.Errorf("GET /api/v1/tools at %s: %d rows over [%s, %s), want 1 (the calls were made at %s); the store holds %s",
+					asked.UTC().Format(time.RFC3339Nano), len(tools.Rows), tools.From.Format(time.RFC3339Nano), tools.To.Format(time.RFC3339Nano),
+					time.Unix(0, sent[0].Time).UTC().Format(time.RFC3339Nano), storedCalls(t, p))
+			}
 			get(t, "http://"+p.API().Addr()+"/healthz") // a probe: not traced
 			if err := p.Shutdown(); err != nil {
 				t.Fatal(err)
@@ -315,6 +356,9 @@ func TestSelfTraces(t *testing.T) {
 					t.Fatalf("%d spans %q, want 1; received %v", len(byName[name]), name, rec.spans)
 				}
 				s := byName[name][0]
+				if s.status == "STATUS_CODE_ERROR" {
+					t.Errorf("span %s has status %s", name, s.status)
+				}
 				for k, v := range want {
 					if s.attrs[k] != v {
 						t.Errorf("span %s: %s=%q, want %q (attributes %v)", name, k, s.attrs[k], v, s.attrs)

@@ -11,7 +11,7 @@ adapted AS
            max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
       AND adapter_id != ''
   AND tool = {tool:String}
@@ -63,7 +63,7 @@ traffic AS
                min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
         GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
                  service, environment, client_name, client_version, privilege, error_code

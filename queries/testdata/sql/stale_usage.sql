@@ -32,7 +32,7 @@ totals AS
            min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND (time >= {m_from_0:DateTime('UTC')} AND time < {m_to_0:DateTime('UTC')} OR time >= {m_from_1:DateTime('UTC')} AND time < {m_to_1:DateTime('UTC')})
+      AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
   AND tool = {tool:String}
   AND service = {service:String}
@@ -69,7 +69,7 @@ previous AS
     SELECT tool, revision_client, revision_server, toUInt64(1) AS calls
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
-      AND (time >= {pm_from_0:DateTime('UTC')} AND time < {pm_to_0:DateTime('UTC')} OR time >= {pm_from_1:DateTime('UTC')} AND time < {pm_to_1:DateTime('UTC')})
+      AND (time >= {pm_from_0:DateTime64(9, 'UTC')} AND time < {pm_to_0:DateTime64(9, 'UTC')} OR time >= {pm_from_1:DateTime64(9, 'UTC')} AND time < {pm_to_1:DateTime64(9, 'UTC')})
       AND time >= {previous_from:DateTime64(9, 'UTC')} AND time < {from:DateTime64(9, 'UTC')}
   AND tool = {tool:String}
   AND service = {service:String}
