@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -18,8 +19,28 @@ import (
 // exact while the minutely tier holds its edges. Then, with the clock moved
 // on so that the edges are older than the minutely tier, that the window
 // the reports state is whole hours and that each counts what lies in it.
+// It runs on the embedded store, a ClickHouse server and a 2-shard cluster:
+// the engine, not only the SQL, decides what a bound lets through.
 func TestWindowEdges(t *testing.T) {
-	st := openStore(t)
+	t.Run("embedded", func(t *testing.T) { testWindowEdges(t, openStore(t), database) })
+	for _, b := range clickhousetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			s := b.Open(t)
+			if _, err := s.Migrate(ctx(t)); err != nil {
+				t.Fatal(err)
+			}
+			testWindowEdges(t, s, s.Schema.Database)
+		})
+	}
+}
+
+// writerQuerier is a store the window test writes and reads.
+type writerQuerier interface {
+	store.Writer
+	store.Querier
+}
+
+func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 	c := ctx(t)
 	tenant := fmt.Sprintf("edges-%d", time.Now().UnixNano())
 	// to lies in the last second of a minute, its fraction over a half:
