@@ -263,9 +263,10 @@ func bindSpans(params store.Params, prefixes []string, all *[3][]Span) {
 // The bounds are bound in the column's type: DateTime for the rollups'
 // bucket columns, DateTime64(9) for the time of a call (recent_calls).
 // Compared with a DateTime bound, a DateTime64(9) column is not read
-// exactly: ClickHouse 26.7 drops the calls of the last second before the
-// bound whose fraction is half a second or more (a call at 12:34:59.6
-// is not before 12:35:00), so a report asked in that second missed them.
+// exactly: ClickHouse 26.7 skips a part whose calls all lie in the half
+// second before the bound (calls at 12:34:59.6 are not found before
+// 12:35:00), so a report asked in that half second missed them
+// (TestWindowEdges).
 func inSpans(column, prefix string, r ranges) (string, error) {
 	i := slices.Index(rangePrefixes[:], prefix)
 	if i < 0 {

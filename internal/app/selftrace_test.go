@@ -234,18 +234,10 @@ func calls(n int, adapter string) []otelschema.Event {
 // scrape returns the text of serve's /metrics at api.
 func scrape(t *testing.T, api string) string {
 	t.Helper()
-	resp, err := http.Get("http://" + api + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, body)
-	}
-	return string(body)
+	return string(get(t, "http://"+api+"/metrics"))
 }
 
+// get returns the body of GET url, failing the test unless it is a 200.
 func get(t *testing.T, url string) []byte {
 	t.Helper()
 	resp, err := http.Get(url)
