@@ -40,6 +40,10 @@ func TestSuiteSmoke(t *testing.T) {
 	const events = 20000
 	cfg := DefaultConfig()
 	cfg.Events = events
+	// Grouped inserts of 5,000 events: the floors must insert blocks of
+	// the same size.
+	const insertEvents = 5000
+	cfg.InsertEvents = insertEvents
 	cfg.TempDir = t.TempDir()
 	cfg.Out = filepath.Join(t.TempDir(), "results", "latest.json")
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -59,6 +63,9 @@ func TestSuiteSmoke(t *testing.T) {
 	}
 	if rep.Stored != events {
 		t.Errorf("stored %d events, want %d", rep.Stored, events)
+	}
+	if f := rep.Floors; f == nil || f.Block != insertEvents || f.Inserts != events/insertEvents {
+		t.Errorf("floors: %+v, want %d inserts of %d events, as run (c) groups them", f, events/insertEvents, insertEvents)
 	}
 	if s := rep.Server; s == nil || s.StoredEvents != events || s.Inserts == 0 || s.ServerCPU <= 0 || s.IngestCPU <= 0 {
 		t.Errorf("the ingest role into a server: %+v, want %d events stored, its inserts and both processes' CPU", s, events)

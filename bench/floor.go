@@ -31,14 +31,11 @@ type Floors struct {
 	ViewCount int `json:"views"`
 }
 
-// floorBlock is the events per INSERT of the floors: the most the ingester
-// groups into one insert by default.
-var floorBlock = app.DefaultConfig(app.RoleServe, "mcpdrift serve", embeddedstore.New()).Ingest.InsertMaxEvents
-
 // runFloors measures the floors of run (c) in a fresh embedded store. The
 // requests are decoded and redacted as serve does (its decode limits, its
 // redaction rules unless the run turns redaction off), Native-encoded as
-// the store encodes its inserts, in files of floorBlock events, before
+// the store encodes its inserts, in files of cfg.InsertEvents events (the
+// most run (c)'s ingester groups into one insert), before
 // anything is measured; then the engine inserts each file itself (INSERT …
 // SELECT FROM file(…, 'Native')), with no Go code between the blocks and
 // the tables: first into a copy of the events table with no view, then
@@ -56,7 +53,7 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 			return err
 		}
 	}
-	files, err := writeNativeFiles(filepath.Join(tmp, "floor"), rs, otelschema.Decoder{Limits: c.Ingest.Limits}, red)
+	files, err := writeNativeFiles(filepath.Join(tmp, "floor"), rs, cfg.InsertEvents, otelschema.Decoder{Limits: c.Ingest.Limits}, red)
 	if err != nil {
 		return err
 	}
@@ -95,7 +92,7 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 		}
 	}
 	raw := strings.Join(rawCols, ", ")
-	f := &Floors{Inserts: len(files), Block: floorBlock, ViewCount: views[0].N}
+	f := &Floors{Inserts: len(files), Block: cfg.InsertEvents, ViewCount: views[0].N}
 	insertAll := func(sql string) (*Phase, error) {
 		t0 := time.Now()
 		var settle time.Duration
@@ -142,9 +139,11 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 }
 
 // writeNativeFiles decodes the requests with dec, redacts the events with
-// red when it is not nil, and writes them as Native blocks of floorBlock
-// events (the last one smaller) to files prefix-N.native, which it returns.
-func writeNativeFiles(prefix string, rs *requestSet, dec otelschema.Decoder, red *redact.Redactor) ([]string, error) {
+// red when it is not nil, and writes them as Native blocks to files
+// prefix-N.native, which it returns: as the ingester groups spooled
+// batches, whole requests, at most block events in a file unless one
+// request holds more.
+func writeNativeFiles(prefix string, rs *requestSet, block int, dec otelschema.Decoder, red *redact.Redactor) ([]string, error) {
 	var (
 		files  []string
 		events []otelschema.Event
@@ -173,16 +172,18 @@ func writeNativeFiles(prefix string, rs *requestSet, dec otelschema.Decoder, red
 		events = events[:0]
 		return out.Close()
 	}
+	var next []otelschema.Event
 	for i, b := range rs.reqs {
 		var err error
-		if events, _, err = dec.DecodeLogsProto(b, events); err != nil {
+		if next, _, err = dec.DecodeLogsProto(b, next[:0]); err != nil {
 			return files, fmt.Errorf("cannot decode request %d of %d bytes: %w", i, len(b), err)
 		}
-		if len(events) >= floorBlock {
+		if len(events)+len(next) > block {
 			if err := flush(); err != nil {
 				return files, err
 			}
 		}
+		events = append(events, next...)
 	}
 	return files, flush()
 }
