@@ -83,7 +83,9 @@ type Config struct {
 	// encoding while it writes them. Each tenant's spool also keeps up to
 	// that many of the events it was last given in memory, for the
 	// replayer to take without reading them back from disk
-	// (spool.Config.CacheEvents).
+	// (spool.Config.CacheEvents), and ends a segment at that many events
+	// (spool.Config.SegmentEvents), so that the groups, which do not span
+	// segments, are not cut short where a segment's bytes run out.
 	InsertMaxEvents int
 	// InsertMaxDelay is how long the replayer waits for more spooled
 	// batches before it writes a smaller insert (AckSpooled).
@@ -134,6 +136,15 @@ func DefaultConfig() Config {
 		DedupIDs:         1 << 20,
 		DedupWindow:      15 * time.Minute,
 	}
+}
+
+// tenantSpool is the configuration of a tenant's spool: Spool, sized to
+// the replayer's inserts (InsertMaxEvents).
+func (c Config) tenantSpool() spool.Config {
+	sc := c.Spool
+	sc.CacheEvents = c.InsertMaxEvents
+	sc.SegmentEvents = c.InsertMaxEvents
+	return sc
 }
 
 // RegisterFlags binds c's fields to flags of fs under otlp.* and

@@ -119,6 +119,60 @@ func testAckSpooledGroupsInserts(t *testing.T, cacheEvents int) {
 	}
 }
 
+// TestAckSpooledInsertsFillSegments: when a spool segment has room for
+// more than one insert's worth but not for two, the tenant's spool (as
+// tenantSpool configures it) still ends its segments at InsertMaxEvents,
+// so that a replayer behind the spool writes whole inserts, not one cut
+// short at every segment's end.
+func TestAckSpooledInsertsFillSegments(t *testing.T) {
+	const insertMax, per, requests = 300, 100, 42
+	cfg := ackSpooledConfig(t, insertMax)
+	cfg.BatchMaxEvents = per
+	// Room for 7 of these records by bytes, two inserts and a third of one.
+	probe, err := spool.Open(spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 20, SegmentBytes: 1 << 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := probe.Append(spool.Record{Tenant: cfg.Tenant, Token: groupablePrefix + batchToken(cfg.Tenant, events("tool-00", per)), Events: events("tool-00", per)}); err != nil {
+		t.Fatal(err)
+	}
+	record := probe.Stats().Bytes
+	probe.Close()
+	cfg.Spool.SegmentBytes = record*15/2 + 1
+
+	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 100)}
+	sp, err := spool.Open(cfg.tenantSpool(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBatcher(cfg, w, sp, &counters{}, nil, tracing{})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = b.Shutdown(ctx)
+		sp.Close()
+	})
+	addPiledUp(t, b, requests, per)
+	close(w.gate)
+	waitFor(t, "the replay", func() bool { return w.total() == requests*per && sp.Stats().Records == 0 })
+	// The first insert may have been gathered before most requests
+	// arrived, and the rest of its segment is then a group of its own;
+	// every other insert is whole. Segments cut by bytes alone would cut
+	// one short every 7 records.
+	short := 0
+	for _, n := range w.sizes() {
+		if n > insertMax {
+			t.Fatalf("insert of %d events, more than InsertMaxEvents", n)
+		}
+		if n < insertMax {
+			short++
+		}
+	}
+	if short > 2 {
+		t.Errorf("insert sizes %v: %d short of %d events, want at most 2", w.sizes(), short, insertMax)
+	}
+}
+
 // TestAckSpooledShutdownWritesTheSpool: a clean shutdown leaves nothing
 // acknowledged outside the store.
 func TestAckSpooledShutdownWritesTheSpool(t *testing.T) {

@@ -69,8 +69,7 @@ func (s *Server) openTenantLocked(name string) (*tenant, error) {
 		}
 	}
 	if cfg.Spool.Dir != "" {
-		cfg.Spool.CacheEvents = cfg.InsertMaxEvents
-		sp, err := spool.Open(cfg.Spool, log)
+		sp, err := spool.Open(cfg.tenantSpool(), log)
 		if err != nil {
 			return nil, fmt.Errorf("cannot open the spool of tenant %s: %w", name, err)
 		}

@@ -73,6 +73,51 @@ func TestGroupReadAheadAndCommit(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// TestSegmentEventsEndSegments: with SegmentEvents, a segment holds whole
+// records up to that many events however much room its bytes leave, so
+// that groups read with PeekAt end where a reader grouping that many
+// events would end them; a record of more events has a segment of its own.
+func TestSegmentEventsEndSegments(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, MaxBytes: 1 << 20, SegmentBytes: 512 << 10, SegmentEvents: 10, Fsync: true}
+	s := openSpool(t, cfg)
+	var segOf []uint64
+	for i, n := range []int{4, 4, 2, 3, 12, 5, 5, 1} {
+		next, err := s.Append(testRecord(i, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		segOf = append(segOf, next.Seg)
+	}
+	// 4+4+2 fill the first segment; 3 starts the second, which 12 does not
+	// fit: 12 alone; then 5+5, and 1 starts another.
+	base := segOf[0]
+	want := []uint64{base, base, base, base + 1, base + 2, base + 3, base + 3, base + 4}
+	if !reflect.DeepEqual(segOf, want) {
+		t.Fatalf("records in segments %v, want %v", segOf, want)
+	}
+	// A group from the cursor ends at the first segment's end: 10 events.
+	rec, next, ok, err := s.Peek()
+	if err != nil || !ok {
+		t.Fatalf("Peek: %v, %v", ok, err)
+	}
+	events := len(rec.Events)
+	buf := rec.Events
+	for {
+		r, nx, ok, err := s.PeekAt(next, buf)
+		if errors.Is(err, ErrGroupBoundary) {
+			break
+		}
+		if err != nil || !ok {
+			t.Fatalf("PeekAt(%v): %v, %v", next, ok, err)
+		}
+		events, buf, next = len(r.Events), r.Events, nx
+	}
+	if events != 10 {
+		t.Fatalf("group of %d events, want the first segment's 10", events)
+	}
+}
+
 // TestInflightSurvivesRestart: the group recorded before an insert is what
 // the next process finds; a damaged file, or one the cursor has passed, is
 // ignored.

@@ -54,6 +54,13 @@ type Config struct {
 	// A segment is deleted only once every record in it is replayed, so
 	// smaller segments free space sooner.
 	SegmentBytes int64
+	// SegmentEvents, when positive, also bounds the events of one segment:
+	// an append that would take the active segment past it goes to a new
+	// one (a record of more events has a segment to itself). A group does
+	// not span segments (PeekAt), so a reader that groups up to N events
+	// sets it to N: a spool behind its reader then yields whole groups of
+	// N, not groups cut short where SegmentBytes ends a segment.
+	SegmentEvents int
 	// Fsync makes every append, and every cursor update, durable with
 	// fsync before it returns. Without it a record survives the death of
 	// the process but not of the machine.
@@ -84,6 +91,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: SegmentBytes must be at least %d, got %d", ErrInvalidConfig, MinSegmentBytes, c.SegmentBytes)
 	case c.MaxBytes < c.SegmentBytes:
 		return fmt.Errorf("%w: MaxBytes (%d) must be at least SegmentBytes (%d)", ErrInvalidConfig, c.MaxBytes, c.SegmentBytes)
+	case c.SegmentEvents < 0:
+		return fmt.Errorf("%w: SegmentEvents must not be negative, got %d", ErrInvalidConfig, c.SegmentEvents)
 	case c.CacheEvents < 0:
 		return fmt.Errorf("%w: CacheEvents must not be negative, got %d", ErrInvalidConfig, c.CacheEvents)
 	}
@@ -141,6 +150,10 @@ type Stats struct {
 type segment struct {
 	seq  uint64
 	size int64 // bytes durable in the file
+	// events appended to it by this process: only the active segment's
+	// count is used, and a segment is active only in the process that
+	// created it.
+	events int
 }
 
 // Spool is an open spool directory. See the package documentation.
@@ -357,13 +370,17 @@ func (s *Spool) append(r Record, next *Position) error {
 		s.mu.Unlock()
 		return fmt.Errorf("%w: cannot append a record of %d bytes to %d of %d", ErrFull, n, bytes, s.cfg.MaxBytes)
 	}
-	var size int64
+	var (
+		size   int64
+		events int
+	)
 	if s.active != nil {
-		size = s.segs[len(s.segs)-1].size
+		size, events = s.segs[len(s.segs)-1].size, s.segs[len(s.segs)-1].events
 	}
 	s.mu.Unlock()
 
-	if s.active == nil || (size > 0 && size+n > s.cfg.SegmentBytes) {
+	if s.active == nil || (size > 0 && (size+n > s.cfg.SegmentBytes ||
+		s.cfg.SegmentEvents > 0 && events+len(r.Events) > s.cfg.SegmentEvents)) {
 		if err := s.rotate(); err != nil {
 			return s.noSpace(err, n)
 		}
@@ -377,6 +394,7 @@ func (s *Spool) append(r Record, next *Position) error {
 	}
 	s.mu.Lock()
 	s.segs[len(s.segs)-1].size = size + n
+	s.segs[len(s.segs)-1].events += len(r.Events)
 	*next = Position{Seg: s.segs[len(s.segs)-1].seq, Off: size + n}
 	s.bytes += n
 	s.records++

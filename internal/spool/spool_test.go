@@ -392,6 +392,7 @@ func TestValidate(t *testing.T) {
 		{MaxBytes: 1 << 20, SegmentBytes: 1 << 10},
 		{Dir: "x", MaxBytes: 1 << 20, SegmentBytes: 4},
 		{Dir: "x", MaxBytes: 1 << 10, SegmentBytes: 1 << 20},
+		{Dir: "x", MaxBytes: 1 << 20, SegmentBytes: 1 << 10, SegmentEvents: -1},
 	} {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%+v: %v, want ErrInvalidConfig", c, err)
