@@ -140,18 +140,9 @@ func TestAckSpooledInsertsFillSegments(t *testing.T) {
 	probe.Close()
 	cfg.Spool.SegmentBytes = record*15/2 + 1
 
+	cfg.Spool = cfg.tenantSpool()
 	w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 100)}
-	sp, err := spool.Open(cfg.tenantSpool(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBatcher(cfg, w, sp, &counters{}, nil, tracing{})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = b.Shutdown(ctx)
-		sp.Close()
-	})
+	b, sp := startSpoolBatcher(t, cfg, w)
 	addPiledUp(t, b, requests, per)
 	close(w.gate)
 	waitFor(t, "the replay", func() bool { return w.total() == requests*per && sp.Stats().Records == 0 })
