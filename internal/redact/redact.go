@@ -285,10 +285,27 @@ func (r *Redactor) Args(s string) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// walk redacts v: values under secret keys whole, strings by pattern.
+// walk redacts v: values under secret keys whole, strings by pattern, and
+// object keys by pattern too (an object keyed by URL can hold a password
+// in a key).
 func (r *Redactor) walk(v any, changed *bool) any {
 	switch x := v.(type) {
 	case map[string]any:
+		var renamed [][2]string
+		for k := range x {
+			if nk := r.Text(k); nk != k {
+				renamed = append(renamed, [2]string{k, nk})
+			}
+		}
+		for _, kk := range renamed {
+			// Distinct secrets have distinct markers, so a renamed key
+			// meets another only if the document held the key's
+			// redacted form already; the renamed one then wins.
+			e := x[kk[0]]
+			delete(x, kk[0])
+			x[kk[1]] = e
+			*changed = true
+		}
 		for k, e := range x {
 			if r.secretKey(k) {
 				if s, ok := e.(string); ok && IsMarker(s) {

@@ -46,6 +46,7 @@ func TestArgs(t *testing.T) {
 			`{"headers":[{"name":"X-A","value":"` + m("v1") + `"},{"name":"X-B","value":"` + m("v2") + `"}]}`},
 		{"deep path", `{"a":{"b":{"cookie_jar":["c"]}}}`, `{"a":{"b":{"cookie_jar":"` + m(`["c"]`) + `"}}}`},
 		{"path index", `{"list":["a","b","c"]}`, `{"list":["a","` + m("b") + `","c"]}`},
+		{"credentials in a key", `{"mirrors":{"https://u:pw@x.example/":"GET"}}`, `{"mirrors":{"https://u:` + m("pw") + `@x.example/":"GET"}}`},
 		{"bearer in value", `{"header":"Bearer abcdefgh12345678"}`, `{"header":"Bearer ` + m("abcdefgh12345678") + `"}`},
 		{"aws key in value", `{"note":"use AKIAIOSFODNN7EXAMPLE now"}`, `{"note":"use ` + m("AKIAIOSFODNN7EXAMPLE") + ` now"}`},
 		{"private key block", `{"k":` + mustJSON(pem) + `}`, `{"k":"` + m(pem) + `"}`},
@@ -170,6 +171,7 @@ func FuzzRedact(f *testing.F) {
 		`{"password":"hunter2"}`, `{"a":[{"token":1}],"b":"Bearer abcdefgh12345678"}`,
 		"AKIAIOSFODNN7EXAMPLE", "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----",
 		`"https://u:p@h/"`, "password=x&token=y", `[REDACTED:hmac:0123456789ab]`, `{"":null}`, "\xff",
+		`{"https://u:pw@h/":1}`, `"\token=abcdef"`, `"\bearer abcdefgh12345678"`,
 	} {
 		f.Add(s)
 	}
@@ -192,13 +194,53 @@ func FuzzRedact(f *testing.F) {
 		if again := r.Args(got); again != got {
 			t.Fatalf("not idempotent: %q → %q → %q", s, got, again)
 		}
-		stripped := markerAnywhere.ReplaceAllString(got, "")
-		for _, re := range patterns {
-			if loc := re.FindStringSubmatchIndex(stripped); loc != nil && !strings.Contains(got, redact.MarkerPrefix) {
-				t.Fatalf("%q survives in %q", stripped[loc[0]:loc[1]], got)
+		// What a reader of the output sees: the text, or, for a JSON
+		// document, each of its strings and keys as decoded (an escape
+		// such as \t spells letters in the text that no string holds).
+		texts := []string{got}
+		if json.Valid([]byte(s)) {
+			texts = jsonTexts(t, got)
+		}
+		for _, text := range texts {
+			stripped := markerAnywhere.ReplaceAllString(text, "")
+			for _, re := range patterns {
+				if loc := re.FindStringSubmatchIndex(stripped); loc != nil && !strings.Contains(text, redact.MarkerPrefix) {
+					t.Fatalf("%q survives in %q (output %q)", stripped[loc[0]:loc[1]], text, got)
+				}
 			}
 		}
 	})
+}
+
+// jsonTexts returns every string and object key of the JSON document s,
+// decoded.
+func jsonTexts(t *testing.T, s string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("output %q does not decode: %v", s, err)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range x {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
 }
 
 // TestEventIdentifiersRedacted: a secret a client puts in an identifier
