@@ -373,46 +373,105 @@ var columnByName = func() map[string]*store.Column {
 }()
 
 func decodeEvent(r *reader, e *otelschema.Event, plan []planned) {
-	for _, p := range plan {
-		c := p.col
-		switch p.kind {
+	// This loop runs for every column of every event a replay reads back
+	// from disk, so it reads from a local slice, with the one-byte varints
+	// of short strings and small integers inline, rather than through the
+	// reader's methods (a call and an error check per value), and tells
+	// the reader where it stopped.
+	b := r.b
+	base := len(r.whole) - len(b) // b[i] is r.whole[base+i]
+	i := 0
+	what := ""
+loop:
+	for _, pl := range plan {
+		c := pl.col
+		switch pl.kind {
 		case store.KindString:
-			if v := r.str("string column"); c != nil {
-				*c.StringAt(e) = v
+			var n uint64
+			if i < len(b) && b[i] < 0x80 {
+				n = uint64(b[i])
+				i++
+			} else {
+				v, k := binary.Uvarint(b[i:])
+				if k <= 0 {
+					what = "string column"
+					break loop
+				}
+				n, i = v, i+k
 			}
-		case store.KindUInt64:
-			if v := r.u64("uint64 column"); c != nil {
-				*c.UintAt(e) = v
+			if n > uint64(len(b)-i) {
+				what = "string column"
+				break loop
 			}
-		case store.KindNanos:
-			if v := r.u64("time column"); c != nil {
-				*c.IntAt(e) = int64(v)
+			if c != nil {
+				*c.StringAt(e) = r.whole[base+i : base+i+int(n)]
 			}
+			i += int(n)
+		case store.KindUInt64, store.KindNanos:
+			if len(b)-i < 8 {
+				what = "uint64 column"
+				break loop
+			}
+			if c != nil {
+				*c.UintAt(e) = binary.LittleEndian.Uint64(b[i:])
+			}
+			i += 8
 		case store.KindInt64, store.KindSeconds:
-			if v := r.varint("integer column"); c != nil {
+			var v int64
+			if i < len(b) && b[i] < 0x80 {
+				v = int64(b[i]>>1) ^ -int64(b[i]&1)
+				i++
+			} else {
+				x, k := binary.Varint(b[i:])
+				if k <= 0 {
+					what = "integer column"
+					break loop
+				}
+				v, i = x, i+k
+			}
+			if c != nil {
 				*c.IntAt(e) = v
 			}
-		case store.KindEnum:
-			if v := r.byte1("enum column"); c != nil {
-				*c.EnumAt(e) = v
+		case store.KindEnum, store.KindBool:
+			if i >= len(b) {
+				what = "enum column"
+				if pl.kind == store.KindBool {
+					what = "bool column"
+				}
+				break loop
 			}
-		case store.KindBool:
-			if v := r.byte1("bool column"); c != nil {
-				*c.BoolAt(e) = v != 0
+			if c != nil {
+				if pl.kind == store.KindBool {
+					*c.BoolAt(e) = b[i] != 0
+				} else {
+					*c.EnumAt(e) = b[i]
+				}
 			}
+			i++
 		case store.KindFixed:
-			if v := r.bytes(p.size, "fixed column"); c != nil {
-				copy(c.FixedAt(e), v)
+			if len(b)-i < pl.size {
+				what = "fixed column"
+				break loop
 			}
+			if c != nil {
+				copy(c.FixedAt(e), b[i:i+pl.size])
+			}
+			i += pl.size
 		case store.KindMap:
+			r.b = b[i:]
 			m := r.stringMap()
+			if r.err != nil {
+				return
+			}
 			if c != nil {
 				*c.MapAt(e) = m
 			}
+			b, base, i = r.b, len(r.whole)-len(r.b), 0
 		}
-		if r.err != nil {
-			return
-		}
+	}
+	r.b = b[i:]
+	if what != "" {
+		r.fail(what)
 	}
 }
 

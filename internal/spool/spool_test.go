@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -479,4 +482,61 @@ func TestOneProcessPerSpool(t *testing.T) {
 	}
 	s.Close()
 	openSpool(t, smallConfig(dir))
+}
+
+// TestPayloadEdgeValues round-trips every column at the edges of its
+// encoding — strings of 0 to 300 bytes (one- and two-byte lengths),
+// integers around each zig-zag varint width and at their limits, every
+// enum byte, both bools, fixed bytes, maps — and checks that every proper
+// prefix of the payload is refused, never read as a shorter record.
+func TestPayloadEdgeValues(t *testing.T) {
+	strs := []string{"", "x", strings.Repeat("a", 127), strings.Repeat("b", 128), strings.Repeat("é", 150)}
+	ints := []int64{0, -1, 1, 63, -64, 64, -65, 8191, -8192, 8192, math.MaxInt64, math.MinInt64}
+	rec := Record{Tenant: "acme", Token: "tok"}
+	for i := range 12 {
+		var e otelschema.Event
+		for c := range store.EventColumns {
+			col := &store.EventColumns[c]
+			k := i + c // each event pairs the columns with other values
+			switch col.Kind {
+			case store.KindString:
+				*col.StringAt(&e) = strs[k%len(strs)]
+			case store.KindUInt64:
+				*col.UintAt(&e) = []uint64{0, 1, math.MaxUint64, 1 << 63}[k%4]
+			case store.KindNanos, store.KindInt64, store.KindSeconds:
+				*col.IntAt(&e) = ints[k%len(ints)]
+			case store.KindEnum:
+				*col.EnumAt(&e) = uint8(k * 37)
+			case store.KindBool:
+				*col.BoolAt(&e) = k%2 == 0
+			case store.KindFixed:
+				for j := range col.FixedAt(&e) {
+					col.FixedAt(&e)[j] = byte(k + j)
+				}
+			case store.KindMap:
+				if k%3 != 0 {
+					*col.MapAt(&e) = map[string]string{strs[k%len(strs)]: strs[(k+1)%len(strs)], "k": ""}
+				}
+			}
+		}
+		rec.Events = append(rec.Events, e)
+	}
+	payload := appendRecord(nil, &rec)[headerSize:]
+	got, err := decodePayload(bytes.Clone(payload), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normalize(got), normalize(rec)) {
+		for i := range rec.Events {
+			if !reflect.DeepEqual(normalize(Record{Events: got.Events[i : i+1]}), normalize(Record{Events: rec.Events[i : i+1]})) {
+				t.Fatalf("event %d read back as\n%+v\nwant\n%+v", i, got.Events[i], rec.Events[i])
+			}
+		}
+		t.Fatal("read back another record")
+	}
+	for cut := range len(payload) {
+		if _, err := decodePayload(bytes.Clone(payload[:cut]), nil); !errors.Is(err, errPayload) {
+			t.Fatalf("the payload's first %d of %d bytes: %v, want errPayload", cut, len(payload), err)
+		}
+	}
 }
