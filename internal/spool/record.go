@@ -381,7 +381,7 @@ func decodeEvent(r *reader, e *otelschema.Event, plan []planned) {
 	b := r.b
 	base := len(r.whole) - len(b) // b[i] is r.whole[base+i]
 	i := 0
-	what := ""
+	failed := store.Kind(0) // the kind of the column cut short, if one was
 loop:
 	for _, pl := range plan {
 		c := pl.col
@@ -394,13 +394,13 @@ loop:
 			} else {
 				v, k := binary.Uvarint(b[i:])
 				if k <= 0 {
-					what = "string column"
+					failed = pl.kind
 					break loop
 				}
 				n, i = v, i+k
 			}
 			if n > uint64(len(b)-i) {
-				what = "string column"
+				failed = pl.kind
 				break loop
 			}
 			if c != nil {
@@ -409,7 +409,7 @@ loop:
 			i += int(n)
 		case store.KindUInt64, store.KindNanos:
 			if len(b)-i < 8 {
-				what = "uint64 column"
+				failed = pl.kind
 				break loop
 			}
 			if c != nil {
@@ -424,7 +424,7 @@ loop:
 			} else {
 				x, k := binary.Varint(b[i:])
 				if k <= 0 {
-					what = "integer column"
+					failed = pl.kind
 					break loop
 				}
 				v, i = x, i+k
@@ -434,10 +434,7 @@ loop:
 			}
 		case store.KindEnum, store.KindBool:
 			if i >= len(b) {
-				what = "enum column"
-				if pl.kind == store.KindBool {
-					what = "bool column"
-				}
+				failed = pl.kind
 				break loop
 			}
 			if c != nil {
@@ -450,7 +447,7 @@ loop:
 			i++
 		case store.KindFixed:
 			if len(b)-i < pl.size {
-				what = "fixed column"
+				failed = pl.kind
 				break loop
 			}
 			if c != nil {
@@ -470,9 +467,16 @@ loop:
 		}
 	}
 	r.b = b[i:]
-	if what != "" {
-		r.fail(what)
+	if failed != 0 {
+		r.fail(kindValue[failed])
 	}
+}
+
+// kindValue names a value of each kind in decodeEvent's errors.
+var kindValue = map[store.Kind]string{
+	store.KindString: "string column", store.KindUInt64: "uint64 column", store.KindNanos: "time column",
+	store.KindInt64: "integer column", store.KindSeconds: "integer column", store.KindEnum: "enum column",
+	store.KindBool: "bool column", store.KindFixed: "fixed column",
 }
 
 // stringMap reads a map's entry count and its entries; nil when empty.

@@ -486,9 +486,10 @@ func TestOneProcessPerSpool(t *testing.T) {
 
 // TestPayloadEdgeValues round-trips every column at the edges of its
 // encoding — strings of 0 to 300 bytes (one- and two-byte lengths),
-// integers around each zig-zag varint width and at their limits, every
-// enum byte, both bools, fixed bytes, maps — and checks that every proper
-// prefix of the payload is refused, never read as a shorter record.
+// integers around each zig-zag varint width and at their limits, enum
+// bytes across their range, both bools, fixed bytes, maps — and checks
+// that every proper prefix of the payload is refused, never read as a
+// shorter record, with an error naming the kind of value cut short.
 func TestPayloadEdgeValues(t *testing.T) {
 	strs := []string{"", "x", strings.Repeat("a", 127), strings.Repeat("b", 128), strings.Repeat("é", 150)}
 	ints := []int64{0, -1, 1, 63, -64, 64, -65, 8191, -8192, 8192, math.MaxInt64, math.MinInt64}
@@ -534,9 +535,22 @@ func TestPayloadEdgeValues(t *testing.T) {
 		}
 		t.Fatal("read back another record")
 	}
+	kinds := []string{"string column", "uint64 column", "time column", "integer column", "enum column", "bool column", "fixed column"}
+	named := map[string]bool{}
 	for cut := range len(payload) {
-		if _, err := decodePayload(bytes.Clone(payload[:cut]), nil); !errors.Is(err, errPayload) {
+		_, err := decodePayload(bytes.Clone(payload[:cut]), nil)
+		if !errors.Is(err, errPayload) {
 			t.Fatalf("the payload's first %d of %d bytes: %v, want errPayload", cut, len(payload), err)
+		}
+		for _, what := range kinds {
+			if strings.Contains(err.Error(), "cannot read "+what+" ") {
+				named[what] = true
+			}
+		}
+	}
+	for _, what := range kinds {
+		if !named[what] {
+			t.Errorf("no cut of the payload is reported as a %s cut short", what)
 		}
 	}
 }
