@@ -91,10 +91,14 @@ func TestSuiteSmoke(t *testing.T) {
 	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations"} {
 		wantFigures = append(wantFigures, "reports."+id+"_raw.p50_ms", "reports."+id+"_raw.p95_ms", "reports."+id+".speedup_p50")
 	}
+	// The collector's share is read from the runtime's counters, which a
+	// collection adds to as it ends: a run this short may see none end,
+	// and measure zero.
+	mayBeZero := map[string]bool{"ingest_store.gc_cpu_us_per_event": true}
 	got := map[string]Figure{}
 	for _, f := range rep.Figures {
 		got[f.ID] = f
-		if !(f.Value > 0) {
+		if !(f.Value > 0) && !(mayBeZero[f.ID] && f.Value == 0) {
 			t.Errorf("%s = %v, want a positive value", f.ID, f.Value)
 		}
 		if f.Baseline != "" && !(f.Ratio > 0) {
