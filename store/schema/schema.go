@@ -337,6 +337,9 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 	if err := applyRetention(ctx, db, opts); err != nil {
 		return versions, err
 	}
+	if err := applyCompactInserts(ctx, db, opts); err != nil {
+		return versions, err
+	}
 	if err := applyDeduplicationWindow(ctx, db, opts); err != nil {
 		return versions, err
 	}
@@ -409,6 +412,48 @@ var MergeTreeTables = []string{
 	"usage_1h", "usage_1d", "rejected_1h", "adapted_1h",
 	"violation_candidates", "propagation_events", "adapter_call_candidates",
 	"recent_calls", "retries_1h",
+}
+
+//go:embed compact_inserts.sql
+var compactInsertsSQL string
+
+// applyCompactInserts has every MergeTree table write the parts of its
+// inserts in the compact format (min_level_for_wide_part = 1): all columns
+// in one file, where a wide part has a file per column and substream and
+// one for its marks — 207 files for a part of events, in every partition an
+// insert touches, and creating them was most of the system time an insert
+// cost (docs/capacity.md, "Schema decisions"). A merged part has a level
+// above 0, so merges write wide parts above the engine's size bound as
+// before, for the reports' reads. The setting is recent: on a server that
+// does not know it the tables keep the engine's default, and only the
+// tables not set yet are altered, so that a start-up after the first runs
+// no DDL (ON CLUSTER DDL is slow).
+func applyCompactInserts(ctx context.Context, db Execer, opts Options) error {
+	names := make([]string, len(MergeTreeTables))
+	for i, t := range MergeTreeTables {
+		names[i] = t
+		if opts.Cluster != "" {
+			names[i] += LocalSuffix
+		}
+	}
+	var todo []struct {
+		Name string `json:"name"`
+	}
+	q := store.Query{Name: "schema_compact_inserts", SQL: compactInsertsSQL}
+	if err := db.Query(ctx, q, store.Params{}.String("database", opts.Database).Strings("tables", names), &todo); err != nil {
+		return fmt.Errorf("cannot read the tables' part format settings: %w", err)
+	}
+	for _, t := range todo {
+		table := strings.TrimSuffix(t.Name, LocalSuffix)
+		if opts.Cluster == "" {
+			table = t.Name
+		}
+		sql := alterTable(opts, table) + " MODIFY SETTING min_level_for_wide_part = 1"
+		if err := db.Exec(ctx, sql, nil); err != nil {
+			return fmt.Errorf("cannot have %s write its inserts compact: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 // applyDeduplicationWindow sets non_replicated_deduplication_window on every

@@ -425,6 +425,43 @@ func (s *Suite) testLargeBatch(t *testing.T) {
 	if got := s.count(t, "events", "tenant = {tenant:String}", store.Params{}.String("tenant", tenant)); got != n {
 		t.Fatalf("stored %d events, want %d", got, n)
 	}
+	s.checkCompactParts(t)
+}
+
+// engineWideBound is the engine's default min_bytes_for_wide_part: parts
+// this large are written wide unless the table's min_level_for_wide_part
+// keeps inserts compact.
+const engineWideBound = 10 << 20
+
+// checkCompactParts checks that the parts an insert writes are compact
+// (the schema sets min_level_for_wide_part) even when they are larger than
+// the engine's default bound: the tables with the largest rows, on the node
+// asked (a cluster's local tables).
+func (s *Suite) checkCompactParts(t *testing.T) {
+	t.Helper()
+	var parts []struct {
+		Table string `json:"table"`
+		Name  string `json:"name"`
+		Type  string `json:"part_type"`
+		Bytes uint64 `json:"bytes"`
+	}
+	q := store.Query{Name: "compact_parts", SQL: "SELECT table, name, part_type, data_uncompressed_bytes AS bytes FROM system.parts" +
+		" WHERE database = {db:String} AND active AND table IN ('events', 'events_local', 'audit_calls', 'audit_calls_local')" +
+		" AND level = 0 ORDER BY bytes DESC"}
+	if err := s.Store.Query(s.ctx(t), q, store.Params{}.String("db", s.Database), &parts); err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) == 0 {
+		t.Fatal("no part of events or audit_calls on the node asked")
+	}
+	if parts[0].Bytes <= engineWideBound {
+		t.Fatalf("the largest inserted part, %s of %s, has %d bytes: the check needs one above %d", parts[0].Name, parts[0].Table, parts[0].Bytes, engineWideBound)
+	}
+	for _, p := range parts {
+		if p.Type != "Compact" {
+			t.Errorf("part %s of %s (%d bytes, as inserted) is %s, want Compact", p.Name, p.Table, p.Bytes, p.Type)
+		}
+	}
 }
 
 func (s *Suite) testConcurrent(t *testing.T) {

@@ -1779,3 +1779,37 @@ ALTER TABLE mcpdrift.violation_candidates_local ON CLUSTER 'mcpdrift' MODIFY TTL
 ALTER TABLE mcpdrift.propagation_events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.adapter_call_candidates_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.audit_calls_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.adapters_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.calls_1h_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.calls_1d_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.repairs_1m_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.repairs_1h_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.repairs_1d_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.usage_1h_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.usage_1d_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.rejected_1h_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.adapted_1h_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.violation_candidates_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.propagation_events_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.adapter_call_candidates_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.recent_calls_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.retries_1h_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;

@@ -1644,3 +1644,37 @@ ALTER TABLE mcpdrift.violation_candidates MODIFY TTL toDateTime(time) + INTERVAL
 ALTER TABLE mcpdrift.propagation_events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.adapter_call_candidates MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
+
+ALTER TABLE mcpdrift.events MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.audit_calls MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.adapters MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.calls_1h MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.calls_1d MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.repairs_1m MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.repairs_1h MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.repairs_1d MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.usage_1h MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.usage_1d MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.rejected_1h MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.adapted_1h MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.violation_candidates MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.propagation_events MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.adapter_call_candidates MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.recent_calls MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.retries_1h MODIFY SETTING min_level_for_wide_part = 1;
