@@ -75,7 +75,7 @@ func TestSuiteSmoke(t *testing.T) {
 		"ingest_no_store.cpu_us_per_event", "ingest_no_store.events_per_s",
 		"ingest_store.cpu_us_per_event", "ingest_store.events_per_s",
 		"ingest_server.cpu_us_per_event", "ingest_server.rows_per_insert",
-		"floor_raw.cpu_us_per_event", "floor_views.cpu_us_per_event", "ingest_server.cpu_us_per_event_vs_floor",
+		"floor_raw.cpu_us_per_event", "floor_views.cpu_us_per_event", "floor_views.sys_cpu_us_per_event", "ingest_store.sys_cpu_us_per_event", "ingest_server.cpu_us_per_event_vs_floor",
 		"ingest_store.peak_anon_rss_mib", "ingest_store.peak_go_heap_mib",
 		"client_no_store.cpu_us_per_event", "client_store.cpu_us_per_event",
 		"report_load.events_per_s", "report_load.store_cpu_us_per_event", "report_load.optimize_s",

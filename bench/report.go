@@ -118,6 +118,8 @@ type Phase struct {
 	// GCCPU is the Go garbage collector's part of GoCPU, as the runtime
 	// estimates it.
 	GCCPU float64 `json:"gc_cpu_s,omitempty"`
+	// SysCPU is the part of CPU spent in the kernel, every thread's.
+	SysCPU float64 `json:"sys_cpu_s,omitempty"`
 	// Wall is the seconds from the first request to the last answer.
 	Wall float64 `json:"wall_s"`
 	// Settle is the seconds the store run kept measuring CPU after the last
@@ -157,7 +159,7 @@ func (p *Phase) EventsPerSecond() float64 { return float64(p.Events) / p.Wall }
 func (p *Phase) ClientCPUPerEvent() float64 { return p.ClientCPU * 1e6 / float64(p.Events) }
 
 func phaseOf(u usage, events int, cl *clientResult) *Phase {
-	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds(), GCCPU: u.GCCPU.Seconds()}
+	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds(), GCCPU: u.GCCPU.Seconds(), SysCPU: u.SysCPU.Seconds()}
 	if cl != nil {
 		p.ClientCPU = time.Duration(cl.CPU).Seconds()
 		p.ClientWall = time.Duration(cl.Wall).Seconds()
@@ -322,6 +324,7 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 	if fl := r.Floors; fl != nil {
 		add(Figure{ID: floorRaw, Label: fmt.Sprintf("(c) floor: Native blocks of %d → the raw table alone, CPU", fl.Block), Value: fl.Raw.CPUPerEvent(), Unit: "µs/event"})
 		add(ratio(Figure{ID: floorViews, Label: fmt.Sprintf("(c) floor: the same → events_in and its %d views, CPU", fl.ViewCount), Value: fl.Views.CPUPerEvent(), Unit: "µs/event"}, floorRaw, fl.Raw.CPUPerEvent()))
+		add(Figure{ID: "floor_views.sys_cpu_us_per_event", Label: "(c) floor: … of which system time (the kernel's)", Value: fl.Views.SysCPU * 1e6 / float64(fl.Views.Events), Unit: "µs/event"})
 		toFloor = func(f Figure) Figure { return ratio(f, floorViews, fl.Views.CPUPerEvent()) }
 	}
 	if p := r.Store; p != nil {
@@ -337,6 +340,7 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 			add(Figure{ID: "ingest_store.gc_cpu_us_per_event", Label: "(c) … of which Go's garbage collector", Value: p.GCCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
 			add(toFloor(Figure{ID: "ingest_store.engine_cpu_us_per_event", Label: "(c) … of which the engine's threads", Value: (p.CPU - p.GoCPU) * 1e6 / float64(p.Events), Unit: "µs/event"}))
 		}
+		add(Figure{ID: "ingest_store.sys_cpu_us_per_event", Label: "(c) … of which system time (the kernel's, every thread's)", Value: p.SysCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
 		if p.Replayed > 0 {
 			add(Figure{ID: "ingest_store.replayed_from_memory_pct", Label: "(c) spooled batches replayed from memory", Value: 100 * float64(p.FromMemory) / float64(p.Replayed), Unit: "%"})
 		}

@@ -286,16 +286,26 @@ type usage struct {
 	// (goThreadsCPU); zero when /proc cannot tell. GCCPU is the garbage
 	// collector's part of it (gcCPU).
 	GoCPU, GCCPU time.Duration
+	// SysCPU is the part of CPU spent in the kernel (system time), every
+	// thread's.
+	SysCPU time.Duration
 }
 
 // processCPU returns the user + system time of the whole process, every
 // thread included (chDB's too).
 func processCPU() time.Duration {
+	cpu, _ := processTimes()
+	return cpu
+}
+
+// processTimes returns the user + system time of the whole process and the
+// system time alone.
+func processTimes() (cpu, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		panic("getrusage: " + err.Error()) // cannot fail with RUSAGE_SELF
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // measure runs f and returns the process's CPU and wall time during it.
@@ -303,9 +313,11 @@ func measure(f func() error) (usage, error) {
 	runtime.GC()
 	go0, goOK := goThreadsCPU()
 	gc0 := gcCPU()
-	cpu0, wall0 := processCPU(), time.Now()
+	cpu0, sys0 := processTimes()
+	wall0 := time.Now()
 	err := f()
-	u := usage{CPU: processCPU() - cpu0, Wall: time.Since(wall0), GCCPU: gcCPU() - gc0}
+	cpu1, sys1 := processTimes()
+	u := usage{CPU: cpu1 - cpu0, SysCPU: sys1 - sys0, Wall: time.Since(wall0), GCCPU: gcCPU() - gc0}
 	if go1, ok := goThreadsCPU(); ok && goOK {
 		u.GoCPU = go1 - go0
 	}
@@ -673,7 +685,7 @@ func measureIngest(ctx context.Context, rs *requestSet, srv *ingest.Server, cl *
 	if err != nil {
 		return nil, err
 	}
-	ph := phaseOf(usage{CPU: u.CPU, Wall: send, GoCPU: u.GoCPU, GCCPU: u.GCCPU}, rs.total, &res)
+	ph := phaseOf(usage{CPU: u.CPU, SysCPU: u.SysCPU, Wall: send, GoCPU: u.GoCPU, GCCPU: u.GCCPU}, rs.total, &res)
 	ph.Settle = settle.Seconds()
 	ph.Stored = stored.Seconds()
 	if peak != nil {
