@@ -422,7 +422,7 @@ var compactInsertsSQL string
 // in one file, where a wide part has a file per column and substream and
 // one for its marks — 207 files for a part of events, in every partition an
 // insert touches, and creating them was most of the system time an insert
-// cost (docs/capacity.md, "Schema decisions"). A merged part has a level
+// cost (docs/capacity.md, "Ingest CPU"). A merged part has a level
 // above 0, so merges write wide parts above the engine's size bound as
 // before, for the reports' reads. The setting is recent: on a server that
 // does not know it the tables keep the engine's default, and only the
