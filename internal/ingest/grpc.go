@@ -131,9 +131,12 @@ type rawResponse []byte
 // registered for protobuf.
 type grpcCodec struct {
 	proto grpcencoding.CodecV2
+	pool  *recvPool
 }
 
-func newGRPCCodec() grpcCodec { return grpcCodec{proto: grpcencoding.GetCodecV2(proto.Name)} }
+func newGRPCCodec() grpcCodec {
+	return grpcCodec{proto: grpcencoding.GetCodecV2(proto.Name), pool: new(recvPool)}
+}
 
 func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 	if b, ok := v.(rawResponse); ok {
@@ -144,7 +147,7 @@ func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 
 func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if r, ok := v.(*rawRequest); ok {
-		r.buf = data.MaterializeToBuffer(mem.DefaultBufferPool())
+		r.buf = data.MaterializeToBuffer(c.pool)
 		return nil
 	}
 	return c.proto.Unmarshal(data, v)
