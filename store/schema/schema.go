@@ -425,9 +425,9 @@ var compactInsertsSQL string
 // cost (docs/capacity.md, "Ingest CPU"). A merged part has a level
 // above 0, so merges write wide parts above the engine's size bound as
 // before, for the reports' reads. The setting is recent: on a server that
-// does not know it the tables keep the engine's default, and only the
-// tables not set yet are altered, so that a start-up after the first runs
-// no DDL (ON CLUSTER DDL is slow).
+// does not know it the tables keep the engine's default. Only the tables
+// not set yet, on some replica of a cluster, are altered, so that a
+// start-up after the first runs no DDL (ON CLUSTER DDL is slow).
 func applyCompactInserts(ctx context.Context, db Execer, opts Options) error {
 	names := make([]string, len(MergeTreeTables))
 	for i, t := range MergeTreeTables {
@@ -439,7 +439,11 @@ func applyCompactInserts(ctx context.Context, db Execer, opts Options) error {
 	var todo []struct {
 		Name string `json:"name"`
 	}
-	q := store.Query{Name: "schema_compact_inserts", SQL: compactInsertsSQL}
+	tables := "system.tables"
+	if opts.Cluster != "" {
+		tables = "clusterAllReplicas(" + quote(opts.Cluster) + ", system.tables)"
+	}
+	q := store.Query{Name: "schema_compact_inserts", SQL: strings.ReplaceAll(compactInsertsSQL, "{{.Tables}}", tables)}
 	if err := db.Query(ctx, q, store.Params{}.String("database", opts.Database).Strings("tables", names), &todo); err != nil {
 		return fmt.Errorf("cannot read the tables' part format settings: %w", err)
 	}
