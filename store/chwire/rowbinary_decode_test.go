@@ -169,11 +169,21 @@ func FuzzDecodeRowBinary(f *testing.F) {
 				}
 				continue
 			}
-			// Decoding is a prefix parse: without its last byte, the last row
-			// (or the header) is incomplete.
+			// Decoding is a prefix parse and every value is at least a byte
+			// wide: without its last byte, the last row (or the header) is
+			// incomplete, unless that row was the byte. Then the first n-1
+			// rows decode, and the header with that byte is one row.
 			if len(data) > 1 {
-				if _, err := decode(data[:len(data)-1], dest); err == nil {
-					t.Errorf("%d bytes decoded into %d rows, and so did the first %d", len(data), n, len(data)-1)
+				if m, err := decode(data[:len(data)-1], dest); err == nil {
+					r := &rbReader{buf: data}
+					if _, _, err := readHeader(r); err != nil {
+						t.Fatalf("the header decoded, then failed: %v", err)
+					}
+					last := append(data[:r.off:r.off], data[len(data)-1])
+					if k, err := decode(last, dest); m != n-1 || k != 1 || err != nil {
+						t.Errorf("%d bytes decoded into %d rows, the first %d into %d, and the header with the last byte into %d (%v)",
+							len(data), n, len(data)-1, m, k, err)
+					}
 				}
 			}
 			if m, _ := decode(data[:len(data)/2], dest); m > n {
