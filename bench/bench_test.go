@@ -221,6 +221,7 @@ func TestConfigValidate(t *testing.T) {
 	f(func(c *Config) { c.Streams = 0 }, "streams must be positive")
 	f(func(c *Config) { c.Suites = nil }, "at least one suite")
 	f(func(c *Config) { c.Suites = []string{"nope"} }, `unknown suite "nope"`)
+	f(func(c *Config) { c.FloorBlock = -1 }, "floor.block-events must not be negative")
 	f(func(c *Config) { c.ReportEvents = 0 }, "report-events must be positive")
 	f(func(c *Config) { c.ReportRuns = 0 }, "report-runs must be positive")
 	f(func(c *Config) { c.ReportWarmups = -1 }, "report-warmups must not be negative")

@@ -24,9 +24,12 @@ type Floors struct {
 	// reads; Views the insert into events_in, every view included.
 	Raw   *Phase `json:"raw_table"`
 	Views *Phase `json:"all_views"`
-	// Inserts is the INSERTs of each, of at most Block events.
-	Inserts int `json:"inserts"`
-	Block   int `json:"block_events"`
+	// Inserts is the INSERTs of each, of at most Block events, each one
+	// Native block, or blocks of SubBlock events when it is positive
+	// (-floor.block-events).
+	Inserts  int `json:"inserts"`
+	Block    int `json:"block_events"`
+	SubBlock int `json:"sub_block_events,omitempty"`
 	// Views counts the materialised views the second insert feeds.
 	ViewCount int `json:"views"`
 }
@@ -53,7 +56,7 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 			return err
 		}
 	}
-	files, err := writeNativeFiles(filepath.Join(tmp, "floor"), rs, cfg.InsertEvents, otelschema.Decoder{Limits: c.Ingest.Limits}, red)
+	files, err := writeNativeFiles(filepath.Join(tmp, "floor"), rs, cfg.InsertEvents, cfg.FloorBlock, otelschema.Decoder{Limits: c.Ingest.Limits}, red)
 	if err != nil {
 		return err
 	}
@@ -92,7 +95,7 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 		}
 	}
 	raw := strings.Join(rawCols, ", ")
-	f := &Floors{Inserts: len(files), Block: cfg.InsertEvents, ViewCount: views[0].N}
+	f := &Floors{Inserts: len(files), Block: cfg.InsertEvents, SubBlock: cfg.FloorBlock, ViewCount: views[0].N}
 	insertAll := func(sql string) (*Phase, error) {
 		t0 := time.Now()
 		var settle time.Duration
@@ -142,8 +145,9 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 // red when it is not nil, and writes them as Native blocks to files
 // prefix-N.native, which it returns: as the ingester groups spooled
 // batches, whole requests, at most block events in a file unless one
-// request holds more.
-func writeNativeFiles(prefix string, rs *requestSet, block int, dec otelschema.Decoder, red *redact.Redactor) ([]string, error) {
+// request holds more. A file is one Native block, as the store sends an
+// insert, or, with sub > 0, consecutive blocks of sub events.
+func writeNativeFiles(prefix string, rs *requestSet, block, sub int, dec otelschema.Decoder, red *redact.Redactor) ([]string, error) {
 	var (
 		files  []string
 		events []otelschema.Event
@@ -156,17 +160,23 @@ func writeNativeFiles(prefix string, rs *requestSet, block int, dec otelschema.D
 		if red != nil {
 			red.Events(events)
 		}
-		blk.Encode(store.DefaultTenant, events)
 		name := fmt.Sprintf("%s-%d.native", prefix, len(files))
 		out, err := os.Create(name)
 		if err != nil {
 			return fmt.Errorf("cannot create %s: %w", name, err)
 		}
 		files = append(files, name)
-		for _, c := range blk.Chunks() {
-			if _, err := out.Write(c); err != nil {
-				out.Close()
-				return fmt.Errorf("cannot write %s: %w", name, err)
+		per := len(events)
+		if sub > 0 {
+			per = sub
+		}
+		for lo := 0; lo < len(events); lo += per {
+			blk.Encode(store.DefaultTenant, events[lo:min(lo+per, len(events))])
+			for _, c := range blk.Chunks() {
+				if _, err := out.Write(c); err != nil {
+					out.Close()
+					return fmt.Errorf("cannot write %s: %w", name, err)
+				}
 			}
 		}
 		events = events[:0]

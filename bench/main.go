@@ -97,6 +97,7 @@ func main() {
 	flag.IntVar(&cfg.IngestBatch, "ingest.batch-events", cfg.IngestBatch, "the ingester's BatchMaxEvents; 0 means streams × batch (at most the ingester's default), so that a store batch is sealed as soon as every sender has a request in it")
 	flag.IntVar(&cfg.InsertEvents, "ingest.insert-events", cfg.InsertEvents, `the ingester's InsertMaxEvents with -ingest.ack spooled: most events per store insert; 0: the ingester's default`)
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "simulator seed")
+	flag.IntVar(&cfg.FloorBlock, "floor.block-events", 0, "cut each insert of run (c)'s floors into Native blocks of this many events (as many blocks as spooled batches, say), to show what the engine's cost owes to block size; 0: one block per insert, as the stores send")
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.StringVar(&cfg.ServerCPUProfile, "server-cpuprofile", "", "write a CPU profile of the ingest role's process (this one, not the server's) during run (c) into a ClickHouse server, to this file")

@@ -322,7 +322,11 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 	)
 	toFloor := func(f Figure) Figure { return f }
 	if fl := r.Floors; fl != nil {
-		add(Figure{ID: floorRaw, Label: fmt.Sprintf("(c) floor: Native blocks of %d → the raw table alone, CPU", fl.Block), Value: fl.Raw.CPUPerEvent(), Unit: "µs/event"})
+		blocks := fmt.Sprintf("Native blocks of %d", fl.Block)
+		if fl.SubBlock > 0 {
+			blocks = fmt.Sprintf("inserts of %d in Native blocks of %d", fl.Block, fl.SubBlock)
+		}
+		add(Figure{ID: floorRaw, Label: "(c) floor: " + blocks + " → the raw table alone, CPU", Value: fl.Raw.CPUPerEvent(), Unit: "µs/event"})
 		add(ratio(Figure{ID: floorViews, Label: fmt.Sprintf("(c) floor: the same → events_in and its %d views, CPU", fl.ViewCount), Value: fl.Views.CPUPerEvent(), Unit: "µs/event"}, floorRaw, fl.Raw.CPUPerEvent()))
 		add(Figure{ID: "floor_views.sys_cpu_us_per_event", Label: "(c) floor: … of which system time (the kernel's)", Value: fl.Views.SysCPU * 1e6 / float64(fl.Views.Events), Unit: "µs/event"})
 		toFloor = func(f Figure) Figure { return ratio(f, floorViews, fl.Views.CPUPerEvent()) }
@@ -510,9 +514,13 @@ func (r *Report) table() string {
 		out.WriteString("\n")
 	}
 	if f := r.Floors; f != nil {
-		fmt.Fprintf(&out, "(c) floors: the same rows, decoded and redacted as (c) stores them, Native-encoded beforehand into %d files of ≤ %d events,\n"+
-			"    each inserted by the engine itself (INSERT … SELECT FROM file(…, 'Native')) into a fresh store; CPU until idle\n"+
-			"    (%.2f s and %.2f s of merges after the last insert)\n", f.Inserts, f.Block, f.Raw.Settle, f.Views.Settle)
+		blocks := "one Native block per file"
+		if f.SubBlock > 0 {
+			blocks = fmt.Sprintf("Native blocks of %d events (-floor.block-events)", f.SubBlock)
+		}
+		fmt.Fprintf(&out, "(c) floors: the same rows, decoded and redacted as (c) stores them, encoded beforehand into %d files of ≤ %d events,\n"+
+			"    %s, each inserted by the engine itself (INSERT … SELECT FROM file(…, 'Native')) into a fresh store;\n"+
+			"    CPU until idle (%.2f s and %.2f s of merges after the last insert)\n", f.Inserts, f.Block, blocks, f.Raw.Settle, f.Views.Settle)
 	}
 	if p := r.Server; p != nil {
 		fmt.Fprintf(&out, "(c) ingest role → ClickHouse %s server (libchdb run as a server, its own process): %d of %d events stored in %d INSERTs;\n"+

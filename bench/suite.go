@@ -61,6 +61,11 @@ type Config struct {
 	// InsertEvents is the ingester's InsertMaxEvents with Ack "spooled";
 	// 0 keeps the ingester's default.
 	InsertEvents int
+	// FloorBlock, when positive, cuts each insert of the floors into
+	// Native blocks of that many events, to show what the engine's cost
+	// owes to the size of the blocks it is sent; 0 sends each insert as
+	// one block, as the stores do.
+	FloorBlock int
 	// SpoolAfter, when positive, gives the ingester a write-ahead spool in a
 	// temporary directory with this latency budget (ingest.Config.SpoolAfter),
 	// as `mcpdrift serve` runs by default; zero runs without a spool.
@@ -233,6 +238,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ingest.batch-events must not be negative, got %d", c.IngestBatch)
 	case c.InsertEvents < 0:
 		return fmt.Errorf("ingest.insert-events must not be negative, got %d", c.InsertEvents)
+	case c.FloorBlock < 0:
+		return fmt.Errorf("floor.block-events must not be negative, got %d", c.FloorBlock)
 	case len(c.Suites) == 0:
 		return errors.New("suite must name at least one suite")
 	}
