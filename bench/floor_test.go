@@ -74,6 +74,9 @@ func TestWriteNativeFilesSubBlocks(t *testing.T) {
 		if w.Rows != c.Rows || w.Hash != c.Hash {
 			t.Errorf("file %d: %d rows (hash %x) as one block, %d rows (hash %x) cut into blocks of 700", i, w.Rows, w.Hash, c.Rows, c.Hash)
 		}
+		if w.Blocks != 1 {
+			t.Errorf("file %d: the engine read %d blocks of %d rows written as one", i, w.Blocks, w.Rows)
+		}
 		if want := (c.Rows + 699) / 700; c.Blocks != want {
 			t.Errorf("file %d: the engine read %d blocks of %d rows, want %d", i, c.Blocks, c.Rows, want)
 		}
