@@ -3,6 +3,7 @@ package chwire
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
@@ -64,5 +65,37 @@ func TestAppendInPieces(t *testing.T) {
 	}
 	if chunks := whole.Chunks(); !bytes.Equal(flat(framed), flat(chunks[1:])) {
 		t.Fatal("Columns does not hold the bytes of Chunks")
+	}
+}
+
+// TestEncodeAllocatesOnce encodes a large batch into a fresh block: the
+// bytes allocated stay within 1.5 times the block's buffers, where growing
+// each column by append alone allocates several times them (a column
+// regrown in steps of a quarter). Kept and refilled, the block allocates
+// nothing.
+func TestEncodeAllocatesOnce(t *testing.T) {
+	g, err := simulate.NewGenerator(simulate.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec simulate.Record
+	var events []otelschema.Event
+	for len(events) < 50000 && g.Next(&rec) {
+		events = append(events, rec.Event)
+	}
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	var blk NativeBlock
+	fresh := allocated(func() { blk.Encode("acme", events) })
+	if limit := uint64(blk.Size()) * 3 / 2; fresh > limit {
+		t.Errorf("a fresh block of %d events allocated %d bytes for buffers of %d: more than %d", len(events), fresh, blk.Size(), limit)
+	}
+	if again := allocated(func() { blk.Encode("acme", events) }); again > 4096 {
+		t.Errorf("the kept block allocated %d bytes to encode the same %d events again", again, len(events))
 	}
 }
