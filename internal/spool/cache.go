@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
@@ -34,9 +35,10 @@ type cache struct {
 	events int      // events it holds
 	q      []cached // in append order, so in position order
 	hits   uint64   // records read from it
-	// free holds the event slices of records read already, to copy the
-	// next appends into, at most max events of capacity in all
-	// (freeCap): a cache that keeps up does not allocate.
+	// free holds the event slices of records gone from the queue, to
+	// copy the next appends into, as long as their capacity (freeCap)
+	// and the events held stay within max: a cache that keeps up does not
+	// allocate, and what it holds, full or free, stays about max events.
 	free    [][]otelschema.Event
 	freeCap int
 }
@@ -54,14 +56,15 @@ func (c *cache) add(start, next Position, r *Record) {
 		return
 	}
 	var events []otelschema.Event
-	if k := len(c.free); k > 0 {
-		// One too small is dropped: the sizes of batches drift.
-		if f := c.free[k-1]; cap(f) >= len(r.Events) {
+	// The latest freed slice that fits: the sizes of batches vary from
+	// append to append, and one too small now fits a smaller record later.
+	for k := len(c.free) - 1; k >= 0; k-- {
+		if f := c.free[k]; cap(f) >= len(r.Events) {
 			events = f[:0]
+			c.freeCap -= cap(f)
+			c.free = slices.Delete(c.free, k, k+1)
+			break
 		}
-		c.freeCap -= cap(c.free[k-1])
-		c.free[k-1] = nil
-		c.free = c.free[:k-1]
 	}
 	c.q = append(c.q, cached{start: start, next: next, tenant: r.Tenant, token: r.Token,
 		events: append(events, r.Events...)})
@@ -82,7 +85,6 @@ func (c *cache) take(pos Position, dst []otelschema.Event) (rec Record, next Pos
 		return Record{}, Position{}, false
 	}
 	e := c.q[0]
-	c.popLocked()
 	c.hits++
 	events := e.events
 	if dst != nil {
@@ -90,11 +92,8 @@ func (c *cache) take(pos Position, dst []otelschema.Event) (rec Record, next Pos
 		// the record's slice can take another append. Without dst the
 		// caller gets the slice itself (Peek), to keep.
 		events = append(growEvents(dst, len(e.events)), e.events...)
-		if c.freeCap+cap(e.events) <= c.max {
-			c.free = append(c.free, e.events)
-			c.freeCap += cap(e.events)
-		}
 	}
+	c.popLocked(dst != nil)
 	return Record{Tenant: e.tenant, Token: e.token, Events: events}, e.next, true
 }
 
@@ -110,14 +109,26 @@ func (c *cache) dropBefore(pos Position) {
 
 func (c *cache) dropBeforeLocked(pos Position) {
 	for len(c.q) > 0 && c.q[0].start.before(pos) {
-		c.popLocked()
+		c.popLocked(true)
 	}
 }
 
-func (c *cache) popLocked() {
-	c.events -= len(c.q[0].events)
-	c.q[0] = cached{}
-	c.q = c.q[1:]
+// popLocked drops the first record, its slice kept for the next adds
+// when recycle says that no reader holds it: a record passed by a read
+// from disk or by a commit, like one copied out, leaves its room behind.
+// The rest of the queue moves down rather than the slice moving up, so
+// that the queue keeps its array instead of regrowing one as records come
+// and go.
+func (c *cache) popLocked(recycle bool) {
+	events := c.q[0].events
+	c.events -= len(events)
+	n := copy(c.q, c.q[1:])
+	c.q[n] = cached{}
+	c.q = c.q[:n]
+	if recycle && c.events+c.freeCap+cap(events) <= c.max {
+		c.free = append(c.free, events)
+		c.freeCap += cap(events)
+	}
 }
 
 // reset forgets every record.

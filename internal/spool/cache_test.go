@@ -233,3 +233,42 @@ func TestValidateCacheEvents(t *testing.T) {
 		t.Fatalf("CacheEvents -1: %v", err)
 	}
 }
+
+// TestCacheReusesSlicesOfVaryingSizes adds records whose sizes vary from
+// one to the next, as batches sealed by group commit do, then takes half
+// of them and passes the others: the cache recycles the slices of both,
+// each for a later record it fits, so that a round allocates nothing, its
+// queue included.
+func TestCacheReusesSlicesOfVaryingSizes(t *testing.T) {
+	sizes := []int{300, 120, 500, 80, 450, 200, 499, 10}
+	recs := make([]Record, len(sizes))
+	for i, n := range sizes {
+		recs[i] = testRecord(i, n)
+	}
+	c := cache{max: 4000}
+	dst := make([]otelschema.Event, 0, 500) // the replayer's buffer
+	pos := make([]Position, len(recs))
+	turn := 0
+	round := func() {
+		// Each round in another order, so that a slice recycled from a
+		// small record meets a large one.
+		turn++
+		for i := range recs {
+			pos[i] = Position{Seg: 1, Off: int64(i) * 10}
+			c.add(pos[i], Position{Seg: 1, Off: pos[i].Off + 10}, &recs[(i*3+turn)%len(recs)])
+		}
+		// Every other record is passed, as a read from disk passes the
+		// records the cache held meanwhile; the last is dropped by a
+		// commit.
+		for i := 0; i < len(pos)-1; i += 2 {
+			if _, _, ok := c.take(pos[i], dst[:0]); !ok {
+				t.Fatalf("the cache lost the record at %v", pos[i])
+			}
+		}
+		c.dropBefore(Position{Seg: 2})
+	}
+	round()
+	if allocs := testing.AllocsPerRun(50, round); allocs != 0 {
+		t.Errorf("a round of %d adds and takes allocated %.1f times: the cache does not recycle its slices, or they do not fit", len(recs), allocs)
+	}
+}
