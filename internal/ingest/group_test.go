@@ -332,3 +332,39 @@ func TestReplayBufferFollowsTraffic(t *testing.T) {
 		t.Errorf("group buffer of %d events after groups of at most %d (InsertMaxEvents %d): want it grown to the groups, not to the bound", c, largest, insertMax)
 	}
 }
+
+// TestReplayBufferSizedForTheBacklog checks that a replayer finding a
+// backlog in the spool (here, left by an earlier process) allocates its
+// group buffer once, for the group the backlog makes, where growing it
+// record by record would double it to the next power of two past it.
+func TestReplayBufferSizedForTheBacklog(t *testing.T) {
+	const records, per = 40, 10
+	cfg := ackSpooledConfig(t, 1000)
+	cfg.BatchMaxEvents = per
+	cfg.Spool.SegmentBytes = cfg.Spool.MaxBytes // one segment: a group does not span two
+	sp, err := spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range records {
+		ev := events(fmt.Sprintf("tool-%02d", i), per)
+		if _, err := sp.Append(spool.Record{Tenant: cfg.Tenant, Token: groupablePrefix + batchToken(cfg.Tenant, ev), Events: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp.Close()
+	w := &sink{}
+	b, sp := startSpoolBatcher(t, cfg, w)
+	waitFor(t, "the replay", func() bool { return w.total() == records*per && sp.Stats().Records == 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sizes := w.sizes(); len(sizes) != 1 || sizes[0] != records*per {
+		t.Fatalf("insert sizes %v, want the backlog in one insert of %d", sizes, records*per)
+	}
+	if c := cap(b.groupBuf); c != records*per {
+		t.Errorf("group buffer of %d events for a backlog of %d records of %d: want it allocated for the group, %d", c, records, per, records*per)
+	}
+}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -212,6 +213,7 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 	}
 	deadline := time.Now().Add(b.insertDelay)
 	for len(g.events) < b.insertMax {
+		b.growGroup(g, len(rec.Events))
 		r, n, ok, err := b.sp.PeekAt(g.next, g.buffer(&b.groupBuf))
 		if errors.Is(err, spool.ErrGroupBoundary) {
 			break
@@ -259,6 +261,31 @@ func (g *group) buffer(buf *[]otelschema.Event) []otelschema.Event {
 		g.buffered = true
 	}
 	return g.events
+}
+
+// growGroup grows g's buffer before the next record is read onto it, when
+// it may not hold another record of size events and the spool holds more
+// than the group: to what the spool holds
+// (its records, each taken to be of that size), at least twice its room,
+// at most insertMax events and a record more. Grown by doubling alone as
+// records come, a buffer reaching a large group allocates twice that
+// group in steps, every one of them fresh memory to fault in and to
+// collect; sized from the backlog, it takes a step or two.
+func (b *batcher) growGroup(g *group, size int) {
+	buf := g.buffer(&b.groupBuf)
+	if cap(buf)-len(buf) >= size {
+		return
+	}
+	backlog := int(min(b.sp.Stats().Records, math.MaxInt32/int64(max(size, 1)))) * size
+	want := min(max(backlog, 2*cap(buf)), b.insertMax+b.maxEvents)
+	if backlog <= len(buf) || want <= cap(buf) {
+		// Nothing more spooled yet, or a record past the bound: PeekAt
+		// grows the buffer for a record that comes.
+		return
+	}
+	grown := make([]otelschema.Event, len(buf), want)
+	copy(grown, buf)
+	g.events, b.groupBuf = grown, grown
 }
 
 // add takes r, read by PeekAt onto g.buffer and ending at next, into g:
