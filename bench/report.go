@@ -120,6 +120,10 @@ type Phase struct {
 	GCCPU float64 `json:"gc_cpu_s,omitempty"`
 	// SysCPU is the part of CPU spent in the kernel, every thread's.
 	SysCPU float64 `json:"sys_cpu_s,omitempty"`
+	// GoAllocated is the bytes the Go heap allocated during the run, GCs
+	// the garbage collections that ran.
+	GoAllocated uint64 `json:"go_allocated_bytes,omitempty"`
+	GCs         uint64 `json:"gcs,omitempty"`
 	// Wall is the seconds from the first request to the last answer.
 	Wall float64 `json:"wall_s"`
 	// Settle is the seconds the store run kept measuring CPU after the last
@@ -159,7 +163,8 @@ func (p *Phase) EventsPerSecond() float64 { return float64(p.Events) / p.Wall }
 func (p *Phase) ClientCPUPerEvent() float64 { return p.ClientCPU * 1e6 / float64(p.Events) }
 
 func phaseOf(u usage, events int, cl *clientResult) *Phase {
-	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds(), GCCPU: u.GCCPU.Seconds(), SysCPU: u.SysCPU.Seconds()}
+	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds(), GCCPU: u.GCCPU.Seconds(), SysCPU: u.SysCPU.Seconds(),
+		GoAllocated: u.Allocated, GCs: u.GCs}
 	if cl != nil {
 		p.ClientCPU = time.Duration(cl.CPU).Seconds()
 		p.ClientWall = time.Duration(cl.Wall).Seconds()
@@ -342,6 +347,8 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 		if p.GoCPU > 0 {
 			add(Figure{ID: "ingest_store.go_cpu_us_per_event", Label: "(c) … of which Go's threads", Value: p.GoCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
 			add(Figure{ID: "ingest_store.gc_cpu_us_per_event", Label: "(c) … of which Go's garbage collector", Value: p.GCCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
+			add(Figure{ID: "ingest_store.go_allocated_bytes_per_event", Label: "(c) … Go heap allocated", Value: float64(p.GoAllocated) / float64(p.Events), Unit: "B/event"})
+			add(Figure{ID: "ingest_store.gcs", Label: "(c) … garbage collections", Value: float64(p.GCs), Unit: "cycles"})
 			add(toFloor(Figure{ID: "ingest_store.engine_cpu_us_per_event", Label: "(c) … of which the engine's threads", Value: (p.CPU - p.GoCPU) * 1e6 / float64(p.Events), Unit: "µs/event"}))
 		}
 		add(Figure{ID: "ingest_store.sys_cpu_us_per_event", Label: "(c) … of which system time (the kernel's, every thread's)", Value: p.SysCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
@@ -605,7 +612,7 @@ func newTabWriter(w io.Writer) *tabwriter.Writer {
 
 func formatValue(v float64, unit string) string {
 	switch {
-	case unit == "events/s":
+	case unit == "events/s", unit == "cycles":
 		return fmt.Sprintf("%.0f %s", v, unit)
 	case v >= 100:
 		return fmt.Sprintf("%.0f %s", v, unit)

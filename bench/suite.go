@@ -296,6 +296,9 @@ type usage struct {
 	// SysCPU is the part of CPU spent in the kernel (system time), every
 	// thread's.
 	SysCPU time.Duration
+	// Allocated is the bytes the Go heap allocated, GCs the garbage
+	// collections that ran (goHeapCounts).
+	Allocated, GCs uint64
 }
 
 // processCPU returns the user + system time of the whole process, every
@@ -320,11 +323,14 @@ func measure(f func() error) (usage, error) {
 	runtime.GC()
 	go0, goOK := goThreadsCPU()
 	gc0 := gcCPU()
+	alloc0, gcs0 := goHeapCounts()
 	cpu0, sys0 := processTimes()
 	wall0 := time.Now()
 	err := f()
 	cpu1, sys1 := processTimes()
-	u := usage{CPU: cpu1 - cpu0, SysCPU: sys1 - sys0, Wall: time.Since(wall0), GCCPU: gcCPU() - gc0}
+	alloc1, gcs1 := goHeapCounts()
+	u := usage{CPU: cpu1 - cpu0, SysCPU: sys1 - sys0, Wall: time.Since(wall0), GCCPU: gcCPU() - gc0,
+		Allocated: alloc1 - alloc0, GCs: gcs1 - gcs0}
 	if go1, ok := goThreadsCPU(); ok && goOK {
 		u.GoCPU = go1 - go0
 	}
@@ -692,7 +698,8 @@ func measureIngest(ctx context.Context, rs *requestSet, srv *ingest.Server, cl *
 	if err != nil {
 		return nil, err
 	}
-	ph := phaseOf(usage{CPU: u.CPU, SysCPU: u.SysCPU, Wall: send, GoCPU: u.GoCPU, GCCPU: u.GCCPU}, rs.total, &res)
+	u.Wall = send
+	ph := phaseOf(u, rs.total, &res)
 	ph.Settle = settle.Seconds()
 	ph.Stored = stored.Seconds()
 	if peak != nil {

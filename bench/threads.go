@@ -58,3 +58,17 @@ func gcCPU() time.Duration {
 	}
 	return time.Duration(s[0].Value.Float64() * float64(time.Second))
 }
+
+// goHeapCounts returns the bytes the Go heap has allocated and the garbage
+// collections completed since the process started (runtime/metrics).
+func goHeapCounts() (allocated, gcs uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		allocated = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		gcs = s[1].Value.Uint64()
+	}
+	return allocated, gcs
+}
