@@ -116,6 +116,12 @@ func (c *cache) dropBeforeLocked(pos Position) {
 // popLocked drops the first record, its slice kept for the next adds
 // when recycle says that no reader holds it: a record passed by a read
 // from disk or by a commit, like one copied out, leaves its room behind.
+// A slice kept is cleared: its events' strings alias the batches they were
+// decoded from, which a free slice would otherwise keep from the collector,
+// up to CacheEvents events of them. Cleared as they leave, the slices on
+// the free list are zero to their capacity, since an add fills one from
+// its start.
+//
 // The rest of the queue moves down rather than the slice moving up, so
 // that the queue keeps its array instead of regrowing one as records come
 // and go.
@@ -126,6 +132,7 @@ func (c *cache) popLocked(recycle bool) {
 	c.q[n] = cached{}
 	c.q = c.q[:n]
 	if recycle && c.events+c.freeCap+cap(events) <= c.max {
+		clear(events)
 		c.free = append(c.free, events)
 		c.freeCap += cap(events)
 	}

@@ -272,3 +272,31 @@ func TestCacheReusesSlicesOfVaryingSizes(t *testing.T) {
 		t.Errorf("a round of %d adds and takes allocated %.1f times: the cache does not recycle its slices, or they do not fit", len(recs), allocs)
 	}
 }
+
+// TestCacheFreeSlicesHoldNothing: a slice kept for the next adds holds no
+// event, to its capacity, so that it keeps no batch's strings alive.
+func TestCacheFreeSlicesHoldNothing(t *testing.T) {
+	c := cache{max: 1000}
+	big, small := testRecord(1, 300), testRecord(2, 100)
+	at := func(i int) Position { return Position{Seg: 1, Off: int64(i) * 10} }
+	c.add(at(0), at(1), &big)
+	c.add(at(1), at(2), &big)
+	// One copied out, one passed by a commit.
+	if _, _, ok := c.take(at(0), make([]otelschema.Event, 0, 300)); !ok {
+		t.Fatal("the cache lost its first record")
+	}
+	c.dropBefore(at(2))
+	// A smaller record reuses a large slice and leaves it again.
+	c.add(at(2), at(3), &small)
+	c.dropBefore(at(3))
+	if len(c.free) == 0 {
+		t.Fatal("no slice was kept for the next adds")
+	}
+	for k, f := range c.free {
+		for i, e := range f[:cap(f)] {
+			if !reflect.ValueOf(e).IsZero() {
+				t.Fatalf("free slice %d (capacity %d) holds event %d: %+v", k, cap(f), i, e)
+			}
+		}
+	}
+}
