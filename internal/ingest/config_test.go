@@ -51,9 +51,9 @@ func TestConfigValidate(t *testing.T) {
 // TestSegmentHoldsAnInsert: the default spool segment holds a default
 // insert's worth of the simulator's events, spooled in exports of 500 as
 // the bench sends them, with half as much again to spare for larger
-// arguments. A group
-// does not span segments, so a segment too small for InsertMaxEvents cuts
-// every insert of a replayer behind the spool to what a segment holds.
+// arguments. A group does not span segments, so a segment too small for
+// InsertMaxEvents cuts every insert of a replayer behind the spool to what
+// a segment holds.
 func TestSegmentHoldsAnInsert(t *testing.T) {
 	cfg := DefaultConfig()
 	sim := simulate.DefaultConfig()
