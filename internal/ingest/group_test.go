@@ -368,3 +368,48 @@ func TestReplayBufferSizedForTheBacklog(t *testing.T) {
 		t.Errorf("group buffer of %d events for a backlog of %d records of %d: want it allocated for the group, %d", c, records, per, records*per)
 	}
 }
+
+// TestReplayBufferBoundedByTheInsert checks that the replayer's group
+// buffer never outgrows the largest group it may gather, InsertMaxEvents
+// and a batch more, even when the backlog it sees understates the records
+// to come (here, a small record ahead of larger ones): doubled past that
+// bound, the buffer is held, and its fresh memory faulted in, for events
+// that no group can hold.
+func TestReplayBufferBoundedByTheInsert(t *testing.T) {
+	const insertMax, per, first, records = 1000, 100, 10, 30
+	cfg := ackSpooledConfig(t, insertMax)
+	cfg.BatchMaxEvents = per
+	cfg.Spool.SegmentBytes = cfg.Spool.MaxBytes // one segment: a group does not span two
+	sp, err := spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range records {
+		n := per
+		if i == 0 {
+			n = first
+		}
+		ev := events(fmt.Sprintf("tool-%02d", i), n)
+		if _, err := sp.Append(spool.Record{Tenant: cfg.Tenant, Token: groupablePrefix + batchToken(cfg.Tenant, ev), Events: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp.Close()
+	w := &sink{}
+	b, sp := startSpoolBatcher(t, cfg, w)
+	total := first + (records-1)*per
+	waitFor(t, "the replay", func() bool { return w.total() == total && sp.Stats().Records == 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The spool ends its segments at InsertMaxEvents: the first one holds
+	// the small record and nine large ones.
+	if sizes := w.sizes(); len(sizes) == 0 || sizes[0] != first+9*per {
+		t.Fatalf("insert sizes %v, want a first group of the first segment's %d events", sizes, first+9*per)
+	}
+	if c := cap(b.groupBuf); c > insertMax+per {
+		t.Errorf("group buffer of %d events, want at most InsertMaxEvents + BatchMaxEvents = %d", c, insertMax+per)
+	}
+}

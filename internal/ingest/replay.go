@@ -264,19 +264,24 @@ func (g *group) buffer(buf *[]otelschema.Event) []otelschema.Event {
 }
 
 // growGroup grows g's buffer before the next record is read onto it, when
-// it may not hold another record of size events and the spool holds more
-// than the group: to what the spool holds
-// (its records, each taken to be of that size), at least twice its room,
-// at most insertMax events and a record more. Grown by doubling alone as
+// it may not hold another record of size events (the group's first
+// record's, or its records' mean when larger) and the spool holds more
+// than the group: to what the spool holds (its records, each taken to be
+// of that size), at least twice its room, at most insertMax events and a
+// batch more — the most a group reaches. Grown by doubling alone as
 // records come, a buffer reaching a large group allocates twice that
 // group in steps, every one of them fresh memory to fault in and to
-// collect; sized from the backlog, it takes a step or two.
+// collect; sized from the backlog, it takes a step or two. A backlog
+// that understates the records to come — a small record first — leaves
+// the growth to PeekAt, which doubles past the bound, and the buffer is
+// then held, for events no group takes, as long as the replayer runs.
 func (b *batcher) growGroup(g *group, size int) {
 	buf := g.buffer(&b.groupBuf)
+	size = max(size, len(buf)/max(g.records, 1), 1)
 	if cap(buf)-len(buf) >= size {
 		return
 	}
-	backlog := int(min(b.sp.Stats().Records, math.MaxInt32/int64(max(size, 1)))) * size
+	backlog := int(min(b.sp.Stats().Records, math.MaxInt32/int64(size))) * size
 	want := min(max(backlog, 2*cap(buf)), b.insertMax+b.maxEvents)
 	if backlog <= len(buf) || want <= cap(buf) {
 		// Nothing more spooled yet, or a record past the bound: PeekAt
