@@ -77,6 +77,7 @@ func TestSuiteSmoke(t *testing.T) {
 		"ingest_server.cpu_us_per_event", "ingest_server.rows_per_insert",
 		"floor_raw.cpu_us_per_event", "floor_views.cpu_us_per_event", "floor_views.sys_cpu_us_per_event", "ingest_store.sys_cpu_us_per_event", "ingest_server.cpu_us_per_event_vs_floor",
 		"ingest_store.peak_anon_rss_mib", "ingest_store.peak_go_heap_mib", "ingest_store.go_allocated_bytes_per_event", "ingest_store.gcs",
+		"floor_views.minor_faults_per_kevent", "ingest_store.minor_faults_per_kevent", "ingest_store.go_minor_faults_per_kevent",
 		"client_no_store.cpu_us_per_event", "client_store.cpu_us_per_event",
 		"report_load.events_per_s", "report_load.store_cpu_us_per_event", "report_load.optimize_s",
 		"storage.events.bytes_per_event", "storage.audit_calls.bytes_per_event",

@@ -113,7 +113,7 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 		if err != nil {
 			return nil, err
 		}
-		p := phaseOf(usage{CPU: u.CPU, SysCPU: u.SysCPU, Wall: time.Since(t0) - settle, GoCPU: u.GoCPU}, rs.total, nil)
+		p := phaseOf(usage{CPU: u.CPU, SysCPU: u.SysCPU, Wall: time.Since(t0) - settle, GoCPU: u.GoCPU, Faults: u.Faults, GoFaults: u.GoFaults}, rs.total, nil)
 		p.Settle = settle.Seconds()
 		return p, nil
 	}

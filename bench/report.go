@@ -124,6 +124,12 @@ type Phase struct {
 	// the garbage collections that ran.
 	GoAllocated uint64 `json:"go_allocated_bytes,omitempty"`
 	GCs         uint64 `json:"gcs,omitempty"`
+	// Faults is the minor page faults the process took during the run,
+	// every thread's, GoFaults the Go runtime's threads' part of them: the
+	// memory first touched, each fault a page the kernel found and zeroed.
+	// Unlike CPU, they hardly move between runs of the same load.
+	Faults   uint64 `json:"minor_faults,omitempty"`
+	GoFaults uint64 `json:"go_minor_faults,omitempty"`
 	// Wall is the seconds from the first request to the last answer.
 	Wall float64 `json:"wall_s"`
 	// Settle is the seconds the store run kept measuring CPU after the last
@@ -162,9 +168,12 @@ func (p *Phase) EventsPerSecond() float64 { return float64(p.Events) / p.Wall }
 // ClientCPUPerEvent returns the sender's CPU microseconds per event.
 func (p *Phase) ClientCPUPerEvent() float64 { return p.ClientCPU * 1e6 / float64(p.Events) }
 
+// faultsPerKEvents returns n page faults per thousand of the run's events.
+func (p *Phase) faultsPerKEvents(n uint64) float64 { return float64(n) * 1e3 / float64(p.Events) }
+
 func phaseOf(u usage, events int, cl *clientResult) *Phase {
 	p := &Phase{Events: events, CPU: u.CPU.Seconds(), Wall: u.Wall.Seconds(), GoCPU: u.GoCPU.Seconds(), GCCPU: u.GCCPU.Seconds(), SysCPU: u.SysCPU.Seconds(),
-		GoAllocated: u.Allocated, GCs: u.GCs}
+		GoAllocated: u.Allocated, GCs: u.GCs, Faults: u.Faults, GoFaults: u.GoFaults}
 	if cl != nil {
 		p.ClientCPU = time.Duration(cl.CPU).Seconds()
 		p.ClientWall = time.Duration(cl.Wall).Seconds()
@@ -322,8 +331,10 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 	}
 	// The floors, and every store figure's ratio to the all-views one.
 	const (
-		floorRaw   = "floor_raw.cpu_us_per_event"
-		floorViews = "floor_views.cpu_us_per_event"
+		floorRaw    = "floor_raw.cpu_us_per_event"
+		floorViews  = "floor_views.cpu_us_per_event"
+		floorFaults = "floor_views.minor_faults_per_kevent"
+		faultUnit   = "/1000 events"
 	)
 	toFloor := func(f Figure) Figure { return f }
 	if fl := r.Floors; fl != nil {
@@ -334,6 +345,7 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 		add(Figure{ID: floorRaw, Label: "(c) floor: " + blocks + " → the raw table alone, CPU", Value: fl.Raw.CPUPerEvent(), Unit: "µs/event"})
 		add(ratio(Figure{ID: floorViews, Label: fmt.Sprintf("(c) floor: the same → events_in and its %d views, CPU", fl.ViewCount), Value: fl.Views.CPUPerEvent(), Unit: "µs/event"}, floorRaw, fl.Raw.CPUPerEvent()))
 		add(Figure{ID: "floor_views.sys_cpu_us_per_event", Label: "(c) floor: … of which system time (the kernel's)", Value: fl.Views.SysCPU * 1e6 / float64(fl.Views.Events), Unit: "µs/event"})
+		add(Figure{ID: floorFaults, Label: "(c) floor: … minor page faults", Value: fl.Views.faultsPerKEvents(fl.Views.Faults), Unit: faultUnit})
 		toFloor = func(f Figure) Figure { return ratio(f, floorViews, fl.Views.CPUPerEvent()) }
 	}
 	if p := r.Store; p != nil {
@@ -352,6 +364,14 @@ func (r *Report) ingestFigures(add func(Figure), ratio func(Figure, string, floa
 			add(toFloor(Figure{ID: "ingest_store.engine_cpu_us_per_event", Label: "(c) … of which the engine's threads", Value: (p.CPU - p.GoCPU) * 1e6 / float64(p.Events), Unit: "µs/event"}))
 		}
 		add(Figure{ID: "ingest_store.sys_cpu_us_per_event", Label: "(c) … of which system time (the kernel's, every thread's)", Value: p.SysCPU * 1e6 / float64(p.Events), Unit: "µs/event"})
+		faults := Figure{ID: "ingest_store.minor_faults_per_kevent", Label: "(c) … minor page faults, every thread's", Value: p.faultsPerKEvents(p.Faults), Unit: faultUnit}
+		if fl := r.Floors; fl != nil {
+			faults = ratio(faults, floorFaults, fl.Views.faultsPerKEvents(fl.Views.Faults))
+		}
+		add(faults)
+		if p.GoCPU > 0 {
+			add(Figure{ID: "ingest_store.go_minor_faults_per_kevent", Label: "(c) … of which Go's threads", Value: p.faultsPerKEvents(p.GoFaults), Unit: faultUnit})
+		}
 		if p.Replayed > 0 {
 			add(Figure{ID: "ingest_store.replayed_from_memory_pct", Label: "(c) spooled batches replayed from memory", Value: 100 * float64(p.FromMemory) / float64(p.Replayed), Unit: "%"})
 		}

@@ -299,40 +299,44 @@ type usage struct {
 	// Allocated is the bytes the Go heap allocated, GCs the garbage
 	// collections that ran (goHeapCounts).
 	Allocated, GCs uint64
+	// Faults is the minor page faults the process took, every thread's:
+	// first touches of memory the kernel had to find a page for; GoFaults
+	// is the Go runtime's threads' part of them (goThreadsCPU).
+	Faults, GoFaults uint64
 }
 
 // processCPU returns the user + system time of the whole process, every
 // thread included (chDB's too).
 func processCPU() time.Duration {
-	cpu, _ := processTimes()
+	cpu, _, _ := processTimes()
 	return cpu
 }
 
-// processTimes returns the user + system time of the whole process and the
-// system time alone.
-func processTimes() (cpu, sys time.Duration) {
+// processTimes returns the user + system time of the whole process, the
+// system time alone and the minor page faults taken.
+func processTimes() (cpu, sys time.Duration, faults uint64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		panic("getrusage: " + err.Error()) // cannot fail with RUSAGE_SELF
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano()), uint64(ru.Minflt)
 }
 
 // measure runs f and returns the process's CPU and wall time during it.
 func measure(f func() error) (usage, error) {
 	runtime.GC()
-	go0, goOK := goThreadsCPU()
+	go0, gof0, goOK := goThreadsCPU()
 	gc0 := gcCPU()
 	alloc0, gcs0 := goHeapCounts()
-	cpu0, sys0 := processTimes()
+	cpu0, sys0, f0 := processTimes()
 	wall0 := time.Now()
 	err := f()
-	cpu1, sys1 := processTimes()
+	cpu1, sys1, f1 := processTimes()
 	alloc1, gcs1 := goHeapCounts()
 	u := usage{CPU: cpu1 - cpu0, SysCPU: sys1 - sys0, Wall: time.Since(wall0), GCCPU: gcCPU() - gc0,
-		Allocated: alloc1 - alloc0, GCs: gcs1 - gcs0}
-	if go1, ok := goThreadsCPU(); ok && goOK {
-		u.GoCPU = go1 - go0
+		Allocated: alloc1 - alloc0, GCs: gcs1 - gcs0, Faults: f1 - f0}
+	if go1, gof1, ok := goThreadsCPU(); ok && goOK {
+		u.GoCPU, u.GoFaults = go1-go0, gof1-gof0
 	}
 	return u, err
 }

@@ -9,23 +9,25 @@ import (
 	"time"
 )
 
-// goThreadsCPU returns the user + system time of this process's threads
-// that carry its own name — the Go runtime's; chDB names the threads it
-// starts (ThreadPool, MergeMutate, …) — and false when /proc cannot tell.
+// goThreadsCPU returns the user + system time and the minor page faults of
+// this process's threads that carry its own name — the Go runtime's; chDB
+// names the threads it starts (ThreadPool, MergeMutate, …) — and false
+// when /proc cannot tell.
 // The engine's work done on a Go thread, inside a call into libchdb,
 // counts as Go's; a Go thread that exited meanwhile is missed, so the
 // engine's share is the process's time minus this.
-func goThreadsCPU() (time.Duration, bool) {
+func goThreadsCPU() (time.Duration, uint64, bool) {
 	self, err := os.ReadFile("/proc/self/comm")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	name := strings.TrimSpace(string(self))
 	tasks, err := filepath.Glob("/proc/self/task/*/stat")
 	if err != nil || len(tasks) == 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	var ticks int64
+	var faults uint64
 	for _, task := range tasks {
 		b, err := os.ReadFile(task)
 		if err != nil {
@@ -40,11 +42,13 @@ func goThreadsCPU() (time.Duration, bool) {
 		if len(f) < 13 {
 			continue
 		}
+		minflt, _ := strconv.ParseUint(f[7], 10, 64)
 		utime, _ := strconv.ParseInt(f[11], 10, 64)
 		stime, _ := strconv.ParseInt(f[12], 10, 64)
 		ticks += utime + stime
+		faults += minflt
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, true
+	return time.Duration(ticks) * time.Second / clockTicks, faults, true
 }
 
 // gcCPU returns the Go runtime's estimate of the CPU its garbage collector
