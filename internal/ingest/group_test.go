@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -341,26 +342,7 @@ func TestReplayBufferSizedForTheBacklog(t *testing.T) {
 	const records, per = 40, 10
 	cfg := ackSpooledConfig(t, 1000)
 	cfg.BatchMaxEvents = per
-	cfg.Spool.SegmentBytes = cfg.Spool.MaxBytes // one segment: a group does not span two
-	sp, err := spool.Open(cfg.Spool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range records {
-		ev := events(fmt.Sprintf("tool-%02d", i), per)
-		if _, err := sp.Append(spool.Record{Tenant: cfg.Tenant, Token: groupablePrefix + batchToken(cfg.Tenant, ev), Events: ev}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sp.Close()
-	w := &sink{}
-	b, sp := startSpoolBatcher(t, cfg, w)
-	waitFor(t, "the replay", func() bool { return w.total() == records*per && sp.Stats().Records == 0 })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b, w := replayBacklog(t, cfg, slices.Repeat([]int{per}, records))
 	if sizes := w.sizes(); len(sizes) != 1 || sizes[0] != records*per {
 		t.Fatalf("insert sizes %v, want the backlog in one insert of %d", sizes, records*per)
 	}
@@ -376,34 +358,10 @@ func TestReplayBufferSizedForTheBacklog(t *testing.T) {
 // bound, the buffer is held, and its fresh memory faulted in, for events
 // that no group can hold.
 func TestReplayBufferBoundedByTheInsert(t *testing.T) {
-	const insertMax, per, first, records = 1000, 100, 10, 30
+	const insertMax, per, first = 1000, 100, 10
 	cfg := ackSpooledConfig(t, insertMax)
 	cfg.BatchMaxEvents = per
-	cfg.Spool.SegmentBytes = cfg.Spool.MaxBytes // one segment: a group does not span two
-	sp, err := spool.Open(cfg.Spool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range records {
-		n := per
-		if i == 0 {
-			n = first
-		}
-		ev := events(fmt.Sprintf("tool-%02d", i), n)
-		if _, err := sp.Append(spool.Record{Tenant: cfg.Tenant, Token: groupablePrefix + batchToken(cfg.Tenant, ev), Events: ev}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sp.Close()
-	w := &sink{}
-	b, sp := startSpoolBatcher(t, cfg, w)
-	total := first + (records-1)*per
-	waitFor(t, "the replay", func() bool { return w.total() == total && sp.Stats().Records == 0 })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b, w := replayBacklog(t, cfg, append([]int{first}, slices.Repeat([]int{per}, 29)...))
 	// The spool ends its segments at InsertMaxEvents: the first one holds
 	// the small record and nine large ones.
 	if sizes := w.sizes(); len(sizes) == 0 || sizes[0] != first+9*per {
@@ -412,4 +370,34 @@ func TestReplayBufferBoundedByTheInsert(t *testing.T) {
 	if c := cap(b.groupBuf); c > insertMax+per {
 		t.Errorf("group buffer of %d events, want at most InsertMaxEvents + BatchMaxEvents = %d", c, insertMax+per)
 	}
+}
+
+// replayBacklog leaves in cfg's spool a backlog of groupable records of the
+// given sizes, as an earlier process would, then starts a batcher on it and
+// returns it, shut down, once the backlog is replayed, with its store.
+func replayBacklog(t *testing.T, cfg Config, sizes []int) (*batcher, *sink) {
+	t.Helper()
+	cfg.Spool.SegmentBytes = cfg.Spool.MaxBytes // segments cut by events only
+	sp, err := spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i, n := range sizes {
+		ev := events(fmt.Sprintf("tool-%02d", i), n)
+		if _, err := sp.Append(spool.Record{Tenant: cfg.Tenant, Token: groupablePrefix + batchToken(cfg.Tenant, ev), Events: ev}); err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	sp.Close()
+	w := &sink{}
+	b, sp := startSpoolBatcher(t, cfg, w)
+	waitFor(t, "the replay", func() bool { return w.total() == total && sp.Stats().Records == 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return b, w
 }
