@@ -271,10 +271,12 @@ func (g *group) buffer(buf *[]otelschema.Event) []otelschema.Event {
 // batch more — the most a group reaches. Grown by doubling alone as
 // records come, a buffer reaching a large group allocates twice that
 // group in steps, every one of them fresh memory to fault in and to
-// collect; sized from the backlog, it takes a step or two. A backlog
-// that understates the records to come — a small record first — leaves
-// the growth to PeekAt, which doubles past the bound, and the buffer is
-// then held, for events no group takes, as long as the replayer runs.
+// collect; sized from the backlog, it takes a step or two. Sized by the
+// first record alone, a small one understated the backlog and left the
+// growth to PeekAt, which doubles the buffer past the bound, where it is
+// held, for events no group takes, as long as the replayer runs; PeekAt
+// still grows it so for a record larger than the group's mean appended
+// between the count and the read.
 func (b *batcher) growGroup(g *group, size int) {
 	buf := g.buffer(&b.groupBuf)
 	size = max(size, len(buf)/max(g.records, 1), 1)
