@@ -125,9 +125,9 @@ type Phase struct {
 	GoAllocated uint64 `json:"go_allocated_bytes,omitempty"`
 	GCs         uint64 `json:"gcs,omitempty"`
 	// Faults is the minor page faults the process took during the run,
-	// every thread's, GoFaults the Go runtime's threads' part of them: the
-	// memory first touched, each fault a page the kernel found and zeroed.
-	// Unlike CPU, they hardly move between runs of the same load.
+	// every thread's, GoFaults the Go runtime's threads' part of them:
+	// mostly memory touched afresh, a page the kernel had to find and zero
+	// for it. They count that work whatever the speed of the cores.
 	Faults   uint64 `json:"minor_faults,omitempty"`
 	GoFaults uint64 `json:"go_minor_faults,omitempty"`
 	// Wall is the seconds from the first request to the last answer.
