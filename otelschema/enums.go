@@ -106,6 +106,22 @@ const (
 
 var refreshResultNames = []string{"", "ok", "failed"}
 
+// RevisionSource is where the client revision of a call came from
+// (mcp.drift.revision.client.source). Unset with a client revision means
+// the emitter did not say, which readers take as declared (the only source
+// before the attribute existed); unset without one means unknown.
+type RevisionSource uint8
+
+// Revision sources, most direct first.
+const (
+	RevisionSourceUnspecified RevisionSource = iota
+	RevisionSourceDeclared                   // the client declared it in the call's _meta
+	RevisionSourceListed                     // what this server last listed to the session
+	RevisionSourceInferred                   // from the arguments, against the revisions the server knows
+)
+
+var revisionSourceNames = []string{"", "declared", "listed", "inferred"}
+
 // String returns the wire value of the Outcome, "" when it is unset.
 func (v Outcome) String() string { return enumString(outcomeNames, v) }
 
@@ -126,6 +142,9 @@ func (v Privilege) String() string { return enumString(privilegeNames, v) }
 
 // String returns the wire value of the RefreshResult, "" when it is unset.
 func (v RefreshResult) String() string { return enumString(refreshResultNames, v) }
+
+// String returns the wire value of the RevisionSource, "" when it is unset.
+func (v RevisionSource) String() string { return enumString(revisionSourceNames, v) }
 
 // ParseOutcome returns the Outcome for its wire value.
 func ParseOutcome(s string) (Outcome, bool) { return enumParse[Outcome](outcomeNames, s) }
@@ -154,6 +173,11 @@ func ParsePrivilege(s string) (Privilege, bool) { return enumParse[Privilege](pr
 // ParseRefreshResult returns the RefreshResult for its wire value.
 func ParseRefreshResult(s string) (RefreshResult, bool) {
 	return enumParse[RefreshResult](refreshResultNames, s)
+}
+
+// ParseRevisionSource returns the RevisionSource for its wire value.
+func ParseRevisionSource(s string) (RevisionSource, bool) {
+	return enumParse[RevisionSource](revisionSourceNames, s)
 }
 
 func enumString[T ~uint8](names []string, v T) string {

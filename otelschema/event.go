@@ -36,11 +36,13 @@ type Event struct {
 	ClientVersion   string
 
 	// Revisions.
-	RevisionClient    string
-	RevisionServer    string
-	RevisionValidated string
-	RevisionBefore    string
-	RevisionAfter     string
+	RevisionClient string
+	// RevisionClientSource says where RevisionClient came from.
+	RevisionClientSource RevisionSource
+	RevisionServer       string
+	RevisionValidated    string
+	RevisionBefore       string
+	RevisionAfter        string
 
 	// Outcome.
 	Outcome           Outcome

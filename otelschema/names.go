@@ -78,11 +78,12 @@ const (
 	AttrClientVersion   = "mcp.client.version"
 
 	// Revisions: the three states of the seed.
-	AttrRevisionClient    = "mcp.drift.revision.client"
-	AttrRevisionServer    = "mcp.drift.revision.server"
-	AttrRevisionValidated = "mcp.drift.validated.revision"
-	AttrRevisionBefore    = "mcp.drift.revision.before"
-	AttrRevisionAfter     = "mcp.drift.revision.after"
+	AttrRevisionClient       = "mcp.drift.revision.client"
+	AttrRevisionClientSource = "mcp.drift.revision.client.source"
+	AttrRevisionServer       = "mcp.drift.revision.server"
+	AttrRevisionValidated    = "mcp.drift.validated.revision"
+	AttrRevisionBefore       = "mcp.drift.revision.before"
+	AttrRevisionAfter        = "mcp.drift.revision.after"
 
 	// Call outcome.
 	AttrOutcome           = "mcp.drift.outcome"

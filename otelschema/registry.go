@@ -201,7 +201,9 @@ var registry = [...]Attribute{
 
 	// Revisions.
 	strAttr(AttrRevisionClient, func(e *Event) *string { return &e.RevisionClient },
-		"The revision of the tool in the client snapshot: the one the client planned with.").on(EventCall, EventRepair, EventContractError),
+		"The revision of the tool in the client snapshot: the one the client planned with. Absent when it is unknown: never read as the current revision.").on(EventCall, EventRepair, EventContractError),
+	enumAttr(AttrRevisionClientSource, revisionSourceNames, func(e *Event) *RevisionSource { return &e.RevisionClientSource },
+		"Where `mcp.drift.revision.client` came from: `declared` by the client in the call's `_meta`; `listed`, the revision this server last listed to the session; `inferred` from the arguments, valid under that revision only among those the server knows. Absent with a client revision: the emitter did not say, read as `declared`; absent without one: unknown.").on(EventCall, EventContractError),
 	strAttr(AttrRevisionServer, func(e *Event) *string { return &e.RevisionServer },
 		"The revision of the execution contract that ran the call (after a list_changed: the newly advertised revision).").on(EventCall, EventListChanged, EventContractError),
 	strAttr(AttrRevisionValidated, func(e *Event) *string { return &e.RevisionValidated },

@@ -140,6 +140,7 @@ var EventColumns = []Column{
 	str("client_name", func(e *otelschema.Event) *string { return &e.ClientName }),
 	str("client_version", func(e *otelschema.Event) *string { return &e.ClientVersion }),
 	str("revision_client", func(e *otelschema.Event) *string { return &e.RevisionClient }),
+	enum("revision_client_source", func(e *otelschema.Event) *otelschema.RevisionSource { return &e.RevisionClientSource }),
 	str("revision_server", func(e *otelschema.Event) *string { return &e.RevisionServer }),
 	str("revision_validated", func(e *otelschema.Event) *string { return &e.RevisionValidated }),
 	str("revision_before", func(e *otelschema.Event) *string { return &e.RevisionBefore }),

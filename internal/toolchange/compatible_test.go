@@ -83,7 +83,7 @@ func TestCompatible(t *testing.T) {
 				if err := json.Unmarshal(got.Witness, &w); err != nil {
 					t.Fatal(err)
 				}
-				if vo.Validate(w) != nil || vn.Validate(w) == nil {
+				if vo.ValidateValue(w) != nil || vn.ValidateValue(w) == nil {
 					t.Errorf("witness %s does not pass the old schema and fail the new one", got.Witness)
 				}
 			}

@@ -121,7 +121,7 @@ func FuzzDecode(f *testing.F) {
 				continue
 			}
 			for _, x := range candidates(from, 0) {
-				if vf.Validate(x) == nil && vt.Validate(x) != nil {
+				if vf.ValidateValue(x) == nil && vt.ValidateValue(x) != nil {
 					t.Fatalf("%s: proved compatible, but %s passes the old schema and not the new one", c.Tool, show(x))
 				}
 			}

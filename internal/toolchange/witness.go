@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/internal/argschema"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -62,10 +64,10 @@ func compatible(from, to any, subject, fromName, toName string) Compatibility {
 		return Compatibility{Answer: AnswerCannotDecide, Reason: fmt.Sprintf("the new schema does not compile: %v", err)}
 	}
 	for _, c := range candidates(from, 0) {
-		if vf.Validate(c) != nil {
+		if vf.ValidateValue(c) != nil {
 			continue
 		}
-		if err := vt.Validate(c); err != nil {
+		if err := vt.ValidateValue(c); err != nil {
 			b, _ := json.Marshal(c)
 			return Compatibility{Answer: AnswerNo, Witness: b,
 				Reason: fmt.Sprintf("%s passes %s and %s rejects it (%s)", inline(string(b)), fromName, toName, validationMessage(err))}
@@ -74,33 +76,9 @@ func compatible(from, to any, subject, fromName, toName string) Compatibility {
 	return Compatibility{Answer: AnswerCannotDecide, Reason: why}
 }
 
-// compile compiles a schema with a validator that asserts formats (an
-// execution contract that checks a format rejects what does not match)
-// and loads no remote or file reference.
-func compile(s any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	doc, err := roundTrip(s)
-	if err != nil {
-		return nil, err
-	}
-	const loc = "mem:///schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
-}
-
-// roundTrip re-reads a decoded schema the way the validator reads JSON.
-func roundTrip(s any) (any, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
-}
+// compile compiles a schema with the validator servers admit calls with
+// (internal/argschema).
+func compile(s any) (*argschema.Schema, error) { return argschema.Compile(s) }
 
 // candidates returns instances likely to be valid under s and to tell
 // narrowings apart: each value of an enum, each type with its boundary

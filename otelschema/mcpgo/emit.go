@@ -46,6 +46,7 @@ type event struct {
 	sessionAge                                   time.Duration
 
 	revClient, revServer, revBefore, revAfter string
+	revSource                                 otelschema.RevisionSource
 
 	outcome          otelschema.Outcome
 	adapterID        string
@@ -99,6 +100,7 @@ func (e *event) attrs(dst []attribute.KeyValue) []attribute.KeyValue {
 		dst = append(dst, attribute.Int64(otelschema.AttrSessionAgeS, int64(e.sessionAge/time.Second)))
 	}
 	str(otelschema.AttrRevisionClient, e.revClient)
+	str(otelschema.AttrRevisionClientSource, e.revSource.String())
 	str(otelschema.AttrRevisionServer, e.revServer)
 	str(otelschema.AttrRevisionBefore, e.revBefore)
 	str(otelschema.AttrRevisionAfter, e.revAfter)

@@ -231,6 +231,7 @@ func templateData(opts Options) map[string]any {
 		"ApprovalEnum":       enumType(otelschema.Approval(0), 4),
 		"PrivilegeEnum":      enumType(otelschema.Privilege(0), 4),
 		"RefreshResultEnum":  enumType(otelschema.RefreshResult(0), 2),
+		"RevisionSourceEnum": enumType(otelschema.RevisionSource(0), 3),
 	}
 }
 

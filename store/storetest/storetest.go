@@ -118,45 +118,46 @@ func (s *Suite) testMigrate(t *testing.T) {
 // fullEvent returns a call event with every field set.
 func fullEvent(i int, base time.Time) otelschema.Event {
 	return otelschema.Event{
-		ID:                  uint64(1000 + i),
-		Name:                otelschema.EventCall,
-		Time:                base.Add(time.Duration(i) * time.Millisecond).UnixNano(),
-		TraceID:             [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, byte(i)},
-		SpanID:              [8]byte{9, 8, 7, 6, 5, 4, 3, byte(i)},
-		Service:             "deployer",
-		ServiceVersion:      "build-42",
-		ServiceInstance:     "pod-a",
-		ServiceNamespace:    "platform",
-		Environment:         "prod",
-		Tool:                "deploy_preview",
-		Method:              "tools/call",
-		RequestID:           fmt.Sprintf("req-%d", i),
-		SessionID:           fmt.Sprintf("sess-%d", i%3),
-		ProtocolVersion:     "2025-11-25",
-		ClientName:          "agent-x",
-		ClientVersion:       "1.2.3",
-		RevisionClient:      "1",
-		RevisionServer:      "2",
-		RevisionValidated:   "1",
-		Outcome:             otelschema.OutcomeNormalized,
-		AdapterID:           "deploy_preview-1-to-2",
-		ChangeClass:         otelschema.ChangeClassBoundedMigration,
-		SideEffectStarted:   true,
-		ExternalRequests:    1,
-		ExternalTarget:      "https://deploy.example/api",
-		ErrorCode:           "",
-		RequiredAction:      "",
-		RetryOf:             "req-0",
-		RetryAttempt:        2,
-		IdempotencyKey:      "idem-1",
-		Approval:            otelschema.ApprovalSession,
-		Privilege:           otelschema.PrivilegeWrite,
-		RunID:               fmt.Sprintf("run-%d", i%2),
-		SessionAgeS:         7200,
-		ArgsRaw:             `{"branch":"fix-login"}`,
-		ArgsNormalized:      `{"branch":"fix-login","region":"us-east-preview"}`,
-		Attributes:          map[string]string{"team": "payments", "quote'": "a\tb\n"},
-		AdapterRevisionFrom: "",
+		ID:                   uint64(1000 + i),
+		Name:                 otelschema.EventCall,
+		Time:                 base.Add(time.Duration(i) * time.Millisecond).UnixNano(),
+		TraceID:              [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, byte(i)},
+		SpanID:               [8]byte{9, 8, 7, 6, 5, 4, 3, byte(i)},
+		Service:              "deployer",
+		ServiceVersion:       "build-42",
+		ServiceInstance:      "pod-a",
+		ServiceNamespace:     "platform",
+		Environment:          "prod",
+		Tool:                 "deploy_preview",
+		Method:               "tools/call",
+		RequestID:            fmt.Sprintf("req-%d", i),
+		SessionID:            fmt.Sprintf("sess-%d", i%3),
+		ProtocolVersion:      "2025-11-25",
+		ClientName:           "agent-x",
+		ClientVersion:        "1.2.3",
+		RevisionClient:       "1",
+		RevisionClientSource: otelschema.RevisionSourceListed,
+		RevisionServer:       "2",
+		RevisionValidated:    "1",
+		Outcome:              otelschema.OutcomeNormalized,
+		AdapterID:            "deploy_preview-1-to-2",
+		ChangeClass:          otelschema.ChangeClassBoundedMigration,
+		SideEffectStarted:    true,
+		ExternalRequests:     1,
+		ExternalTarget:       "https://deploy.example/api",
+		ErrorCode:            "",
+		RequiredAction:       "",
+		RetryOf:              "req-0",
+		RetryAttempt:         2,
+		IdempotencyKey:       "idem-1",
+		Approval:             otelschema.ApprovalSession,
+		Privilege:            otelschema.PrivilegeWrite,
+		RunID:                fmt.Sprintf("run-%d", i%2),
+		SessionAgeS:          7200,
+		ArgsRaw:              `{"branch":"fix-login"}`,
+		ArgsNormalized:       `{"branch":"fix-login","region":"us-east-preview"}`,
+		Attributes:           map[string]string{"team": "payments", "quote'": "a\tb\n"},
+		AdapterRevisionFrom:  "",
 	}
 }
 
@@ -179,6 +180,7 @@ type eventRow struct {
 	ClientName        string            `json:"client_name"`
 	ClientVersion     string            `json:"client_version"`
 	RevisionClient    string            `json:"revision_client"`
+	RevisionSource    string            `json:"revision_client_source"`
 	RevisionServer    string            `json:"revision_server"`
 	RevisionValidated string            `json:"revision_validated"`
 	Outcome           string            `json:"outcome"`
@@ -236,6 +238,7 @@ func (s *Suite) testWriteRoundTrip(t *testing.T) {
 		e.AdapterRevisionFrom, e.AdapterRevisionTo = fmt.Sprintf("from-%d", i), fmt.Sprintf("to-%d", i)
 		e.AdapterWindowEnd = base.Add(time.Duration(i) * time.Hour).Unix()
 		e.ContractField = fmt.Sprintf("field-%d", i)
+		e.RevisionClientSource = otelschema.RevisionSource(i % 4)
 		e.ArgsRaw, e.ArgsNormalized = fmt.Sprintf(`{"i":%d}`, i), fmt.Sprintf(`{"i":%d,"n":true}`, i)
 		switch i % 3 {
 		case 0:
@@ -265,7 +268,7 @@ func (s *Suite) testWriteRoundTrip(t *testing.T) {
 			ServiceNamespace: e.ServiceNamespace, Environment: e.Environment, Tool: e.Tool,
 			Method: e.Method, RequestID: e.RequestID, SessionID: e.SessionID,
 			ProtocolVersion: e.ProtocolVersion, ClientName: e.ClientName, ClientVersion: e.ClientVersion,
-			RevisionClient: e.RevisionClient, RevisionServer: e.RevisionServer,
+			RevisionClient: e.RevisionClient, RevisionSource: e.RevisionClientSource.String(), RevisionServer: e.RevisionServer,
 			RevisionValidated: e.RevisionValidated, Outcome: e.Outcome.String(), AdapterID: e.AdapterID,
 			ChangeClass: e.ChangeClass.String(), SideEffectStarted: e.SideEffectStarted,
 			ExternalRequests: e.ExternalRequests, ExternalTarget: e.ExternalTarget, RetryOf: e.RetryOf,

@@ -1613,6 +1613,15 @@ GROUP BY tenant, hour, tool, service, environment, client_name, client_version, 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=194695d80f3b53baf0431f3b788dd7f8921352486abc74cc5b1f12e979642f8f, name=retry_after, version=10;
 
+ALTER TABLE mcpdrift.events
+    ADD COLUMN IF NOT EXISTS revision_client_source Enum8('' = 0, 'declared' = 1, 'listed' = 2, 'inferred' = 3) AFTER revision_client;
+
+ALTER TABLE mcpdrift.events_in
+    ADD COLUMN IF NOT EXISTS revision_client_source Enum8('' = 0, 'declared' = 1, 'listed' = 2, 'inferred' = 3) AFTER revision_client;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=600e8eae8a50001fd6fe9463e697b07f47b1dd7c344b8466906f0472781878a9, name=revision_source, version=11;
+
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.recent_calls MODIFY TTL toDateTime(time) + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
