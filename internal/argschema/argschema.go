@@ -82,7 +82,7 @@ type Violation struct {
 	Message string `json:"message"`
 }
 
-// Error is a validation failure: every violation found, in instance order.
+// Error is a validation failure: every violation found, ordered by field.
 type Error struct {
 	Violations []Violation
 	// cause is the validator's own error, for callers that word it
@@ -160,6 +160,7 @@ func (s *Schema) ValidateValue(inst any) error {
 	leaves(ve, func(l *jsonschema.ValidationError) {
 		out.Violations = append(out.Violations, violations(l)...)
 	})
+	slices.SortStableFunc(out.Violations, func(a, b Violation) int { return strings.Compare(a.Field, b.Field) })
 	if len(out.Violations) == 0 {
 		out.Violations = []Violation{{Field: pointer(ve.InstanceLocation), Kind: keyword(ve), Message: ve.ErrorKind.LocalizedString(printer)}}
 	}

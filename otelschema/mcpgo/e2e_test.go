@@ -20,7 +20,6 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 
-	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -296,7 +295,7 @@ type storedEvent struct {
 	RunID             string `json:"run_id"`
 }
 
-func storedEvents(t *testing.T, st *embedded.Store, env string) []storedEvent {
+func storedEvents(t *testing.T, st store.Querier, env string) []storedEvent {
 	t.Helper()
 	q := store.Query{Name: "mcpgo_e2e", SQL: `SELECT toString(event_name) AS event_name, service, tool, request_id,
 		toString(outcome) AS outcome, adapter_id, toString(change_class) AS change_class, error_code,
@@ -331,27 +330,11 @@ func filter(evs []storedEvent, name, service string) []storedEvent {
 // embedded store, and read back raw and through the reports.
 func TestDriftEndToEnd(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
+	p := serve(t)
+	st, in := p.Store(), p.Ingester()
 	// Each run is told apart by its environment, so the shared store may
 	// hold earlier runs (go test -count).
 	runTag := fmt.Sprintf("%x", time.Now().UnixNano())
-	cfg := ingest.DefaultConfig()
-	cfg.GRPCListen, cfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.BatchMaxDelay = 5 * time.Millisecond
-	in, err := ingest.New(cfg, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := in.Shutdown(sctx); err != nil {
-			t.Errorf("shutting the ingester down: %v", err)
-		}
-	})
 	reports, err := queries.New(st, embedded.DefaultConfig("").Schema.Database)
 	if err != nil {
 		t.Fatal(err)
@@ -638,7 +621,7 @@ func TestDriftEndToEnd(t *testing.T) {
 }
 
 // waitStored returns the events stored for env once at least n are there.
-func waitStored(t *testing.T, st *embedded.Store, env string, n int) []storedEvent {
+func waitStored(t *testing.T, st store.Querier, env string, n int) []storedEvent {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {

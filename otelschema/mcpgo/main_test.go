@@ -3,35 +3,40 @@ package mcpgo_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/mcpdrift/mcpdrift/internal/app"
+	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
 // chDB serves one data path per process: the package's tests share one
-// store, opened on first use in a temporary directory and closed by
-// TestMain before the goroutine-leak check.
+// `mcpdrift serve`, the all-in-one as its command line assembles it
+// (app.Start on the embedded store, with its spool and API), started on
+// first use on a temporary data directory with loopback ports, and shut
+// down by TestMain before the goroutine-leak check.
 var (
-	storeOnce sync.Once
-	shared    *embedded.Store
-	storeErr  error
-	storeDir  string
+	serveOnce sync.Once
+	served    *app.Process
+	serveErr  error
+	serveDir  string
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared != nil {
-		if err := shared.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "closing the store:", err)
+	if served != nil {
+		if err := served.Shutdown(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping mcpdrift serve:", err)
 			code = 1
 		}
 	}
-	if storeDir != "" {
-		os.RemoveAll(storeDir)
+	if serveDir != "" {
+		os.RemoveAll(serveDir)
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -42,9 +47,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// openStore returns the shared embedded store, migrated. It skips when
-// libchdb is missing, unless MCPDRIFT_REQUIRE_CHDB=1.
-func openStore(t *testing.T) *embedded.Store {
+// serve returns the shared mcpdrift serve. It skips when libchdb is
+// missing, unless MCPDRIFT_REQUIRE_CHDB=1.
+func serve(t *testing.T) *app.Process {
 	t.Helper()
 	if _, err := embedded.LibraryPath(); err != nil {
 		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") == "1" {
@@ -52,18 +57,22 @@ func openStore(t *testing.T) *embedded.Store {
 		}
 		t.Skipf("embedded store unavailable: %v", err)
 	}
-	storeOnce.Do(func() {
-		ctx := context.Background()
-		if storeDir, storeErr = os.MkdirTemp("", "mcpgo-e2e-"); storeErr != nil {
+	serveOnce.Do(func() {
+		if serveDir, serveErr = os.MkdirTemp("", "mcpgo-e2e-"); serveErr != nil {
 			return
 		}
-		if shared, storeErr = embedded.Open(ctx, embedded.DefaultConfig(storeDir)); storeErr != nil {
+		c := app.DefaultConfig(app.RoleServe, "mcpdrift serve", embeddedstore.New())
+		if serveErr = c.Parse([]string{"-data.dir", serveDir, "-otlp.grpc.listen", "127.0.0.1:0",
+			"-otlp.http.listen", "127.0.0.1:0", "-api.listen", "127.0.0.1:0", "-log.level", "warn"}, io.Discard); serveErr != nil {
 			return
 		}
-		_, storeErr = shared.Migrate(ctx)
+		served, serveErr = app.Start(context.Background(), c, "mcpgo-e2e", io.Discard, io.Discard)
 	})
-	if storeErr != nil {
-		t.Fatal(storeErr)
+	if serveErr != nil {
+		t.Fatal(serveErr)
 	}
-	return shared
+	return served
 }
+
+// openStore returns the store of the shared mcpdrift serve, migrated.
+func openStore(t *testing.T) app.Store { return serve(t).Store() }

@@ -47,7 +47,9 @@ const (
 	// CodeIncompatibleToolSchema: a field of the old revision changed
 	// meaning; the call must be planned again, usually with another tool.
 	CodeIncompatibleToolSchema = "INCOMPATIBLE_TOOL_SCHEMA"
-	// CodeInvalidArguments: an adapter could not normalise the arguments.
+	// CodeInvalidArguments: the arguments are invalid under the revision
+	// that would run them (its input schema rejects them), or an adapter
+	// could not normalise them.
 	CodeInvalidArguments = "INVALID_ARGUMENTS"
 	// CodeToolRemoved: the tool no longer exists.
 	CodeToolRemoved = "TOOL_REMOVED"
@@ -62,8 +64,15 @@ var codeOutcomes = map[string]otelschema.Outcome{
 	CodeToolRemoved:            otelschema.OutcomeRemoved,
 }
 
-// ActionRefreshTools is the required_action of stale rejections.
-const ActionRefreshTools = "refresh_tools"
+// Required actions, in the structured content's required_action.
+const (
+	// ActionRefreshTools: list tools again and plan the call anew; the
+	// required_action of stale rejections.
+	ActionRefreshTools = "refresh_tools"
+	// ActionFixArguments: the client planned with the current revision
+	// and sent arguments it rejects; fix them and retry.
+	ActionFixArguments = "fix_arguments"
+)
 
 // metaString returns the string value of key in m; numbers are formatted as
 // JSON would.

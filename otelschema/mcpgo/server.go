@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/log"
 
+	"github.com/mcpdrift/mcpdrift/internal/argschema"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
@@ -71,6 +72,14 @@ type Contract struct {
 	Change otelschema.ChangeClass
 	// Privilege is the highest privilege a call needs.
 	Privilege otelschema.Privilege
+	// Earlier are definitions of the tool's earlier revisions that
+	// clients may still plan with, oldest first; each one's revision is
+	// its MetaRevision, else its Digest. A server knows the revisions it
+	// replaced in this process by itself; Earlier tells a freshly started
+	// one (a restart, another replica) what it no longer advertises, so
+	// that it can recognise a call planned with one of them from its
+	// arguments when the client declares nothing (see Server).
+	Earlier []*mcp.Tool
 }
 
 // Adapter serves calls planned against an older revision of a tool by
@@ -102,6 +111,29 @@ type Adapter struct {
 // event, answers calls planned against a revision it can no longer serve
 // with a repairable error, and records the list_changed notifications it
 // sends. Create it with NewServer; its methods are safe for concurrent use.
+//
+// The client snapshot a call was planned with is, in this order: the
+// revision the client declares in the call's _meta (MetaRevision, source
+// declared); else the revision this server last listed to the session
+// (listed), while the arguments fit it; else the one revision, among
+// those the server knows (the current one, the ones it replaced, and
+// Contract.Earlier), whose input schema accepts the arguments (inferred;
+// when several older ones do and the current one does not, the oldest
+// that an adapter serves, else the oldest); else unknown, never the
+// current one. A call of an older revision gets its adapter or a clean
+// rejection, whatever the source. No handler runs on arguments that its
+// own revision's input schema rejects: those calls are rejected_invalid
+// with the fields at fault, before any side effect.
+//
+// What an instance can know: the sessions it listed to itself. Behind a
+// load balancer without session affinity, after a restart, or on a
+// stateless transport (where each request is a session of its own), it
+// has listed nothing to the session, and knows the snapshot only from a
+// declaration or from the arguments. Arguments that fit both an older
+// revision and the current one (an additive change, or a semantic one
+// whose old arguments stay valid) tell nothing: the call runs under the
+// current revision with its client revision unknown, and the reports count
+// it as unknown, never as current.
 type Server struct {
 	srv   *mcp.Server
 	em    emitter
@@ -113,7 +145,8 @@ type Server struct {
 	// execution contract never disagree.
 	mu       sync.RWMutex
 	tools    map[string]*contract
-	removed  map[string]string // removed tool → its replacement, if any
+	earlier  map[string][]*contract // tool → its known earlier revisions, oldest first
+	removed  map[string]string      // removed tool → its replacement, if any
 	adapters map[adapterKey]*Adapter
 	byID     map[string]*Adapter
 
@@ -126,15 +159,20 @@ type Server struct {
 	sessions sessions[mcp.ServerSession, serverSession]
 }
 
-// contract is one admitted revision of a tool.
+// contract is one revision of a tool: the current one, with its handler,
+// or an earlier one the server still recognises (handler nil).
 type contract struct {
 	name      string
 	revision  string
 	change    otelschema.ChangeClass
 	privilege otelschema.Privilege
 	required  []string
+	schema    *argschema.Schema // the compiled input schema
 	handler   mcp.ToolHandler
 }
+
+// maxEarlier bounds the earlier revisions remembered per tool.
+const maxEarlier = 16
 
 type adapterKey struct{ tool, from, to string }
 
@@ -152,6 +190,9 @@ type serverSession struct {
 	clientName, clientV string
 	protocol            string
 	notifiedGen         uint64
+	// listed is what this server last listed to the session: tool →
+	// revision, from the tools/list results it answered.
+	listed map[string]string
 }
 
 // NewServer instruments srv: it adds receiving and sending middleware to it.
@@ -166,6 +207,7 @@ func NewServer(srv *mcp.Server, opts *ServerOptions) *Server {
 		em:       newEmitter(opts.LoggerProvider, opts.Now),
 		audit:    !opts.OmitArguments,
 		tools:    map[string]*contract{},
+		earlier:  map[string][]*contract{},
 		removed:  map[string]string{},
 		adapters: map[adapterKey]*Adapter{},
 		byID:     map[string]*Adapter{},
@@ -179,41 +221,91 @@ func NewServer(srv *mcp.Server, opts *ServerOptions) *Server {
 // execution contract and the advertised definition change together: a call
 // admitted before the change runs the old handler, one admitted after runs
 // the new one, and the SDK sends notifications/tools/list_changed only once
-// the new list is served. The SDK's own AddTool rules apply (it panics on an
-// input schema that is not an object).
+// the new list is served. The revision replaced, and c.Earlier, are
+// remembered, so that calls still planned with them are recognised. Input
+// schemas must compile as JSON Schema 2020-12 without remote references:
+// every call is validated against its revision's before its handler runs.
+// The SDK's own AddTool rules apply (it panics on an input schema that is
+// not an object).
 func (d *Server) AddTool(t *mcp.Tool, h mcp.ToolHandler, c Contract) error {
 	if t == nil || h == nil {
 		return fmt.Errorf("cannot add a nil tool or handler: %w", ErrInvalidTool)
 	}
-	rev := c.Revision
-	if rev == "" {
-		var err error
-		if rev, err = Digest(t); err != nil {
-			return fmt.Errorf("cannot add tool: %w", err)
+	ct, err := newContract(t, c.Revision)
+	if err != nil {
+		return err
+	}
+	ct.change, ct.privilege, ct.handler = c.Change, c.Privilege, h
+	var earlier []*contract
+	for i, e := range c.Earlier {
+		if e == nil || e.Name != t.Name {
+			return fmt.Errorf("tool %q: earlier definition %d is not of this tool: %w", t.Name, i, ErrInvalidTool)
 		}
+		ec, err := newContract(e, "")
+		if err != nil {
+			return err
+		}
+		earlier = append(earlier, ec)
 	}
 	tt := *t
 	tt.Meta = maps.Clone(t.Meta)
 	if tt.Meta == nil {
 		tt.Meta = mcp.Meta{}
 	}
-	tt.Meta[MetaRevision] = rev
-	ct := &contract{name: t.Name, revision: rev, change: c.Change, privilege: c.Privilege,
-		required: requiredFields(t.InputSchema), handler: h}
+	tt.Meta[MetaRevision] = ct.revision
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	before := ""
-	if old := d.tools[t.Name]; old != nil {
+	old := d.tools[t.Name]
+	if old != nil {
 		before = old.revision
 	}
+	hist := d.earlier[t.Name]
+	for _, e := range earlier {
+		hist = remember(hist, e)
+	}
+	if old != nil && old.revision != ct.revision {
+		o := *old
+		o.handler = nil
+		hist = remember(hist, &o)
+	}
+	hist = slices.DeleteFunc(hist, func(e *contract) bool { return e.revision == ct.revision })
+	d.earlier[t.Name] = hist
 	d.tools[t.Name] = ct
 	delete(d.removed, t.Name)
-	if before != rev {
-		d.recordChange(t.Name, before, rev)
+	if before != ct.revision {
+		d.recordChange(t.Name, before, ct.revision)
 	}
 	d.srv.AddTool(&tt, d.dispatch(h))
 	return nil
+}
+
+// newContract compiles a definition's input schema; rev empty means the
+// definition's advertised revision.
+func newContract(t *mcp.Tool, rev string) (*contract, error) {
+	if rev == "" {
+		var err error
+		if rev, err = Advertised(t); err != nil {
+			return nil, fmt.Errorf("cannot add tool: %w", err)
+		}
+	}
+	sch, err := argschema.Compile(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q revision %s: the input schema cannot validate calls: %w: %w", t.Name, Short(rev), err, ErrInvalidTool)
+	}
+	return &contract{name: t.Name, revision: rev, required: requiredFields(t.InputSchema), schema: sch}, nil
+}
+
+// remember appends c to the earlier revisions hist, oldest first, once per
+// revision and at most maxEarlier.
+func remember(hist []*contract, c *contract) []*contract {
+	hist = slices.DeleteFunc(slices.Clone(hist), func(e *contract) bool { return e.revision == c.revision })
+	hist = append(hist, c)
+	if len(hist) > maxEarlier {
+		hist = hist[len(hist)-maxEarlier:]
+	}
+	return hist
 }
 
 // RemoveTool removes a tool. Later calls to it fail clearly, as removed,
@@ -224,6 +316,11 @@ func (d *Server) RemoveTool(name, replacement string) {
 	before := ""
 	if old := d.tools[name]; old != nil {
 		before = old.revision
+	}
+	if old := d.tools[name]; old != nil {
+		o := *old
+		o.handler = nil
+		d.earlier[name] = remember(d.earlier[name], &o)
 	}
 	delete(d.tools, name)
 	d.removed[name] = replacement
@@ -382,11 +479,22 @@ func (d *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 				return d.call(ctx, next, r)
 			}
 		case methodListTools:
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				d.session(ss, metaOf(req))
+			var st *serverSession
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			if ss != nil {
+				st = d.session(ss, metaOf(req))
 			}
 			d.mu.RLock()
 			defer d.mu.RUnlock()
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && st != nil {
+				cursor := ""
+				if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+					cursor = p.Cursor
+				}
+				st.listedPage(lr, cursor == "")
+			}
+			return res, err
 		case methodInitialize, methodDiscover:
 		default:
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
@@ -450,96 +558,6 @@ func ExternalRequest(ctx context.Context, target string) {
 	}
 }
 
-// call admits, runs and records one tools/call.
-func (d *Server) call(ctx context.Context, next mcp.MethodHandler, r *mcp.CallToolRequest) (mcp.Result, error) {
-	now := d.em.now()
-	p := r.Params
-	st := d.session(r.Session, p.Meta)
-	e := event{name: otelschema.EventCall, time: now, method: methodCallTool, tool: p.Name,
-		requestID:      metaString(p.Meta, MetaRequestID),
-		revClient:      metaString(p.Meta, MetaRevision),
-		retryOf:        metaString(p.Meta, MetaRetryOf),
-		retryAttempt:   metaInt(p.Meta, MetaRetryAttempt),
-		idempotencyKey: metaString(p.Meta, MetaIdempotencyKey),
-	}
-	e.approval, _ = otelschema.ParseApproval(metaString(p.Meta, MetaApproval))
-	var retriedRev string
-	if e.retryOf != "" {
-		e.repairAutomatic, e.hasAutomatic = metaBool(p.Meta, MetaRetryAutomatic)
-		retriedRev = metaString(p.Meta, MetaRetryRevision)
-		e.retryAfter, _ = otelschema.ParseOutcome(metaString(p.Meta, MetaRetryAfter))
-	}
-	st.identity(&e, r.Session, now)
-	if d.audit {
-		e.argsRaw = string(p.Arguments)
-	}
-
-	d.mu.RLock()
-	c := d.tools[p.Name]
-	replacement, removed := d.removed[p.Name]
-	var ad *Adapter
-	if c != nil && e.revClient != "" && e.revClient != c.revision {
-		ad = d.adapters[adapterKey{p.Name, e.revClient, c.revision}]
-	}
-	d.mu.RUnlock()
-
-	if c == nil && removed {
-		e.outcome, e.change, e.errorCode = otelschema.OutcomeRemoved, otelschema.ChangeClassRemoval, CodeToolRemoved
-		d.em.emit(ctx, &e, d.audit)
-		return removedResult(p.Name, replacement), nil
-	}
-	state := &callState{contract: c}
-	if c != nil {
-		e.revServer, e.privilege = c.revision, c.privilege
-		e.outcome = otelschema.OutcomeCurrent
-		if e.revClient != "" && e.revClient != c.revision {
-			if ad == nil {
-				e.change = c.change
-				res := d.reject(&e, c, p.Arguments)
-				d.em.emit(ctx, &e, d.audit)
-				return res, nil
-			}
-			e.adapterID, e.change = ad.ID, ad.Class
-			args := p.Arguments
-			if ad.Normalize != nil {
-				var err error
-				if args, err = ad.Normalize(ctx, p.Arguments); err != nil {
-					e.outcome, e.errorCode = otelschema.OutcomeRejectedInvalid, CodeInvalidArguments
-					d.em.emit(ctx, &e, d.audit)
-					return invalidResult(p.Name, ad, err), nil
-				}
-			}
-			p.Arguments = args
-			e.outcome = otelschema.OutcomeNormalized
-			if d.audit {
-				e.argsNormalized = string(args)
-			}
-		} else if retriedRev != "" && retriedRev != c.revision {
-			// A retry planned after a change, of a call planned before it:
-			// it crosses the change the current revision declares.
-			e.change = c.change
-		}
-	} else {
-		state.contract = nil // a tool this middleware does not manage
-		e.outcome = otelschema.OutcomeCurrent
-	}
-
-	res, err := next(context.WithValue(ctx, callKey{}, state), methodCallTool, r)
-	e.sideEffect = state.started.Load()
-	e.externalRequests = state.requests.Load()
-	if t := state.target.Load(); t != nil {
-		e.externalTarget = *t
-	}
-	if err != nil {
-		e.outcome = otelschema.OutcomeFailed
-	} else if tr, ok := res.(*mcp.CallToolResult); ok && tr.IsError {
-		e.outcome = otelschema.OutcomeFailed
-		e.errorCode = resultCode(tr)
-	}
-	d.em.emit(ctx, &e, d.audit)
-	return res, err
-}
-
 // reject answers a call planned against a revision no adapter serves, with
 // the facts the seed asks of a repairable error: what changed, whether a
 // side effect started (never: the handler did not run), whether refreshing
@@ -571,6 +589,9 @@ func (d *Server) reject(e *event, c *contract, args json.RawMessage) *mcp.CallTo
 		"side_effect_started": false,
 		"current_revision":    c.revision,
 		"client_revision":     e.revClient,
+	}
+	if e.revSource != otelschema.RevisionSourceUnspecified {
+		sc["client_revision_source"] = e.revSource.String()
 	}
 	if c.change != otelschema.ChangeClassUnspecified {
 		sc["change_class"] = c.change.String()

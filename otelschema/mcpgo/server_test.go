@@ -105,8 +105,9 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func schema(required ...string) json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"project":{"type":"string"},"team":{"type":"string"}},"required":["` +
-		strings.Join(required, `","`) + `"]}`)
+	req, _ := json.Marshal(append([]string{}, required...))
+	return json.RawMessage(`{"type":"object","properties":{"project":{"type":"string"},"team":{"type":"string"}},"required":` +
+		string(req) + `}`)
 }
 
 func okHandler(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
