@@ -4,13 +4,16 @@
 // (OTLP to mcpdrift's ingester, a Collector, …) carries them.
 //
 // On the server, Server holds each tool's execution contract (its revision,
-// explicit or the RFC 8785 Digest of its definition) and the compatibility
-// adapters that serve older revisions. Every tools/call becomes a
-// mcp.drift.call event with the client's planned revision (read from
-// _meta under MetaRevision), the executing revision and the outcome:
-// current, normalized by an adapter, rejected_stale with a repairable
-// STALE_TOOL_SCHEMA error before any side effect, rejected_incompatible,
-// removed or failed. Sent notifications/tools/list_changed become
+// explicit or the RFC 8785 Digest of its definition), the earlier
+// revisions it still recognises, and the compatibility adapters that serve
+// them. Every tools/call becomes a mcp.drift.call event with the client's
+// planned revision and where it came from — declared in _meta under
+// MetaRevision, listed (what this server last listed to the session, for
+// clients that declare nothing), or inferred from the arguments — the
+// executing revision and the outcome: current, normalized by an adapter,
+// rejected_stale with a repairable STALE_TOOL_SCHEMA error before any side
+// effect, rejected_incompatible, rejected_invalid (no handler ever runs on
+// arguments its revision's input schema rejects), removed or failed. Sent notifications/tools/list_changed become
 // mcp.drift.list_changed events, and the adapter registry mcp.drift.adapter
 // events. A recording span in the context gets the same attributes.
 //
@@ -27,7 +30,8 @@
 //
 //	srv := mcp.NewServer(&mcp.Implementation{Name: "deploy"}, nil)
 //	drift := mcpgo.NewServer(srv, nil) // the global LoggerProvider
-//	drift.AddTool(deployV2, handleDeploy, mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassBoundedMigration})
+//	drift.AddTool(deployV2, handleDeploy, mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassBoundedMigration,
+//		Earlier: []*mcp.Tool{deployV1}}) // what a fresh replica no longer advertises
 //	drift.AddAdapter(ctx, mcpgo.Adapter{ID: "deploy-1-to-2", Tool: "deploy_preview", From: "1", To: "2",
 //		Class: otelschema.ChangeClassBoundedMigration, WindowEnd: end, Normalize: defaultRegion})
 //
