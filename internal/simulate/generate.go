@@ -591,6 +591,8 @@ func (g *Generator) callRecord(s *session, tl *tool, t int64, req string, snapId
 	r.sess = s
 	e.Method, e.Tool, e.RequestID = methodCall, tl.name, req
 	e.RevisionClient = tl.revs[snapIdx].id
+	// The simulated agents plan as mcpgo.Client does: they declare it.
+	e.RevisionClientSource = otelschema.RevisionSourceDeclared
 	e.RevisionServer = tl.revs[tl.cur].id
 	e.Outcome = otelschema.OutcomeCurrent
 	e.Privilege = tl.privilege

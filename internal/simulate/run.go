@@ -423,6 +423,7 @@ func logRecord(lr *otellog.Record, e *otelschema.Event, kvs []attribute.KeyValue
 	str(otelschema.AttrClientName, e.ClientName)
 	str(otelschema.AttrClientVersion, e.ClientVersion)
 	str(otelschema.AttrRevisionClient, e.RevisionClient)
+	enum(otelschema.AttrRevisionClientSource, e.RevisionClientSource, e.RevisionClientSource != otelschema.RevisionSourceUnspecified)
 	str(otelschema.AttrRevisionServer, e.RevisionServer)
 	str(otelschema.AttrRevisionValidated, e.RevisionValidated)
 	str(otelschema.AttrRevisionBefore, e.RevisionBefore)
