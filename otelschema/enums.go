@@ -10,7 +10,7 @@ type Outcome uint8
 // Outcomes.
 const (
 	OutcomeUnspecified          Outcome = iota
-	OutcomeCurrent                      // the client planned with the executing revision
+	OutcomeCurrent                      // ran unadapted under the executing revision (planned with it when the client revision says so; unknown without one)
 	OutcomeNormalized                   // an adapter normalised an older shape
 	OutcomeRejectedStale                // rejected with a repairable STALE_TOOL_SCHEMA error
 	OutcomeRejectedIncompatible         // rejected: the old shape cannot be served safely

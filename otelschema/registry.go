@@ -215,7 +215,7 @@ var registry = [...]Attribute{
 
 	// Call outcome.
 	enumAttr(AttrOutcome, outcomeNames, func(e *Event) *Outcome { return &e.Outcome },
-		"The drift outcome of the call.").on(EventCall).required(EventCall),
+		"The drift outcome of the call. `current` means it ran unadapted under `mcp.drift.revision.server`; it says the client planned with that revision only when `mcp.drift.revision.client` does.").on(EventCall).required(EventCall),
 	strAttr(AttrAdapterID, func(e *Event) *string { return &e.AdapterID },
 		"The compatibility adapter that normalised the call, or the adapter an adapter event describes.").on(EventCall, EventAdapter).required(EventAdapter),
 	enumAttr(AttrChangeClass, changeClassNames, func(e *Event) *ChangeClass { return &e.ChangeClass },
