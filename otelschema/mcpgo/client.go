@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,18 +30,38 @@ type ClientOptions struct {
 	RunID string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// ManualRefresh turns the automatic refresh off, for callers that
+	// refresh themselves. By default, on notifications/tools/list_changed
+	// the client lists every page of tools/list by itself (Refresh), on its
+	// own goroutine, and a planned call sent meanwhile waits for that list
+	// before it is checked. With ManualRefresh the snapshot changes only
+	// when the caller lists (ClientSession.ListTools, every page, or
+	// Refresh); planned calls are still checked against it when sent.
+	ManualRefresh bool
+	// RefreshTimeout bounds each automatic refresh; 0 means 30 seconds.
+	RefreshTimeout time.Duration
+	// KeepDefinitions is how many tool definitions that a refresh replaced
+	// or removed each session keeps, so that a call planned against one is
+	// still associated with it; 0 means 64.
+	KeepDefinitions int
 }
 
 // Client instruments an mcp.Client: it keeps each session's snapshot of
-// tool revisions, sends the planned revision with every tools/call, and
-// records refreshes (mcp.drift.refresh), received notifications
-// (mcp.drift.list_changed) and repairs (mcp.drift.repair). The server is
-// authoritative for call events, so the client emits none. Create it with
-// NewClient; its methods are safe for concurrent use.
+// tool definitions and, after notifications/tools/list_changed, lists
+// again by itself and swaps the snapshot at once
+// (ClientOptions.ManualRefresh turns that off), keeping the definitions a
+// refresh retired; it sends the planned revision with every tools/call,
+// and records refreshes (mcp.drift.refresh, ok or failed), received
+// notifications (mcp.drift.list_changed) and repairs (mcp.drift.repair).
+// The server is authoritative for call events, so the client emits none.
+// Create it with NewClient; its methods are safe for concurrent use.
 type Client struct {
-	em       emitter
-	runID    string
-	sessions sessions[mcp.ClientSession, clientSession]
+	em             emitter
+	runID          string
+	manual         bool
+	refreshTimeout time.Duration
+	keep           int
+	sessions       sessions[mcp.ClientSession, clientSession]
 	// stamps remembers the identity given to each params a caller sent
 	// without one, so that Repair can name the call it retries.
 	stamps sessions[mcp.CallToolParams, stamp]
@@ -52,12 +71,25 @@ type Client struct {
 type clientSession struct {
 	started time.Time
 
-	mu         sync.Mutex
-	revisions  map[string]string    // tool → revision: the client snapshot
-	tools      map[string]*mcp.Tool // tool → definition
-	notifiedAt time.Time            // a list_changed not yet followed by a refresh
-	name, ver  string
-	protocol   string
+	mu sync.Mutex
+	// current is the client snapshot, tool → definition, replaced as a
+	// whole by a complete list; listed says one has been.
+	current map[string]*definition
+	listed  bool
+	// retired holds the definitions refreshes replaced or removed.
+	retired retired
+	// chains are the caller's own multi-page lists under way.
+	chains []*listing
+	// notified counts the list_changed notifications received, synced
+	// those a complete list has answered since; notifiedAt is when the
+	// first unanswered one arrived.
+	notified, synced uint64
+	notifiedAt       time.Time
+	// refreshDone is closed when the automatic refresh under way ends;
+	// nil when none is.
+	refreshDone chan struct{}
+	name, ver   string
+	protocol    string
 }
 
 type stamp struct{ id, revision string }
@@ -69,9 +101,16 @@ func NewClient(c *mcp.Client, opts *ClientOptions) *Client {
 	if opts == nil {
 		opts = &ClientOptions{}
 	}
-	d := &Client{em: newEmitter(opts.LoggerProvider, opts.Now), runID: opts.RunID}
+	d := &Client{em: newEmitter(opts.LoggerProvider, opts.Now), runID: opts.RunID, manual: opts.ManualRefresh,
+		refreshTimeout: opts.RefreshTimeout, keep: opts.KeepDefinitions}
 	if d.runID == "" {
 		d.runID = newID()
+	}
+	if d.refreshTimeout <= 0 {
+		d.refreshTimeout = defaultRefreshTimeout
+	}
+	if d.keep <= 0 {
+		d.keep = defaultKeepDefinitions
 	}
 	c.AddSendingMiddleware(d.send)
 	c.AddReceivingMiddleware(d.receive)
@@ -83,7 +122,7 @@ func (d *Client) RunID() string { return d.runID }
 
 func (d *Client) session(cs *mcp.ClientSession) *clientSession {
 	return d.sessions.get(cs, func() *clientSession {
-		return &clientSession{started: d.em.now(), revisions: map[string]string{}, tools: map[string]*mcp.Tool{}}
+		return &clientSession{started: d.em.now(), current: map[string]*definition{}, retired: retired{max: d.keep}}
 	})
 }
 
@@ -92,8 +131,10 @@ func (d *Client) Revision(cs *mcp.ClientSession, tool string) (string, bool) {
 	s := d.session(cs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.revisions[tool]
-	return r, ok
+	if def := s.current[tool]; def != nil {
+		return def.revision, true
+	}
+	return "", false
 }
 
 // Plan returns a copy of params stamped at planning time: the revision of
@@ -132,7 +173,7 @@ func (d *Client) send(next mcp.MethodHandler) mcp.MethodHandler {
 				break
 			}
 			d.learn(cs, p.Meta)
-			return next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: d.stamp(cs, p)})
+			return d.call(ctx, cs, next, p)
 		case methodListTools:
 			p, _ := req.GetParams().(*mcp.ListToolsParams)
 			var q mcp.ListToolsParams
@@ -145,10 +186,7 @@ func (d *Client) send(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			q.Meta[MetaRunID] = d.runID
 			d.learn(cs, q.Meta)
-			res, err := next(ctx, method, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: &q})
-			lr, _ := res.(*mcp.ListToolsResult)
-			d.refreshed(ctx, cs, q.Cursor, lr, err)
-			return res, err
+			return d.listPage(ctx, cs, next, &q)
 		case methodSubscriptionsListen:
 			// The SDK's own request: the server learns the run id of the
 			// stream its notifications are sent on.
@@ -227,81 +265,35 @@ func (d *Client) base(cs *mcp.ClientSession, name otelschema.EventName, now time
 	return e, s
 }
 
-// refreshed swaps the session's snapshot for the listed tools and emits
-// the refresh events: one per tool whose revision changed, or one without a
-// tool when none did.
-func (d *Client) refreshed(ctx context.Context, cs *mcp.ClientSession, cursor string, res *mcp.ListToolsResult, err error) {
-	now := d.em.now()
-	e, s := d.base(cs, otelschema.EventRefresh, now)
-	e.method = methodListTools
-	s.mu.Lock()
-	if !s.notifiedAt.IsZero() {
-		e.lag, e.hasLag = now.Sub(s.notifiedAt), true
-		if err == nil {
-			s.notifiedAt = time.Time{}
-		}
-	}
-	if err != nil || res == nil {
-		s.mu.Unlock()
-		e.refreshResult = otelschema.RefreshResultFailed
-		d.em.emit(ctx, &e, false)
-		return
-	}
-	e.refreshResult = otelschema.RefreshResultOK
-	type diff struct{ tool, before, after string }
-	var diffs []diff
-	listed := make(map[string]bool, len(res.Tools))
-	for _, t := range res.Tools {
-		if t == nil {
-			continue
-		}
-		listed[t.Name] = true
-		rev := advertised(t)
-		if before := s.revisions[t.Name]; before != rev {
-			diffs = append(diffs, diff{t.Name, before, rev})
-		}
-		s.revisions[t.Name] = rev
-		s.tools[t.Name] = t
-	}
-	if cursor == "" && res.NextCursor == "" { // the whole list: tools not in it are gone
-		for name, before := range s.revisions {
-			if !listed[name] {
-				diffs = append(diffs, diff{name, before, ""})
-				delete(s.revisions, name)
-				delete(s.tools, name)
-			}
-		}
-	}
-	s.mu.Unlock()
-	if len(diffs) == 0 {
-		d.em.emit(ctx, &e, false)
-		return
-	}
-	slices.SortFunc(diffs, func(a, b diff) int { return strings.Compare(a.tool, b.tool) })
-	for _, df := range diffs {
-		ev := e
-		ev.tool, ev.revBefore, ev.revAfter = df.tool, df.before, df.after
-		d.em.emit(ctx, &ev, false)
-	}
-}
-
 func (d *Client) receive(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == methodToolListChanged {
 			if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
 				now := d.em.now()
-				e, s := d.base(cs, otelschema.EventListChanged, now)
+				e, _ := d.base(cs, otelschema.EventListChanged, now)
 				e.method = methodToolListChanged
-				s.mu.Lock()
-				if s.notifiedAt.IsZero() {
-					s.notifiedAt = now
-				}
-				s.mu.Unlock()
 				d.em.emit(ctx, &e, false)
+				// The SDK drops its cached lists in next, so the refresh
+				// starts once next has returned (or panicked).
+				if start := d.noticed(cs, now); start != nil {
+					defer start()
+				}
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// call sends one tools/call. A planned call (one whose _meta carries
+// MetaRevision) sent while the automatic refresh answers a list_changed
+// waits for it, so that it goes with the list the notification announced.
+func (d *Client) call(ctx context.Context, cs *mcp.ClientSession, next mcp.MethodHandler, p *mcp.CallToolParams) (mcp.Result, error) {
+	if metaString(p.Meta, MetaRevision) != "" {
+		if err := d.awaitRefresh(ctx, cs, d.session(cs)); err != nil {
+			return nil, err
+		}
+	}
+	return next(ctx, methodCallTool, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: d.stamp(cs, p)})
 }
 
 // Rejection is a server's repairable rejection of a tool call, as carried
@@ -478,7 +470,8 @@ func autoRetryArgs(r RepairRequest) (map[string]any, bool) {
 }
 
 // Repair handles a rejected call: when res is a repairable rejection it
-// refreshes the tool list (a mcp.drift.refresh event), asks policy what to
+// refreshes the tool list
+// (Refresh: every page, mcp.drift.refresh events), asks policy what to
 // do, retries if the decision allows it — a new request whose MetaRetryOf
 // names the rejected one, with its attempt, whether it is automatic and
 // the rejected call's revision, so that the server's call event carries
@@ -502,19 +495,19 @@ func (d *Client) Repair(ctx context.Context, cs *mcp.ClientSession, call *mcp.Ca
 	e.tool, e.retryOf, e.revClient = call.Name, origID, origRev
 	e.change, e.errorCode, e.requiredAction = rej.ChangeClass, rej.ErrorCode, rej.RequiredAction
 
-	var tool *mcp.Tool
-	lr, err := cs.ListTools(ctx, nil)
-	if err != nil {
+	if err := d.refresh(ctx, cs, false); err != nil {
 		e.repairAction, e.repairAutomatic, e.repairResult = otelschema.RepairActionRefreshRetry, true, otelschema.RepairResultFailure
 		e.repairDuration = d.em.now().Sub(start)
 		d.em.emit(ctx, &e, false)
 		return res, fmt.Errorf("cannot refresh tools to repair %s: %w", call.Name, err)
 	}
-	for _, t := range lr.Tools {
-		if t != nil && t.Name == call.Name {
-			tool = t
-		}
+	var tool *mcp.Tool
+	s := d.session(cs)
+	s.mu.Lock()
+	if def := s.current[call.Name]; def != nil {
+		tool = def.tool
 	}
+	s.mu.Unlock()
 	dec, err := policy(ctx, RepairRequest{Call: call, Rejection: rej, Tool: tool})
 	if err != nil {
 		return res, fmt.Errorf("cannot decide how to repair %s: %w", call.Name, err)

@@ -199,7 +199,9 @@ func transcript(t *testing.T, v variant, ingestAddr, env string) transcriptResul
 			}
 		},
 	})
-	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: clientLP, RunID: "run-" + env})
+	// The seed's transcript sends the prepared call (step 6) before the
+	// client refreshes (step 7): the client refreshes itself.
+	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: clientLP, RunID: "run-" + env, ManualRefresh: true})
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpSrv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,9 @@ func newSession(ctx context.Context, lp *sdklog.LoggerProvider) *session {
 			}
 		},
 	})
-	s.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: lp, RunID: "run-1"})
+	// The transcript sends the prepared call (step 6) before the client
+	// refreshes (step 7): the client refreshes itself.
+	s.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: lp, RunID: "run-1", ManualRefresh: true})
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {

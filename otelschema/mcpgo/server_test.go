@@ -90,7 +90,9 @@ func newFixture(t *testing.T) *fixture {
 			}
 		},
 	})
-	f.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: lp, RunID: "run-test"})
+	// Refreshing only when told, the client sends what the server tests
+	// send, whatever the server changed in between.
+	f.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: lp, RunID: "run-test", ManualRefresh: true})
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := f.srv.Connect(ctx, st, nil)
 	if err != nil {

@@ -1,0 +1,543 @@
+package mcpgo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
+	"github.com/mcpdrift/mcpdrift/store"
+)
+
+// The client's duties, run for real: the SDK's client and server connected
+// in memory and over streamable HTTP on loopback (with sessions, and
+// without on protocol 2026-07-28), the drift events exported by the
+// OpenTelemetry SDK's OTLP/gRPC exporter to the shared mcpdrift serve's
+// ingester, stored in its embedded store and read back.
+
+// clientTransports are the transports every client test runs on.
+var clientTransports = []string{"memory", "http/2025-11-25", "http/2026-07-28"}
+
+// startIngest returns the store and the OTLP/gRPC address of the shared
+// mcpdrift serve.
+func startIngest(t *testing.T) (store.Querier, string) {
+	t.Helper()
+	p := serve(t)
+	return p.Store(), p.Ingester().GRPCAddr().String()
+}
+
+// rig is an instrumented server and client, connected over one transport,
+// each exporting its events to the ingester under the rig's environment.
+type rig struct {
+	env   string
+	srv   *mcp.Server
+	drift *mcpgo.Server
+	agent *mcpgo.Client
+	cs    *mcp.ClientSession
+
+	// calls and lists count the tools/call and tools/list requests that
+	// reached the server, before any of its middleware; failing makes it
+	// answer tools/list pages after the first with an error, and failures
+	// counts those answers.
+	calls, lists, failures atomic.Int64
+	failing                atomic.Bool
+	// probe, when set, runs on every tools/list the server receives.
+	probe atomic.Pointer[func(cursor string)]
+	// changed receives a value per notifications/tools/list_changed the
+	// client's own handler sees.
+	changed chan struct{}
+
+	serverLP, clientLP *sdklog.LoggerProvider
+	closers            []func()
+}
+
+type rigOptions struct {
+	transport string
+	pageSize  int
+	manual    bool
+}
+
+func newRig(t *testing.T, ingestAddr, env string, o rigOptions, setup func(*mcpgo.Server)) *rig {
+	t.Helper()
+	ctx := context.Background()
+	r := &rig{env: env, changed: make(chan struct{}, 16)}
+	r.serverLP = newProvider(t, ingestAddr, "issues-mcp", env)
+	r.clientLP = newProvider(t, ingestAddr, "agent-host", env)
+	r.srv = mcp.NewServer(&mcp.Implementation{Name: "issues", Version: "3.1.0"}, &mcp.ServerOptions{PageSize: o.pageSize})
+	// Added before the drift middleware, so outside it: it sees every
+	// request that reaches the server.
+	r.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/call":
+				r.calls.Add(1)
+			case "tools/list":
+				r.lists.Add(1)
+				var cursor string
+				if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+					cursor = p.Cursor
+				}
+				if f := r.probe.Load(); f != nil {
+					(*f)(cursor)
+				}
+				if cursor != "" && r.failing.Load() {
+					r.failures.Add(1)
+					return nil, errors.New("tools backend unavailable")
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	r.drift = mcpgo.NewServer(r.srv, &mcpgo.ServerOptions{LoggerProvider: r.serverLP})
+	setup(r.drift)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "0.9.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case r.changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	r.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: r.clientLP, RunID: "run-" + env, ManualRefresh: o.manual})
+	var err error
+	switch o.transport {
+	case "memory":
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := r.srv.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.closers = append(r.closers, func() { ss.Close() })
+		r.cs, err = client.Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		_, protocol, _ := strings.Cut(o.transport, "/")
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return r.srv },
+			&mcp.StreamableHTTPOptions{Stateless: protocol >= "2026-07-28"}))
+		r.closers = append(r.closers, hs.Close)
+		r.cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.cs.InitializeResult().ProtocolVersion; got != protocol {
+			t.Fatalf("negotiated protocol %s, want %s", got, protocol)
+		}
+	}
+	t.Cleanup(r.close)
+	return r
+}
+
+// close closes the session and the servers; it may run twice.
+func (r *rig) close() {
+	if r.cs != nil {
+		r.cs.Close()
+	}
+	for _, c := range slices.Backward(r.closers) {
+		c()
+	}
+	r.closers = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.serverLP.Shutdown(ctx)
+	r.clientLP.Shutdown(ctx)
+}
+
+// flush closes the rig, which exports every event.
+func (r *rig) flush(t *testing.T) {
+	t.Helper()
+	if err := r.cs.Close(); err != nil {
+		t.Errorf("closing the client session: %v", err)
+	}
+	r.cs = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, lp := range []*sdklog.LoggerProvider{r.serverLP, r.clientLP} {
+		if err := lp.ForceFlush(ctx); err != nil {
+			t.Fatalf("flushing drift events: %v", err)
+		}
+	}
+	r.close()
+}
+
+// snapshot renders the client's snapshot of the named tools: "a@1 b@-".
+func (r *rig) snapshot(names ...string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		rev, ok := r.agent.Revision(r.cs, n)
+		if !ok {
+			rev = "-"
+		}
+		parts[i] = n + "@" + rev
+	}
+	return strings.Join(parts, " ")
+}
+
+// waitSnapshot waits until the client's snapshot of names is want,
+// without listing.
+func (r *rig) waitSnapshot(t *testing.T, want string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.snapshot(names...) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("client snapshot %q, want %q", r.snapshot(names...), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitChanged waits for the client's list_changed handler to run.
+func (r *rig) waitChanged(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed received")
+	}
+}
+
+// clientEvent is one stored event, as the client tests read it.
+type clientEvent struct {
+	EventName            string `json:"event_name"`
+	Service              string `json:"service"`
+	Tool                 string `json:"tool"`
+	RequestID            string `json:"request_id"`
+	Outcome              string `json:"outcome"`
+	ChangeClass          string `json:"change_class"`
+	AdapterID            string `json:"adapter_id"`
+	ErrorCode            string `json:"error_code"`
+	RequiredAction       string `json:"required_action"`
+	SideEffectStarted    bool   `json:"side_effect_started"`
+	ExternalRequests     int64  `json:"external_requests"`
+	RevisionClient       string `json:"revision_client"`
+	RevisionClientSource string `json:"revision_client_source"`
+	RevisionServer       string `json:"revision_server"`
+	RevisionBefore       string `json:"revision_before"`
+	RevisionAfter        string `json:"revision_after"`
+	RefreshResult        string `json:"refresh_result"`
+	ContractField        string `json:"contract_field"`
+	RetryOf              string `json:"retry_of"`
+	RepairAction         string `json:"repair_action"`
+	RepairResult         string `json:"repair_result"`
+	SessionID            string `json:"session_id"`
+	RunID                string `json:"run_id"`
+	ClientName           string `json:"client_name"`
+}
+
+func clientEvents(t *testing.T, st store.Querier, env string) []clientEvent {
+	t.Helper()
+	q := store.Query{Name: "mcpgo_client_e2e", SQL: `SELECT toString(event_name) AS event_name, service, tool, request_id,
+		toString(outcome) AS outcome, toString(change_class) AS change_class, adapter_id, error_code, required_action,
+		side_effect_started, external_requests, revision_client, toString(revision_client_source) AS revision_client_source,
+		revision_server, revision_before, revision_after, toString(refresh_result) AS refresh_result, contract_field,
+		retry_of, toString(repair_action) AS repair_action, toString(repair_result) AS repair_result,
+		session_id, run_id, client_name
+		FROM mcpdrift.events WHERE environment = {env:String} ORDER BY time, event_name, tool`}
+	var rows []clientEvent
+	if err := st.Query(context.Background(), q, store.Params{}.String("env", env), &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// waitEvents returns the events stored for env once n are, checking that
+// no more arrive shortly after.
+func waitEvents(t *testing.T, st store.Querier, env string, n int) []clientEvent {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		evs := clientEvents(t, st, env)
+		if len(evs) >= n || time.Now().After(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			evs = clientEvents(t, st, env)
+			if len(evs) != n {
+				t.Errorf("stored %d events, want %d:\n%s", len(evs), n, describe(evs))
+			}
+			return evs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func describe(evs []clientEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "  %s@%s tool=%s outcome=%s refresh=%s %s→%s field=%s\n", e.EventName, e.Service, e.Tool, e.Outcome,
+			e.RefreshResult, e.RevisionBefore, e.RevisionAfter, e.ContractField)
+	}
+	return b.String()
+}
+
+func pick(evs []clientEvent, name, service string) []clientEvent {
+	var out []clientEvent
+	for _, e := range evs {
+		if e.EventName == name && (service == "" || e.Service == service) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// refreshes renders the stored refresh events: "tool before→after result".
+func refreshes(evs []clientEvent) []string {
+	var out []string
+	for _, e := range pick(evs, "mcp.drift.refresh", "agent-host") {
+		out = append(out, fmt.Sprintf("%s %s→%s %s", e.Tool, e.RevisionBefore, e.RevisionAfter, e.RefreshResult))
+	}
+	return out
+}
+
+// objectSchema is an object input schema with string properties, the
+// required ones listed, and no others allowed.
+func objectSchema(props string, required ...string) json.RawMessage {
+	var ps []string
+	for _, p := range strings.Split(props, ",") {
+		name, def, _ := strings.Cut(p, "=")
+		s := `"` + name + `":{"type":"string"`
+		if def != "" {
+			s += `,"default":"` + def + `"`
+		}
+		ps = append(ps, s+"}")
+	}
+	req := ""
+	if len(required) > 0 {
+		req = `"required":["` + strings.Join(required, `","`) + `"],`
+	}
+	return json.RawMessage(`{"type":"object","properties":{` + strings.Join(ps, ",") + `},` + req + `"additionalProperties":false}`)
+}
+
+// counted returns a handler that counts its runs and answers text.
+func counted(n *atomic.Int64) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n.Add(1)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Params.Name + " done"}}}, nil
+	}
+}
+
+func mustAdd(t *testing.T, d *mcpgo.Server, tool *mcp.Tool, h mcp.ToolHandler, c mcpgo.Contract) {
+	t.Helper()
+	if err := d.AddTool(tool, h, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClientAutoRefresh checks that after notifications/tools/list_changed
+// the client lists again by itself: the snapshot's revision changes
+// without the caller listing, with one refresh event per changed tool.
+func TestClientAutoRefresh(t *testing.T) {
+	st, addr := startIngest(t)
+	runTag := fmt.Sprintf("%x", time.Now().UnixNano())
+	for _, tr := range clientTransports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := context.Background()
+			env := "client/" + runTag + "/" + tr + "/auto-refresh"
+			var ran atomic.Int64
+			r := newRig(t, addr, env, rigOptions{transport: tr}, func(d *mcpgo.Server) {
+				mustAdd(t, d, &mcp.Tool{Name: "deploy_preview", InputSchema: objectSchema("branch", "branch")}, counted(&ran), mcpgo.Contract{Revision: "1"})
+				mustAdd(t, d, &mcp.Tool{Name: "create_issue", InputSchema: objectSchema("title", "title")}, counted(&ran), mcpgo.Contract{Revision: "1"})
+			})
+			if _, err := r.cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.snapshot("deploy_preview", "create_issue"); got != "deploy_preview@1 create_issue@1" {
+				t.Fatalf("snapshot %q after the first list", got)
+			}
+			mustAdd(t, r.drift, &mcp.Tool{Name: "deploy_preview", InputSchema: objectSchema("branch,region", "branch", "region")},
+				counted(&ran), mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassBoundedMigration})
+			r.waitSnapshot(t, "deploy_preview@2 create_issue@1", "deploy_preview", "create_issue")
+			if n := r.lists.Load(); n != 2 {
+				t.Errorf("the server answered %d tools/list, want 2: the caller's and the automatic one", n)
+			}
+			r.flush(t)
+
+			// Server: list_changed. Client: list_changed, the caller's
+			// refresh (two tools), the automatic one (one changed tool).
+			evs := waitEvents(t, st, env, 5)
+			if got, want := refreshes(evs), []string{"create_issue →1 ok", "deploy_preview →1 ok", "deploy_preview 1→2 ok"}; !slices.Equal(got, want) {
+				t.Errorf("stored refreshes %q, want %q", got, want)
+			}
+			if n := len(pick(evs, "mcp.drift.list_changed", "agent-host")); n != 1 {
+				t.Errorf("stored %d client list_changed, want 1", n)
+			}
+			for _, e := range evs {
+				if e.Service == "agent-host" && (e.RunID != "run-"+env || e.ClientName != "agent") {
+					t.Errorf("stored %s with run %q, client %q", e.EventName, e.RunID, e.ClientName)
+				}
+			}
+		})
+	}
+}
+
+// TestClientMultiPageSwap checks that a list of several pages replaces the
+// snapshot once, when its last page is in: while the server answers any
+// page after the first, the client's snapshot is still the one it held
+// when that list began — for the caller's own list and the automatic one.
+func TestClientMultiPageSwap(t *testing.T) {
+	st, addr := startIngest(t)
+	runTag := fmt.Sprintf("%x", time.Now().UnixNano())
+	names := []string{"a", "b", "c", "d"}
+	for _, tr := range clientTransports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := context.Background()
+			env := "client/" + runTag + "/" + tr + "/multi-page"
+			var ran atomic.Int64
+			r := newRig(t, addr, env, rigOptions{transport: tr, pageSize: 1}, func(d *mcpgo.Server) {
+				for _, n := range names[:3] {
+					mustAdd(t, d, &mcp.Tool{Name: n, InputSchema: objectSchema("x")}, counted(&ran), mcpgo.Contract{Revision: "1"})
+				}
+			})
+			var mu sync.Mutex
+			var atStart string
+			var checked int
+			var torn []string
+			probe := func(cursor string) {
+				snap := r.snapshot(names...)
+				mu.Lock()
+				defer mu.Unlock()
+				if cursor == "" {
+					atStart = snap
+					return
+				}
+				checked++
+				if snap != atStart {
+					torn = append(torn, fmt.Sprintf("%q at a later page of a list begun at %q", snap, atStart))
+				}
+			}
+			r.probe.Store(&probe)
+
+			var listed []string
+			for tool, err := range r.cs.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				listed = append(listed, tool.Name)
+			}
+			if !slices.Equal(listed, names[:3]) || r.lists.Load() != 3 {
+				t.Fatalf("listed %v in %d pages, want a, b, c in 3", listed, r.lists.Load())
+			}
+			if got := r.snapshot(names...); got != "a@1 b@1 c@1 d@-" {
+				t.Fatalf("snapshot %q after the caller's list", got)
+			}
+			mustAdd(t, r.drift, &mcp.Tool{Name: "a", InputSchema: objectSchema("x,y")}, counted(&ran), mcpgo.Contract{Revision: "2"})
+			r.drift.RemoveTool("c", "")
+			mustAdd(t, r.drift, &mcp.Tool{Name: "d", InputSchema: objectSchema("x")}, counted(&ran), mcpgo.Contract{Revision: "1"})
+			r.waitSnapshot(t, "a@2 b@1 c@- d@1", names...)
+			mu.Lock()
+			if len(torn) > 0 || checked < 4 {
+				t.Errorf("snapshot changed within a list: %v (%d later pages checked, want at least 4)", torn, checked)
+			}
+			mu.Unlock()
+			r.flush(t)
+
+			// Each changed tool has one refresh event, whether the server's
+			// changes came in one notification or more; a refresh that found
+			// nothing new has one without a tool.
+			deadline := time.Now().Add(15 * time.Second)
+			want := []string{" → ok", "a →1 ok", "a 1→2 ok", "b →1 ok", "c →1 ok", "c 1→ ok", "d →1 ok"}
+			slices.Sort(want)
+			for {
+				got := refreshes(clientEvents(t, st, env))
+				slices.Sort(got)
+				got = slices.Compact(got) // the tool-less ones: as many as refreshes that found nothing
+				if slices.Equal(got, want) || slices.Equal(got, want[1:]) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("stored refreshes %q, want %q", got, want[1:])
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			var perTool []string
+			for _, e := range refreshes(clientEvents(t, st, env)) {
+				if !strings.HasPrefix(e, " ") {
+					perTool = append(perTool, e)
+				}
+			}
+			if len(perTool) != 6 {
+				t.Errorf("stored refreshes per tool %q, want each change once", perTool)
+			}
+		})
+	}
+}
+
+// TestClientFailedRefresh checks that an automatic refresh that fails is
+// counted, leaves the snapshot whole (its first page changed a tool, its
+// second failed), and is retried by the next planned call, which waits for
+// it.
+func TestClientFailedRefresh(t *testing.T) {
+	st, addr := startIngest(t)
+	runTag := fmt.Sprintf("%x", time.Now().UnixNano())
+	for _, tr := range clientTransports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := context.Background()
+			env := "client/" + runTag + "/" + tr + "/failed-refresh"
+			var ran atomic.Int64
+			r := newRig(t, addr, env, rigOptions{transport: tr, pageSize: 1}, func(d *mcpgo.Server) {
+				mustAdd(t, d, &mcp.Tool{Name: "a", InputSchema: objectSchema("x")}, counted(&ran), mcpgo.Contract{Revision: "1"})
+				mustAdd(t, d, &mcp.Tool{Name: "b", InputSchema: objectSchema("x")}, counted(&ran), mcpgo.Contract{Revision: "1"})
+			})
+			if err := r.agent.Refresh(ctx, r.cs); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.snapshot("a", "b"); got != "a@1 b@1" || r.lists.Load() != 2 {
+				t.Fatalf("snapshot %q after %d pages", got, r.lists.Load())
+			}
+			r.failing.Store(true)
+			if err := r.drift.AddAdapter(ctx, mcpgo.Adapter{ID: "a-1-to-2", Tool: "a", From: "1", To: "2", Class: otelschema.ChangeClassAdditive}); err != nil {
+				t.Fatal(err)
+			}
+			mustAdd(t, r.drift, &mcp.Tool{Name: "a", InputSchema: objectSchema("x,y")}, counted(&ran), mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassAdditive})
+			deadline := time.Now().Add(10 * time.Second)
+			for r.failures.Load() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the automatic refresh did not reach the second page")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond) // the client handles the failed page
+			if got := r.snapshot("a", "b"); got != "a@1 b@1" {
+				t.Fatalf("snapshot %q after a failed refresh whose first page listed a@2: want the old one whole", got)
+			}
+
+			// The next planned call retries the refresh and waits for it.
+			r.failing.Store(false)
+			planned := r.agent.Plan(r.cs, &mcp.CallToolParams{Name: "a", Arguments: map[string]any{"x": "1"}})
+			if res, err := r.cs.CallTool(ctx, planned); err != nil || res.IsError {
+				t.Fatalf("CallTool = %+v, %v", res, err)
+			}
+			if got := r.snapshot("a", "b"); got != "a@2 b@1" {
+				t.Errorf("snapshot %q when the call returned: want the retried refresh's", got)
+			}
+			if r.failures.Load() != 1 || r.lists.Load() != 6 {
+				t.Errorf("%d failed pages of %d listed, want 1 of 6 (2 first, 2 failed refresh, 2 retry)", r.failures.Load(), r.lists.Load())
+			}
+			r.flush(t)
+
+			// Server: adapter, list_changed, call. Client: list_changed, two
+			// refresh events for the first list, the failed refresh, the
+			// retried one.
+			evs := waitEvents(t, st, env, 8)
+			if got, want := refreshes(evs), []string{"a →1 ok", "b →1 ok", " → failed", "a 1→2 ok"}; !slices.Equal(got, want) {
+				t.Errorf("stored refreshes %q, want %q", got, want)
+			}
+			if calls := pick(evs, "mcp.drift.call", ""); len(calls) != 1 || calls[0].Service != "issues-mcp" || calls[0].Outcome != "normalized" {
+				t.Errorf("stored calls %+v: want the server's only", calls)
+			}
+		})
+	}
+}
