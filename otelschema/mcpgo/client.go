@@ -3,6 +3,7 @@ package mcpgo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -46,15 +47,26 @@ type ClientOptions struct {
 	KeepDefinitions int
 }
 
-// Client instruments an mcp.Client: it keeps each session's snapshot of
-// tool definitions and, after notifications/tools/list_changed, lists
-// again by itself and swaps the snapshot at once
-// (ClientOptions.ManualRefresh turns that off), keeping the definitions a
-// refresh retired; it sends the planned revision with every tools/call,
-// and records refreshes (mcp.drift.refresh, ok or failed), received
-// notifications (mcp.drift.list_changed) and repairs (mcp.drift.repair).
-// The server is authoritative for call events, so the client emits none.
-// Create it with NewClient; its methods are safe for concurrent use.
+// Sentinel errors of the client.
+var (
+	// ErrStalePlan is wrapped by the *StalePlanError CallTool returns for
+	// a planned call the client held back.
+	ErrStalePlan = errors.New("planned call is stale")
+)
+
+// Client instruments an mcp.Client with the seed's client duties. It keeps
+// each session's snapshot of tool definitions and, after
+// notifications/tools/list_changed, lists again by itself and swaps the
+// snapshot at once (ClientOptions.ManualRefresh turns that off); it keeps
+// the definitions a refresh retired, sends the planned revision with every
+// tools/call, and validates a call planned before a swap again against the
+// new definition before sending it (StalePlanError). It records refreshes
+// (mcp.drift.refresh, ok or failed), received notifications
+// (mcp.drift.list_changed) and repairs (mcp.drift.repair). The server is
+// authoritative for the calls it receives, so the client emits a
+// mcp.drift.call event only for a call it held back, which the server
+// never sees. Create it with NewClient; its methods are safe for
+// concurrent use.
 type Client struct {
 	em             emitter
 	runID          string
@@ -80,6 +92,8 @@ type clientSession struct {
 	retired retired
 	// chains are the caller's own multi-page lists under way.
 	chains []*listing
+	// plans remembers planned calls by request id.
+	plans plans
 	// notified counts the list_changed notifications received, synced
 	// those a complete list has answered since; notifiedAt is when the
 	// first unanswered one arrived.
@@ -139,24 +153,34 @@ func (d *Client) Revision(cs *mcp.ClientSession, tool string) (string, bool) {
 
 // Plan returns a copy of params stamped at planning time: the revision of
 // the tool in the session's current snapshot and a new request id, under
-// MetaRevision and MetaRequestID. Send the copy with ClientSession.CallTool,
-// even after a refresh: the server then knows which revision the call was
-// planned with. Calls sent without Plan are stamped when sent.
+// MetaRevision and MetaRequestID (values already there are kept). Send the
+// copy with ClientSession.CallTool, even after a refresh: the server then
+// knows which revision the call was planned with, and the client checks it
+// again if the snapshot changed in between (StalePlanError). Calls sent
+// without Plan are stamped when sent, and not checked.
+//
+// The session remembers under the request id the definition the call was
+// planned with, until its result arrives; nothing of it but the _meta
+// stamps is sent.
 func (d *Client) Plan(cs *mcp.ClientSession, params *mcp.CallToolParams) *mcp.CallToolParams {
 	p := *params
 	p.Meta = maps.Clone(params.Meta)
 	if p.Meta == nil {
 		p.Meta = mcp.Meta{}
 	}
+	s := d.session(cs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, ok := p.Meta[MetaRevision]; !ok {
-		if rev, ok := d.Revision(cs, p.Name); ok {
-			p.Meta[MetaRevision] = rev
+		if def := s.current[p.Name]; def != nil {
+			p.Meta[MetaRevision] = def.revision
 		}
 	}
 	if _, ok := p.Meta[MetaRequestID]; !ok {
 		p.Meta[MetaRequestID] = newID()
 	}
 	p.Meta[MetaRunID] = d.runID
+	s.plans.put(metaString(p.Meta, MetaRequestID), &plan{def: s.definition(p.Name, metaString(p.Meta, MetaRevision))})
 	return &p
 }
 
@@ -284,16 +308,21 @@ func (d *Client) receive(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// call sends one tools/call. A planned call (one whose _meta carries
-// MetaRevision) sent while the automatic refresh answers a list_changed
-// waits for it, so that it goes with the list the notification announced.
+// call sends one tools/call; a planned call is checked against the
+// session's snapshot first (checkPlan).
 func (d *Client) call(ctx context.Context, cs *mcp.ClientSession, next mcp.MethodHandler, p *mcp.CallToolParams) (mcp.Result, error) {
-	if metaString(p.Meta, MetaRevision) != "" {
-		if err := d.awaitRefresh(ctx, cs, d.session(cs)); err != nil {
-			return nil, err
-		}
+	if _, err := d.checkPlan(ctx, cs, p); err != nil {
+		return nil, err
 	}
-	return next(ctx, methodCallTool, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: d.stamp(cs, p)})
+	q := d.stamp(cs, p)
+	res, err := next(ctx, methodCallTool, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: q})
+	if tr, _ := res.(*mcp.CallToolResult); err == nil && tr != nil && !tr.IsError {
+		s := d.session(cs)
+		s.mu.Lock()
+		s.plans.drop(metaString(q.Meta, MetaRequestID))
+		s.mu.Unlock()
+	}
+	return res, err
 }
 
 // Rejection is a server's repairable rejection of a tool call, as carried
@@ -469,8 +498,8 @@ func autoRetryArgs(r RepairRequest) (map[string]any, bool) {
 	return args, true
 }
 
-// Repair handles a rejected call: when res is a repairable rejection it
-// refreshes the tool list
+// Repair handles a rejected call: when res is a repairable rejection — a
+// server's, or a StalePlanError's Result — it refreshes the tool list
 // (Refresh: every page, mcp.drift.refresh events), asks policy what to
 // do, retries if the decision allows it — a new request whose MetaRetryOf
 // names the rejected one, with its attempt, whether it is automatic and

@@ -383,6 +383,179 @@ func TestClientAutoRefresh(t *testing.T) {
 	}
 }
 
+// TestClientPlannedCallAfterChange checks the calls planned before a
+// list_changed and sent after it: still valid against the new definition,
+// the call goes as planned and only the server records it; refused, or its
+// tool gone, no request reaches the server, the caller gets a
+// StalePlanError, and the client's call event is the only one.
+func TestClientPlannedCallAfterChange(t *testing.T) {
+	st, addr := startIngest(t)
+	runTag := fmt.Sprintf("%x", time.Now().UnixNano())
+	v1 := &mcp.Tool{Name: "deploy_preview", InputSchema: objectSchema("branch", "branch")}
+	for _, tr := range clientTransports {
+		t.Run(tr, func(t *testing.T) {
+			// setup lists deploy_preview at revision 1, plans
+			// {"branch":"fix-login"} against it, applies change on the
+			// server and waits for the client's list_changed handler:
+			// the planned call is sent right after, while the automatic
+			// refresh may still be under way.
+			setup := func(t *testing.T, scenario string, ran *atomic.Int64, change func(*mcpgo.Server)) (*rig, *mcp.CallToolParams) {
+				t.Helper()
+				r := newRig(t, addr, "client/"+runTag+"/"+tr+"/"+scenario, rigOptions{transport: tr}, func(d *mcpgo.Server) {
+					mustAdd(t, d, v1, counted(ran), mcpgo.Contract{Revision: "1", Privilege: otelschema.PrivilegeWrite})
+				})
+				if _, err := r.cs.ListTools(context.Background(), nil); err != nil {
+					t.Fatal(err)
+				}
+				planned := r.agent.Plan(r.cs, &mcp.CallToolParams{Name: "deploy_preview", Arguments: map[string]any{"branch": "fix-login"}})
+				if planned.Meta[mcpgo.MetaRevision] != "1" {
+					t.Fatalf("planned with revision %v, want 1", planned.Meta[mcpgo.MetaRevision])
+				}
+				change(r.drift)
+				r.waitChanged(t)
+				return r, planned
+			}
+
+			t.Run("still_valid", func(t *testing.T) {
+				var ran atomic.Int64
+				r, planned := setup(t, "still-valid", &ran, func(d *mcpgo.Server) {
+					if err := d.AddAdapter(context.Background(), mcpgo.Adapter{ID: "deploy_preview-1-to-2", Tool: "deploy_preview",
+						From: "1", To: "2", Class: otelschema.ChangeClassAdditive}); err != nil {
+						t.Fatal(err)
+					}
+					mustAdd(t, d, &mcp.Tool{Name: "deploy_preview", InputSchema: objectSchema("branch,label", "branch")},
+						counted(&ran), mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassAdditive, Privilege: otelschema.PrivilegeWrite})
+				})
+				res, err := r.cs.CallTool(context.Background(), planned)
+				if err != nil || res.IsError {
+					t.Fatalf("CallTool = %+v, %v: want the planned call to run", res, err)
+				}
+				if got := r.snapshot("deploy_preview"); got != "deploy_preview@2" {
+					t.Errorf("snapshot %q when the call returned, want revision 2: the call waits for the refresh", got)
+				}
+				if ran.Load() != 1 || r.calls.Load() != 1 {
+					t.Errorf("handler ran %d times, the server received %d calls: want 1 and 1", ran.Load(), r.calls.Load())
+				}
+				r.flush(t)
+
+				// Server: adapter, list_changed, call. Client: list_changed,
+				// two refreshes.
+				evs := waitEvents(t, st, r.env, 6)
+				if n := len(pick(evs, "mcp.drift.call", "agent-host")); n != 0 {
+					t.Errorf("stored %d client call events, want none: the server records the call it received", n)
+				}
+				calls := pick(evs, "mcp.drift.call", "issues-mcp")
+				if len(calls) != 1 {
+					t.Fatalf("stored server calls %+v, want 1", calls)
+				}
+				if c := calls[0]; c.RequestID != planned.Meta[mcpgo.MetaRequestID] || c.RevisionClient != "1" || c.RevisionServer != "2" ||
+					c.Outcome != "normalized" || c.AdapterID != "deploy_preview-1-to-2" {
+					t.Errorf("stored server call %+v: want the planned call, revision 1 on 2, through the additive adapter", c)
+				}
+				if got, want := refreshes(evs), []string{"deploy_preview →1 ok", "deploy_preview 1→2 ok"}; !slices.Equal(got, want) {
+					t.Errorf("stored refreshes %q, want %q", got, want)
+				}
+			})
+
+			t.Run("refused", func(t *testing.T) {
+				var ran atomic.Int64
+				r, planned := setup(t, "refused", &ran, func(d *mcpgo.Server) {
+					mustAdd(t, d, &mcp.Tool{Name: "deploy_preview", InputSchema: objectSchema("branch,region=us-east-preview", "branch", "region")},
+						counted(&ran), mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassBoundedMigration, Privilege: otelschema.PrivilegeWrite})
+				})
+				ctx := context.Background()
+				res, err := r.cs.CallTool(ctx, planned)
+				var se *mcpgo.StalePlanError
+				if !errors.Is(err, mcpgo.ErrStalePlan) || !errors.As(err, &se) || res != nil {
+					t.Fatalf("CallTool = %+v, %v: want a StalePlanError", res, err)
+				}
+				if se.Tool != "deploy_preview" || se.PlannedRevision != "1" || se.CurrentRevision != "2" || se.Removed ||
+					!slices.Equal(se.Missing, []string{"region"}) || len(se.Invalid) != 0 || se.RequestID != planned.Meta[mcpgo.MetaRequestID] ||
+					se.RequiredAction != mcpgo.ActionRefreshTools || se.Planned == nil || se.Current == nil {
+					t.Errorf("stale plan error %+v", se)
+				}
+				if s, _ := json.Marshal(se.Planned.InputSchema); !strings.Contains(string(s), `"required":["branch"]`) {
+					t.Errorf("the planned definition %s is not revision 1's", s)
+				}
+				for _, want := range []string{"deploy_preview", "revision 1", "revision 2", "missing region", "no request was sent"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q lacks %q", err, want)
+					}
+				}
+				if ran.Load() != 0 || r.calls.Load() != 0 {
+					t.Fatalf("handler ran %d times, the server received %d calls: want none", ran.Load(), r.calls.Load())
+				}
+
+				// The repairable error, given to the repair policy: the
+				// schema's default region makes an automatic retry safe.
+				rej, ok := mcpgo.ParseRejection(se.Result())
+				if !ok || rej.ErrorCode != mcpgo.CodeStaleToolSchema || rej.SideEffectStarted || rej.CurrentRevision != "2" ||
+					!slices.Equal(rej.MissingFields, []string{"region"}) {
+					t.Errorf("rejection %+v (%v)", rej, ok)
+				}
+				final, err := r.agent.Repair(ctx, r.cs, planned, se.Result(), mcpgo.SafeRetry(nil))
+				if err != nil || final.IsError || ran.Load() != 1 || r.calls.Load() != 1 {
+					t.Fatalf("Repair = %+v, %v; handler ran %d times: want one automatic retry", final, err, ran.Load())
+				}
+				r.flush(t)
+
+				// Server: list_changed, the retry. Client: list_changed,
+				// refreshes (first list, automatic, Repair's), the held-back
+				// call, the repair.
+				evs := waitEvents(t, st, r.env, 8)
+				held := pick(evs, "mcp.drift.call", "agent-host")
+				if len(held) != 1 {
+					t.Fatalf("stored client calls %+v, want the held-back call", held)
+				}
+				if c := held[0]; c.Outcome != "rejected_stale" || c.ErrorCode != mcpgo.CodeStaleToolSchema || c.SideEffectStarted ||
+					c.ExternalRequests != 0 || c.RevisionClient != "1" || c.RevisionClientSource != "declared" || c.RevisionServer != "2" ||
+					c.RequestID != planned.Meta[mcpgo.MetaRequestID] || c.RequiredAction != mcpgo.ActionRefreshTools || c.Tool != "deploy_preview" {
+					t.Errorf("stored client call %+v", c)
+				}
+				calls := pick(evs, "mcp.drift.call", "issues-mcp")
+				if len(calls) != 1 || calls[0].RetryOf != planned.Meta[mcpgo.MetaRequestID] || calls[0].Outcome != "current" ||
+					calls[0].RequestID == planned.Meta[mcpgo.MetaRequestID] {
+					t.Errorf("stored server calls %+v: want only the retry", calls)
+				}
+				repairs := pick(evs, "mcp.drift.repair", "agent-host")
+				if len(repairs) != 1 || repairs[0].RepairAction != "refresh_retry" || repairs[0].RepairResult != "success" ||
+					repairs[0].RetryOf != planned.Meta[mcpgo.MetaRequestID] {
+					t.Errorf("stored repairs %+v", repairs)
+				}
+				if got, want := refreshes(evs), []string{"deploy_preview →1 ok", "deploy_preview 1→2 ok", " → ok"}; !slices.Equal(got, want) {
+					t.Errorf("stored refreshes %q, want %q", got, want)
+				}
+			})
+
+			t.Run("removed", func(t *testing.T) {
+				var ran atomic.Int64
+				r, planned := setup(t, "removed", &ran, func(d *mcpgo.Server) { d.RemoveTool("deploy_preview", "") })
+				_, err := r.cs.CallTool(context.Background(), planned)
+				var se *mcpgo.StalePlanError
+				if !errors.As(err, &se) || !se.Removed || se.CurrentRevision != "" || se.Current != nil || se.Planned == nil {
+					t.Fatalf("CallTool error %v (%+v): want a StalePlanError for a removed tool", err, se)
+				}
+				if rej, ok := mcpgo.ParseRejection(se.Result()); !ok || rej.ErrorCode != mcpgo.CodeToolRemoved {
+					t.Errorf("rejection %+v (%v), want TOOL_REMOVED", rej, ok)
+				}
+				if ran.Load() != 0 || r.calls.Load() != 0 {
+					t.Fatalf("handler ran %d times, the server received %d calls: want none", ran.Load(), r.calls.Load())
+				}
+				r.flush(t)
+				evs := waitEvents(t, st, r.env, 5)
+				held := pick(evs, "mcp.drift.call", "")
+				if len(held) != 1 || held[0].Service != "agent-host" || held[0].Outcome != "removed" || held[0].ErrorCode != mcpgo.CodeToolRemoved ||
+					held[0].ChangeClass != "removal" || held[0].RevisionClient != "1" || held[0].RevisionServer != "" {
+					t.Errorf("stored calls %+v: want the client's removed call only", held)
+				}
+				if got, want := refreshes(evs), []string{"deploy_preview →1 ok", "deploy_preview 1→ ok"}; !slices.Equal(got, want) {
+					t.Errorf("stored refreshes %q, want %q", got, want)
+				}
+			})
+		})
+	}
+}
+
 // TestClientMultiPageSwap checks that a list of several pages replaces the
 // snapshot once, when its last page is in: while the server answers any
 // page after the first, the client's snapshot is still the one it held

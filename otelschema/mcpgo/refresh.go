@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/internal/argschema"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
@@ -26,10 +28,27 @@ const (
 	maxListPages = 10000
 )
 
-// definition is one tool definition a session listed, at one revision.
+// definition is one tool definition a session listed, at one revision. Its
+// input schema is compiled once, when a planned call first needs it.
 type definition struct {
 	tool     *mcp.Tool
 	revision string
+
+	once   sync.Once
+	schema *argschema.Schema
+	err    error
+}
+
+// compiled returns the definition's input schema, compiled by argschema:
+// the validator the server middleware and the release check use.
+func (d *definition) compiled() (*argschema.Schema, error) {
+	d.once.Do(func() {
+		d.schema, d.err = argschema.Compile(d.tool.InputSchema)
+		if d.err != nil {
+			d.err = fmt.Errorf("cannot compile the input schema of %s revision %s: %w", d.tool.Name, Short(d.revision), d.err)
+		}
+	})
+	return d.schema, d.err
 }
 
 // retired remembers the definitions a refresh replaced or removed, newest
@@ -341,10 +360,10 @@ func (d *Client) refreshLoop(cs *mcp.ClientSession, s *clientSession, done chan 
 	}
 }
 
-// awaitRefresh waits, before a planned call is sent, for the automatic
+// awaitRefresh waits, before a planned call is checked, for the automatic
 // refresh of a stale session (starting one when the last one failed), so
-// that the call goes with the list the notification announced. When the
-// refresh fails, the call goes with the snapshot held.
+// that the call is validated against the list the notification announced.
+// When the refresh fails, the call is checked against the snapshot held.
 func (d *Client) awaitRefresh(ctx context.Context, cs *mcp.ClientSession, s *clientSession) error {
 	if d.manual {
 		return nil
