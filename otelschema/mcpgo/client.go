@@ -52,6 +52,9 @@ var (
 	// ErrStalePlan is wrapped by the *StalePlanError CallTool returns for
 	// a planned call the client held back.
 	ErrStalePlan = errors.New("planned call is stale")
+	// ErrContract is wrapped by the *ContractError CallTool returns for a
+	// result that lacks a field the plan needs.
+	ErrContract = errors.New("result lacks a field the plan needs")
 )
 
 // Client instruments an mcp.Client with the seed's client duties. It keeps
@@ -59,14 +62,15 @@ var (
 // notifications/tools/list_changed, lists again by itself and swaps the
 // snapshot at once (ClientOptions.ManualRefresh turns that off); it keeps
 // the definitions a refresh retired, sends the planned revision with every
-// tools/call, and validates a call planned before a swap again against the
-// new definition before sending it (StalePlanError). It records refreshes
-// (mcp.drift.refresh, ok or failed), received notifications
-// (mcp.drift.list_changed) and repairs (mcp.drift.repair). The server is
-// authoritative for the calls it receives, so the client emits a
-// mcp.drift.call event only for a call it held back, which the server
-// never sees. Create it with NewClient; its methods are safe for
-// concurrent use.
+// tools/call, validates a call planned before a swap again against the new
+// definition before sending it (StalePlanError), and checks results
+// against the fields the plan needs (Needs, ContractError). It records
+// refreshes (mcp.drift.refresh, ok or failed), received notifications
+// (mcp.drift.list_changed), repairs (mcp.drift.repair) and contract errors
+// (mcp.drift.contract_error). The server is authoritative for the calls it
+// receives, so the client emits a mcp.drift.call event only for a call it
+// held back, which the server never sees. Create it with NewClient; its
+// methods are safe for concurrent use.
 type Client struct {
 	em             emitter
 	runID          string
@@ -159,10 +163,15 @@ func (d *Client) Revision(cs *mcp.ClientSession, tool string) (string, bool) {
 // again if the snapshot changed in between (StalePlanError). Calls sent
 // without Plan are stamped when sent, and not checked.
 //
-// The session remembers under the request id the definition the call was
-// planned with, until its result arrives; nothing of it but the _meta
-// stamps is sent.
-func (d *Client) Plan(cs *mcp.ClientSession, params *mcp.CallToolParams) *mcp.CallToolParams {
+// The session remembers the plan under its request id — the definition it
+// was planned with and what opts declare, such as the result fields the
+// plan needs (Needs) — until its result arrives; nothing of it but the
+// _meta stamps is sent.
+func (d *Client) Plan(cs *mcp.ClientSession, params *mcp.CallToolParams, opts ...PlanOption) *mcp.CallToolParams {
+	var cfg planConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
 	p := *params
 	p.Meta = maps.Clone(params.Meta)
 	if p.Meta == nil {
@@ -180,7 +189,8 @@ func (d *Client) Plan(cs *mcp.ClientSession, params *mcp.CallToolParams) *mcp.Ca
 		p.Meta[MetaRequestID] = newID()
 	}
 	p.Meta[MetaRunID] = d.runID
-	s.plans.put(metaString(p.Meta, MetaRequestID), &plan{def: s.definition(p.Name, metaString(p.Meta, MetaRevision))})
+	s.plans.put(metaString(p.Meta, MetaRequestID),
+		&plan{def: s.definition(p.Name, metaString(p.Meta, MetaRevision)), needs: cfg.needs})
 	return &p
 }
 
@@ -308,21 +318,32 @@ func (d *Client) receive(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// call sends one tools/call; a planned call is checked against the
-// session's snapshot first (checkPlan).
+// call sends one tools/call: a planned call is checked against the
+// session's snapshot first (checkPlan) and, once its result is in, the
+// result against the fields its plan needs (checkContract).
 func (d *Client) call(ctx context.Context, cs *mcp.ClientSession, next mcp.MethodHandler, p *mcp.CallToolParams) (mcp.Result, error) {
-	if _, err := d.checkPlan(ctx, cs, p); err != nil {
+	pl, err := d.checkPlan(ctx, cs, p)
+	if err != nil {
 		return nil, err
 	}
 	q := d.stamp(cs, p)
 	res, err := next(ctx, methodCallTool, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: q})
-	if tr, _ := res.(*mcp.CallToolResult); err == nil && tr != nil && !tr.IsError {
-		s := d.session(cs)
-		s.mu.Lock()
-		s.plans.drop(metaString(q.Meta, MetaRequestID))
-		s.mu.Unlock()
+	if err != nil || pl == nil {
+		return res, err
 	}
-	return res, err
+	tr, _ := res.(*mcp.CallToolResult)
+	if tr == nil || tr.IsError {
+		return res, err // kept: a retry of the call needs what it needed
+	}
+	s := d.session(cs)
+	s.mu.Lock()
+	s.plans.drop(metaString(q.Meta, MetaRequestID))
+	s.plans.drop(metaString(q.Meta, MetaRetryOf))
+	s.mu.Unlock()
+	if err := d.checkContract(ctx, cs, q, pl, tr); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Rejection is a server's repairable rejection of a tool call, as carried

@@ -714,3 +714,108 @@ func TestClientFailedRefresh(t *testing.T) {
 		})
 	}
 }
+
+// issue is create_issue's result: revision 1 has issue.id, revision 2
+// renamed it issue.issueId (the seed's example of a result-shape change).
+func issueResult(rev string) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		idKey := "id"
+		if rev == "2" {
+			idKey = "issueId"
+		}
+		issue := map[string]any{idKey: "I-482", "url": "https://tracker.example/issues/I-482", "state": "open"}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: "Created issue I-482."}},
+			StructuredContent: map[string]any{"issue": issue},
+			Meta:              mcp.Meta{mcpgo.MetaRevision: rev},
+		}, nil
+	}
+}
+
+// TestClientContractError runs the seed's result-shape change: the agent
+// creates an issue and comments on it with the id it read from the result.
+// Revision 2 of create_issue renamed issue.id: the client stops before the
+// dependent call, the caller gets a ContractError with the result, and a
+// contract_error event names the field. A result with every needed field
+// emits nothing.
+func TestClientContractError(t *testing.T) {
+	st, addr := startIngest(t)
+	runTag := fmt.Sprintf("%x", time.Now().UnixNano())
+	issueV1 := &mcp.Tool{Name: "create_issue", InputSchema: objectSchema("title", "title"),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"issue":{"type":"object"}}}`)}
+	for _, tr := range clientTransports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := context.Background()
+			env := "client/" + runTag + "/" + tr + "/contract"
+			var comments atomic.Int64
+			r := newRig(t, addr, env, rigOptions{transport: tr}, func(d *mcpgo.Server) {
+				mustAdd(t, d, issueV1, issueResult("1"), mcpgo.Contract{Revision: "1", Privilege: otelschema.PrivilegeWrite})
+				mustAdd(t, d, &mcp.Tool{Name: "add_comment", InputSchema: objectSchema("issue_id,body", "issue_id", "body")},
+					counted(&comments), mcpgo.Contract{Revision: "1", Privilege: otelschema.PrivilegeWrite})
+			})
+			if err := r.agent.Refresh(ctx, r.cs); err != nil {
+				t.Fatal(err)
+			}
+			// step creates an issue, and comments on it when the result
+			// has its id.
+			step := func() (*mcp.CallToolParams, error) {
+				planned := r.agent.Plan(r.cs, &mcp.CallToolParams{Name: "create_issue", Arguments: map[string]any{"title": "Login fails"}},
+					mcpgo.Needs("issue.id", "issue.state"))
+				res, err := r.cs.CallTool(ctx, planned)
+				if err != nil {
+					return planned, err
+				}
+				id, _ := mcpgo.LookupPath(res.StructuredContent, "issue.id")
+				_, err = r.cs.CallTool(ctx, r.agent.Plan(r.cs, &mcp.CallToolParams{Name: "add_comment",
+					Arguments: map[string]any{"issue_id": id, "body": "Reproduced on build 42."}}))
+				return planned, err
+			}
+			if _, err := step(); err != nil || comments.Load() != 1 {
+				t.Fatalf("step on revision 1: %v, %d comments", err, comments.Load())
+			}
+
+			issueV2 := *issueV1
+			mustAdd(t, r.drift, &issueV2, issueResult("2"), mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassSemantic, Privilege: otelschema.PrivilegeWrite})
+			r.waitSnapshot(t, "create_issue@2", "create_issue")
+			planned, err := step()
+			var ce *mcpgo.ContractError
+			if !errors.Is(err, mcpgo.ErrContract) || !errors.As(err, &ce) {
+				t.Fatalf("step on revision 2: %v, want a ContractError", err)
+			}
+			if ce.Tool != "create_issue" || !slices.Equal(ce.Missing, []string{"issue.id"}) || ce.PlannedRevision != "2" || ce.ServerRevision != "2" ||
+				ce.RequestID != planned.Meta[mcpgo.MetaRequestID] || ce.Result == nil || ce.Result.IsError {
+				t.Errorf("contract error %+v", ce)
+			}
+			if v, ok := mcpgo.LookupPath(ce.Result.StructuredContent, "issue.issueId"); !ok || v != "I-482" {
+				t.Errorf("the error's result lacks the renamed id: %v", ce.Result.StructuredContent)
+			}
+			if comments.Load() != 1 {
+				t.Errorf("%d comments: the dependent call ran after the contract error", comments.Load())
+			}
+			session := r.cs.ID()
+			r.flush(t)
+
+			// Server: list_changed, three calls. Client: list_changed, the
+			// first refresh (two tools), the automatic one, the contract
+			// error.
+			evs := waitEvents(t, st, env, 9)
+			ces := pick(evs, "mcp.drift.contract_error", "")
+			if len(ces) != 1 {
+				t.Fatalf("stored contract errors %+v, want 1", ces)
+			}
+			if c := ces[0]; c.Service != "agent-host" || c.Tool != "create_issue" || c.ContractField != "issue.id" ||
+				c.RequestID != planned.Meta[mcpgo.MetaRequestID] || c.RevisionClient != "2" || c.RevisionServer != "2" ||
+				c.RevisionClientSource != "declared" || c.RunID != "run-"+env || c.SessionID != session {
+				t.Errorf("stored contract error %+v", c)
+			}
+			calls := pick(evs, "mcp.drift.call", "")
+			var tools []string
+			for _, c := range calls {
+				tools = append(tools, c.Service+":"+c.Tool+":"+c.Outcome)
+			}
+			if want := []string{"issues-mcp:create_issue:current", "issues-mcp:add_comment:current", "issues-mcp:create_issue:current"}; !slices.Equal(tools, want) {
+				t.Errorf("stored calls %q, want %q", tools, want)
+			}
+		})
+	}
+}

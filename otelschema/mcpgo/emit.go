@@ -79,6 +79,8 @@ type event struct {
 	windowEnd              time.Time
 
 	argsRaw, argsNormalized string
+
+	contractField string // on a contract error: the needed result field
 }
 
 // attrs appends the event's attributes, but not its arguments, to dst.
@@ -144,6 +146,7 @@ func (e *event) attrs(dst []attribute.KeyValue) []attribute.KeyValue {
 	if !e.windowEnd.IsZero() {
 		dst = append(dst, attribute.String(otelschema.AttrAdapterWindowEnd, e.windowEnd.UTC().Format(time.RFC3339)))
 	}
+	str(otelschema.AttrContractField, e.contractField)
 	return dst
 }
 

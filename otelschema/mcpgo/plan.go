@@ -15,15 +15,24 @@ import (
 )
 
 // maxPlans is how many planned calls a session remembers (their
-// definitions) until they are sent; the oldest is forgotten
+// definitions and needs) until they are sent; the oldest is forgotten
 // beyond it, and is then checked by its revision alone.
 const maxPlans = 1024
+
+// PlanOption declares something about a planned call that stays in the
+// client: see Needs.
+type PlanOption func(*planConfig)
+
+type planConfig struct {
+	needs []string
+}
 
 // plan is what the client remembers of one planned call, by request id.
 type plan struct {
 	// def is the definition the call was planned with; nil when the tool
 	// was not in the snapshot.
-	def *definition
+	def   *definition
+	needs []string
 }
 
 // plans remembers planned calls by request id, at most maxPlans.
@@ -182,6 +191,9 @@ func (d *Client) checkPlan(ctx context.Context, cs *mcp.ClientSession, p *mcp.Ca
 	}
 	s.mu.Lock()
 	pl := s.plans.get(id)
+	if pl == nil {
+		pl = s.plans.get(metaString(p.Meta, MetaRetryOf)) // a retry needs what the call it retries needed
+	}
 	cur, listed := s.current[p.Name], s.listed
 	var was *definition
 	if pl != nil && pl.def != nil && pl.def.revision == planned {
