@@ -17,16 +17,27 @@
 // mcp.drift.list_changed events, and the adapter registry mcp.drift.adapter
 // events. A recording span in the context gets the same attributes.
 //
-// On the client, Client keeps each session's snapshot of tool revisions,
-// stamps every tools/call with the revision it was planned with, and
-// records refreshes, received notifications and repairs (Client.Repair,
-// with retry identity kept apart from request identity). A retry carries
-// its identity to the server in _meta (MetaRetryOf, MetaRetryAttempt,
-// MetaRetryAutomatic, MetaRetryRevision), so that the server's call event
-// of the retry says which call it retries, whether it was automatic and,
-// when it was planned after a change, that change's class: an automatic
-// retry across a semantic or authority change is seen with server-side
-// instrumentation only.
+// On the client, Client does what the seed asks of a client after
+// notifications/tools/list_changed: it lists every page of tools/list
+// again by itself, off the SDK's notification dispatch, and swaps the
+// session's snapshot at once when the last page is in
+// (ClientOptions.ManualRefresh leaves the refreshing to the caller); it
+// keeps the definitions a refresh retired; it stamps every tools/call with
+// the revision it was planned with (Client.Plan) and validates a call
+// planned before a swap again, with the server's validator, before sending
+// it — still valid, it goes as planned; refused, or its tool gone, it is
+// held back with a repairable StalePlanError and recorded as the client's
+// own mcp.drift.call event, the server never seeing it. A plan may declare
+// the result fields a later step depends on (Needs): a result lacking one
+// stops the plan with a ContractError and a mcp.drift.contract_error event.
+// It records refreshes (failed ones too), received notifications and
+// repairs (Client.Repair, with retry identity kept apart from request
+// identity). A retry carries its identity to the server in _meta
+// (MetaRetryOf, MetaRetryAttempt, MetaRetryAutomatic, MetaRetryRevision),
+// so that the server's call event of the retry says which call it
+// retries, whether it was automatic and, when it was planned after a
+// change, that change's class: an automatic retry across a semantic or
+// authority change is seen with server-side instrumentation only.
 //
 //	srv := mcp.NewServer(&mcp.Implementation{Name: "deploy"}, nil)
 //	drift := mcpgo.NewServer(srv, nil) // the global LoggerProvider
@@ -37,8 +48,12 @@
 //
 //	client := mcp.NewClient(&mcp.Implementation{Name: "agent"}, &mcp.ClientOptions{ToolListChangedHandler: onChange})
 //	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{RunID: runID})
-//	planned := agent.Plan(session, &mcp.CallToolParams{Name: "deploy_preview", Arguments: args})
+//	planned := agent.Plan(session, &mcp.CallToolParams{Name: "create_issue", Arguments: args}, mcpgo.Needs("issue.id"))
 //	res, err := session.CallTool(ctx, planned)
+//	var stale *mcpgo.StalePlanError
+//	if errors.As(err, &stale) { // held back: nothing was sent
+//		res, err = stale.Result(), nil
+//	}
 //	res, err = agent.Repair(ctx, session, planned, res, mcpgo.SafeRetry(askHuman))
 //
 // Cost: the middleware's own work is about half a microsecond per call; the
