@@ -161,20 +161,25 @@ func (d *Client) refresh(ctx context.Context, cs *mcp.ClientSession, auto bool) 
 // when its last page arrives, provided every page since its first was
 // seen; a failed page is a failed refresh. It returns what next returned.
 func (d *Client) listPage(ctx context.Context, cs *mcp.ClientSession, next mcp.MethodHandler, q *mcp.ListToolsParams) (mcp.Result, error) {
-	res, err := next(ctx, methodListTools, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: q})
 	if own, _ := ctx.Value(ownListKey{}).(bool); own {
-		return res, err
+		return next(ctx, methodListTools, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: q})
 	}
+	// The notifications a list answers are those received before its
+	// first page was asked for.
+	s := d.session(cs)
+	s.mu.Lock()
+	gen := s.notified
+	s.mu.Unlock()
+	res, err := next(ctx, methodListTools, &mcp.ClientRequest[mcp.Params]{Session: cs, Params: q})
 	lr, _ := res.(*mcp.ListToolsResult)
 	if err != nil || lr == nil {
 		d.refreshFailed(ctx, cs)
 		return res, err
 	}
-	s := d.session(cs)
 	s.mu.Lock()
 	var l *listing
 	if q.Cursor == "" {
-		l = &listing{gen: s.notified}
+		l = &listing{gen: gen}
 	} else if i := slices.IndexFunc(s.chains, func(c *listing) bool { return c.next == q.Cursor }); i >= 0 {
 		l = s.chains[i]
 		s.chains = slices.Delete(s.chains, i, i+1)
@@ -296,6 +301,11 @@ func (d *Client) swap(ctx context.Context, cs *mcp.ClientSession, l *listing) {
 // called once the SDK has handled the notification (it drops its cached
 // lists then); nil when the refresh is manual or one is already under way
 // (that one lists again when it ends, as the session is still stale).
+//
+// A refresh that a planned call starts while the SDK is still dispatching
+// the notification may read the SDK's cached list, not yet dropped: only
+// on protocol 2026-07-28, from a server that opts into list caching
+// (ttlMs), and only within that dispatch.
 func (d *Client) noticed(cs *mcp.ClientSession, at time.Time) func() {
 	s := d.session(cs)
 	s.mu.Lock()
