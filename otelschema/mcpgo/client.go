@@ -445,8 +445,10 @@ var sensitiveFields = []string{"environment", "account_id", "account", "reposito
 
 // SafeRetry returns the seed's repair policy. It refreshes and retries
 // automatically only when all of these hold: the server identified a stale
-// schema (STALE_TOOL_SCHEMA); the change is not semantic, authority or a
-// removal; the first attempt started no side effect; and every required
+// schema (STALE_TOOL_SCHEMA); the change is known to be additive or a
+// bounded migration (a semantic, authority or removal change, or one whose
+// class the rejection does not state, is not); the first attempt started
+// no side effect; and every required
 // field the call lacks has a default in the refreshed schema and is not
 // sensitive (environment, account, repository, host, user, confirmation,
 // target, scope). Otherwise it asks ask, or abandons when ask is nil.
@@ -479,7 +481,11 @@ func autoRetryArgs(r RepairRequest) (map[string]any, bool) {
 		return nil, false
 	}
 	switch rej.ChangeClass {
-	case otelschema.ChangeClassSemantic, otelschema.ChangeClassAuthority, otelschema.ChangeClassRemoval:
+	case otelschema.ChangeClassAdditive, otelschema.ChangeClassBoundedMigration:
+	default:
+		// Semantic, authority, removal, or a class nobody stated: a
+		// change whose class is unknown may widen or redirect the action,
+		// so it needs a fresh decision, never an automatic retry.
 		return nil, false
 	}
 	var args map[string]any

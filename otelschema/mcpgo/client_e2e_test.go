@@ -486,23 +486,34 @@ func TestClientPlannedCallAfterChange(t *testing.T) {
 					t.Fatalf("handler ran %d times, the server received %d calls: want none", ran.Load(), r.calls.Load())
 				}
 
-				// The repairable error, given to the repair policy: the
-				// schema's default region makes an automatic retry safe.
+				// The repairable error, given to the repair policy. Only
+				// the server knows the change's class, so the client's own
+				// rejection states none, and SafeRetry does not retry it by
+				// itself: a person approves the retry with the default
+				// region.
 				rej, ok := mcpgo.ParseRejection(se.Result())
 				if !ok || rej.ErrorCode != mcpgo.CodeStaleToolSchema || rej.SideEffectStarted || rej.CurrentRevision != "2" ||
-					!slices.Equal(rej.MissingFields, []string{"region"}) {
+					!slices.Equal(rej.MissingFields, []string{"region"}) || rej.ChangeClass != otelschema.ChangeClassUnspecified {
 					t.Errorf("rejection %+v (%v)", rej, ok)
 				}
-				final, err := r.agent.Repair(ctx, r.cs, planned, se.Result(), mcpgo.SafeRetry(nil))
-				if err != nil || final.IsError || ran.Load() != 1 || r.calls.Load() != 1 {
-					t.Fatalf("Repair = %+v, %v; handler ran %d times: want one automatic retry", final, err, ran.Load())
+				if _, err := r.agent.Repair(ctx, r.cs, planned, se.Result(), mcpgo.SafeRetry(nil)); !errors.Is(err, mcpgo.ErrNoRetry) || ran.Load() != 0 {
+					t.Fatalf("SafeRetry without a person: %v, handler ran %d times: want no automatic retry of a change of unknown class", err, ran.Load())
+				}
+				asked := 0
+				approve := func(_ context.Context, rr mcpgo.RepairRequest) (any, otelschema.Approval, error) {
+					asked++
+					return map[string]any{"branch": "fix-login", "region": "us-east-preview"}, otelschema.ApprovalPerCall, nil
+				}
+				final, err := r.agent.Repair(ctx, r.cs, planned, se.Result(), mcpgo.SafeRetry(approve))
+				if err != nil || final.IsError || asked != 1 || ran.Load() != 1 || r.calls.Load() != 1 {
+					t.Fatalf("Repair = %+v, %v; asked %d, handler ran %d times: want one approved retry", final, err, asked, ran.Load())
 				}
 				r.flush(t)
 
 				// Server: list_changed, the retry. Client: list_changed,
-				// refreshes (first list, automatic, Repair's), the held-back
-				// call, the repair.
-				evs := waitEvents(t, st, r.env, 8)
+				// refreshes (first list, automatic, both Repairs'), the
+				// held-back call, the two repairs.
+				evs := waitEvents(t, st, r.env, 10)
 				held := pick(evs, "mcp.drift.call", "agent-host")
 				if len(held) != 1 {
 					t.Fatalf("stored client calls %+v, want the held-back call", held)
@@ -518,11 +529,12 @@ func TestClientPlannedCallAfterChange(t *testing.T) {
 					t.Errorf("stored server calls %+v: want only the retry", calls)
 				}
 				repairs := pick(evs, "mcp.drift.repair", "agent-host")
-				if len(repairs) != 1 || repairs[0].RepairAction != "refresh_retry" || repairs[0].RepairResult != "success" ||
-					repairs[0].RetryOf != planned.Meta[mcpgo.MetaRequestID] {
-					t.Errorf("stored repairs %+v", repairs)
+				if len(repairs) != 2 || repairs[0].RepairAction != "abandon" || repairs[0].RepairResult != "failure" ||
+					repairs[1].RepairAction != "human_approval" || repairs[1].RepairResult != "success" ||
+					repairs[1].RetryOf != planned.Meta[mcpgo.MetaRequestID] {
+					t.Errorf("stored repairs %+v: want an abandon, then an approved retry", repairs)
 				}
-				if got, want := refreshes(evs), []string{"deploy_preview →1 ok", "deploy_preview 1→2 ok", " → ok"}; !slices.Equal(got, want) {
+				if got, want := refreshes(evs), []string{"deploy_preview →1 ok", "deploy_preview 1→2 ok", " → ok", " → ok"}; !slices.Equal(got, want) {
 					t.Errorf("stored refreshes %q, want %q", got, want)
 				}
 			})

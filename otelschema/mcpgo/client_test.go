@@ -92,6 +92,14 @@ func TestSafeRetry(t *testing.T) {
 	authority := stale
 	authority.ChangeClass = otelschema.ChangeClassAuthority
 	f("authority", mcpgo.RepairRequest{Call: call, Rejection: authority, Tool: tool(`"branch":{}`, "branch")}, otelschema.RepairActionAbandon, "")
+	unstated := stale
+	unstated.ChangeClass = otelschema.ChangeClassUnspecified
+	f("class unknown", mcpgo.RepairRequest{Call: call, Rejection: unstated,
+		Tool: tool(`"branch":{},"region":{"default":"us-east-preview"}`, "branch", "region")}, otelschema.RepairActionAbandon, "")
+	additive := stale
+	additive.ChangeClass = otelschema.ChangeClassAdditive
+	f("additive", mcpgo.RepairRequest{Call: call, Rejection: additive, Tool: tool(`"branch":{}`, "branch")},
+		otelschema.RepairActionRefreshRetry, `{"branch":"x"}`)
 	f("field dropped", mcpgo.RepairRequest{Call: call, Rejection: stale, Tool: tool(`"ref":{}`, "ref")}, otelschema.RepairActionAbandon, "")
 	f("tool gone", mcpgo.RepairRequest{Call: call, Rejection: stale}, otelschema.RepairActionAbandon, "")
 
