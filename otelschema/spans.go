@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -12,11 +13,13 @@ import (
 )
 
 // Span decoding: spans that follow the OpenTelemetry MCP semantic
-// conventions (semantic-conventions docs/gen-ai/mcp.md: `mcp.server` spans
-// of kind SERVER, `mcp.client` spans of kind CLIENT, named
-// `{mcp.method.name} {target}`) become drift events, so that a server
-// already instrumented to those conventions gets reports by adding two or
-// three mcp.drift.* attributes. The rules are documented once, in
+// conventions (open-telemetry/semantic-conventions-genai, model/mcp and
+// docs/gen-ai/mcp.md, status Development: `mcp.server` spans of kind
+// SERVER, `mcp.client` spans of kind CLIENT, named
+// `{mcp.method.name} {target}`) become drift events, with what the SDKs
+// add in their own shapes (FastMCP's component keys), so that a server
+// already instrumented gets reports by adding two or three mcp.drift.*
+// attributes. The rules are documented once, in
 // DecodeTraces, and in the Spans section of CONVENTIONS.md that
 // writeSpanConventions generates.
 
@@ -47,6 +50,10 @@ const (
 	// through mcp.drift.args.raw, which ingest redacts.
 	SpanAttrToolCallArguments = "gen_ai.tool.call.arguments"
 	SpanAttrToolCallResult    = "gen_ai.tool.call.result"
+	// SpanAttrFastMCPKey is FastMCP's component key, `tool:{name}@{version}`
+	// on a server span once the tool is found (`@` alone when it has no
+	// version): the one emitter that carries a tool version today.
+	SpanAttrFastMCPKey = "fastmcp.component.key"
 )
 
 // OutcomeInferredAttr is the key, in Event.Attributes, that marks with the
@@ -58,8 +65,23 @@ const OutcomeInferredAttr = "mcp.drift.outcome.inferred"
 // JSON-RPC 2.0 error codes, as rpc.response.status_code and error.type carry
 // them.
 const (
-	jsonrpcInvalidParams = "-32602" // MCP: unknown tool, or arguments the server refused
+	// jsonrpcInvalidParams: since MCP 2025-11-25 (SEP-1303), an unknown
+	// tool or a malformed request; input validation failures are tool
+	// results with isError (error.type tool_error).
+	jsonrpcInvalidParams = "-32602"
 )
+
+// requestErrors are the JSON-RPC codes of errors in the request, not in
+// the server: the conventions say they SHOULD NOT mark a SERVER span as an
+// error. On a server's call span they mean the server refused the call
+// before any tool code ran.
+var requestErrors = map[string]bool{
+	"-32700": true, // parse error
+	"-32600": true, // invalid request
+	"-32601": true, // method not found
+	"-32602": true, // invalid params: unknown tool, malformed request
+	"-32002": true, // resource not found
+}
 
 // statusOK is the rpc.response.status_code of a success, for SDKs that set
 // one; JSON-RPC itself has no success code.
@@ -141,6 +163,8 @@ type spanInputs struct {
 	// The client identity from the io.modelcontextprotocol/clientInfo
 	// `_meta` key, in one of the shapes clientInfo accepts.
 	clientName, clientVersion string
+	// fastMCPKey is FastMCP's component key.
+	fastMCPKey string
 }
 
 // decodeSpan decodes a drift span into e, which holds the resource and
@@ -193,6 +217,10 @@ func (st *decodeState) decodeSpan(e *Event, name EventName, method string, sp pt
 			if v.Type() == pcommon.ValueTypeStr {
 				in.clientVersion = v.Str()
 			}
+		case SpanAttrFastMCPKey:
+			if v.Type() == pcommon.ValueTypeStr {
+				in.fastMCPKey = v.Str()
+			}
 		}
 		pv := pdataValue(v)
 		err = st.recordAttr(e, k, attrByName[k], &pv)
@@ -222,12 +250,27 @@ func (st *decodeState) decodeSpan(e *Event, name EventName, method string, sp pt
 // the outcome or refresh result, as DecodeTraces documents.
 func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in *spanInputs) error {
 	if e.Name == EventCall && e.Tool == "" {
-		if target, ok := strings.CutPrefix(sp.Name(), method+" "); ok {
-			target = strings.TrimSpace(target)
+		if target, ok := spanTarget(sp.Name(), method); ok {
 			if err := st.checkString(attrByName[AttrToolName], target); err != nil {
 				return fmt.Errorf("span name target: %w", err)
 			}
 			e.Tool = target
+		}
+	}
+	if e.Name == EventCall && in.fastMCPKey != "" {
+		if name, version, ok := fastMCPTool(in.fastMCPKey); ok {
+			if e.Tool == "" {
+				if err := st.checkString(attrByName[AttrToolName], name); err != nil {
+					return fmt.Errorf("%s: %w", SpanAttrFastMCPKey, err)
+				}
+				e.Tool = name
+			}
+			if e.RevisionServer == "" && version != "" && name == e.Tool {
+				if err := st.checkString(attrByName[AttrRevisionServer], version); err != nil {
+					return fmt.Errorf("%s: %w", SpanAttrFastMCPKey, err)
+				}
+				e.RevisionServer = version
+			}
 		}
 	}
 	if e.ClientName == "" && e.ClientVersion == "" {
@@ -250,7 +293,15 @@ func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in 
 	if status == statusOK {
 		status = ""
 	}
-	failed := in.errorType != "" || status != "" || sp.Status().Code() == ptrace.StatusCodeError
+	code := status
+	if code == "" {
+		code = in.errorType
+	}
+	server := sp.Kind() == ptrace.SpanKindServer
+	// A request error on a SERVER span is the client's, not a failure
+	// (the conventions' rule); every other error marks the span failed.
+	refused := requestErrors[code]
+	failed := (in.errorType != "" || status != "" || sp.Status().Code() == ptrace.StatusCodeError) && !(server && refused)
 	if e.ErrorCode == "" {
 		e.ErrorCode = status
 		if e.ErrorCode == "" {
@@ -271,15 +322,13 @@ func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in 
 			delete(e.Attributes, OutcomeInferredAttr)
 			return nil
 		}
-		code := status
-		if code == "" {
-			code = in.errorType
-		}
 		switch {
 		case e.RevisionClient != "" && e.RevisionServer != "" && e.RevisionClient != e.RevisionServer:
 			return fail(ErrMissingAttribute, "%s: missing required attribute %s, which cannot be inferred when %s %s differs from %s %s",
 				e.Name, AttrOutcome, AttrRevisionClient, quote(e.RevisionClient), AttrRevisionServer, quote(e.RevisionServer))
-		case sp.Kind() == ptrace.SpanKindServer && code == jsonrpcInvalidParams:
+		case code == jsonrpcInvalidParams && unknownTool(sp):
+			e.Outcome = OutcomeRemoved
+		case server && refused:
 			e.Outcome = OutcomeRejectedInvalid
 		case failed:
 			e.Outcome = OutcomeFailed
@@ -292,6 +341,51 @@ func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in 
 		e.Attributes[OutcomeInferredAttr] = "true"
 	}
 	return nil
+}
+
+// spanTarget returns the target of a span named `{method} {target}`.
+func spanTarget(name, method string) (string, bool) {
+	target, ok := strings.CutPrefix(name, method+" ")
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSpace(target), true
+}
+
+// fastMCPTool reads a FastMCP component key of a tool, `tool:{name}@{version}`;
+// ok is false for any other key, such as the bare name FastMCP sets before
+// the tool is found.
+func fastMCPTool(key string) (name, version string, ok bool) {
+	rest, ok := strings.CutPrefix(key, "tool:")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '@')
+	if i < 0 {
+		return rest, "", rest != ""
+	}
+	return rest[:i], rest[i+1:], rest[:i] != ""
+}
+
+// unknownTool reports whether a failed call span says the tool does not
+// exist: its status message, or an exception event's message, in the words
+// the SDKs use (`unknown tool "x"`, `Unknown tool: x`, `Tool x not found`).
+// A -32602 on an unknown tool is a call to a tool the server does not list.
+func unknownTool(sp ptrace.Span) bool {
+	msgs := []string{sp.Status().Message()}
+	evs := sp.Events()
+	for i := 0; i < evs.Len(); i++ {
+		if m, ok := evs.At(i).Attributes().Get("exception.message"); ok && m.Type() == pcommon.ValueTypeStr {
+			msgs = append(msgs, m.Str())
+		}
+	}
+	for _, m := range msgs {
+		m = strings.ToLower(m)
+		if strings.Contains(m, "unknown tool") || (strings.Contains(m, "tool") && strings.Contains(m, "not found")) {
+			return true
+		}
+	}
+	return false
 }
 
 // codeString returns the value of error.type or rpc.response.status_code
@@ -341,11 +435,13 @@ func clientInfo(v pcommon.Value) (name, version string) {
 // decoder reads besides the Registry.
 var spanInputDocs = []struct{ name, typ, doc string }{
 	{SpanAttrErrorType, "string; int",
-		"OpenTelemetry: the JSON-RPC error code as a string, or `tool_error` when the CallToolResult had isError. Marks the span failed; kept in the event's attributes; the error code when neither `" + AttrErrorCode + "` nor `" + SpanAttrRPCStatusCode + "` is set."},
+		"OpenTelemetry: the JSON-RPC error code as a string, or `tool_error` when the CallToolResult had isError. Marks the span failed, but an error in the request on a SERVER span; kept in the event's attributes; the error code when neither `" + AttrErrorCode + "` nor `" + SpanAttrRPCStatusCode + "` is set."},
 	{SpanAttrRPCStatusCode, "string; int (kept in base 10)",
-		"OpenTelemetry: the JSON-RPC error code of the response, such as `-32602`. Any value but `OK` marks the span failed; kept in the event's attributes; the error code when `" + AttrErrorCode + "` is not set."},
+		"OpenTelemetry: the JSON-RPC error code of the response, such as `-32602`. Any value but `OK` marks the span failed, but an error in the request on a SERVER span; kept in the event's attributes; the error code when `" + AttrErrorCode + "` is not set."},
 	{SpanAttrClientInfo, "map or JSON string with string `name`, `version`",
 		"MCP 2026-07-28: the `_meta` key of the client's identity, when the instrumentation copied it; also read flattened as `" + SpanAttrClientInfo + ".name` and `.version`. Used only when neither `" + AttrClientName + "` nor `" + AttrClientVersion + "` is set."},
+	{SpanAttrFastMCPKey, "string",
+		"FastMCP: the component key, `tool:{name}@{version}` on a server span once the tool is found. Its version is `" + AttrRevisionServer + "` when that is not set; kept in the event's attributes."},
 	{SpanAttrToolCallArguments + ", " + SpanAttrToolCallResult, "any",
 		"OpenTelemetry (opt-in): dropped, as they may hold secrets; audit arguments through `" + AttrArgsRaw + "`, which ingest redacts."},
 }
@@ -354,10 +450,11 @@ var spanInputDocs = []struct{ name, typ, doc string }{
 // rules of DecodeTraces.
 func writeSpanConventions(p func(format string, args ...any)) {
 	p("\n## Spans\n\n")
-	p("Spans that follow the OpenTelemetry MCP semantic conventions (`mcp.server` spans\n")
-	p("of kind SERVER, `mcp.client` spans of kind CLIENT, named `{mcp.method.name} {target}`)\n")
-	p("become drift events too. The MCP method is the string attribute `%s`, else the\n", AttrMethodName)
-	p("first word of the span name:\n\n")
+	p("Spans that follow the OpenTelemetry MCP semantic conventions\n")
+	p("(`open-telemetry/semantic-conventions-genai`, `model/mcp` and `docs/gen-ai/mcp.md`,\n")
+	p("status Development: `mcp.server` spans of kind SERVER, `mcp.client` spans of kind\n")
+	p("CLIENT, named `{mcp.method.name} {target}`) become drift events too. The MCP\n")
+	p("method is the string attribute `%s`, else the first word of the span name:\n\n", AttrMethodName)
 	p("| Method | Span kind | Event |\n")
 	p("| --- | --- | --- |\n")
 	p("| `%s` | any | `%s` |\n", MethodToolsCall, EventCall)
@@ -371,9 +468,16 @@ func writeSpanConventions(p func(format string, args ...any)) {
 	p("  was received; the trace and span ids are the span's;\n")
 	p("- a call without `%s` takes the span name's target, the rest of\n", AttrToolName)
 	p("  `{mcp.method.name} {target}`;\n")
+	p("- a call without `%s` takes the version of FastMCP's `%s`,\n", AttrRevisionServer, SpanAttrFastMCPKey)
+	p("  `tool:{name}@{version}` (and its tool, when the call has none);\n")
 	p("- the event's error code is `%s`, else `%s`, else `%s`;\n", AttrErrorCode, SpanAttrRPCStatusCode, SpanAttrErrorType)
 	p("- a span is *failed* when it has `%s`, an `%s` other than `OK`,\n", SpanAttrErrorType, SpanAttrRPCStatusCode)
-	p("  or an ERROR status; a refresh without `%s` is `failed` or `ok` accordingly.\n", AttrRefreshResult)
+	p("  or an ERROR status, except a SERVER span whose JSON-RPC code is an error in the\n")
+	p("  request (%s): the conventions say those SHOULD NOT mark a server span\n", codeList(sortedKeys(requestErrors)))
+	p("  as an error. A refresh without `%s` is `failed` or `ok` accordingly;\n", AttrRefreshResult)
+	p("- the other attributes of the span, such as `server.address` and `server.port`,\n")
+	p("  which identify the server on a CLIENT span, are kept as the event's extra\n")
+	p("  attributes.\n")
 	p("\nThese attributes inform the decoding of a span and have no column of their own:\n\n")
 	p("| Attribute | Type | Description |\n")
 	p("| --- | --- | --- |\n")
@@ -387,11 +491,17 @@ func writeSpanConventions(p func(format string, args ...any)) {
 	p("1. `%s` and `%s` both set and different: nothing can be\n", AttrRevisionClient, AttrRevisionServer)
 	p("   inferred (the call may have been normalised, or rejected as stale); the span is\n")
 	p("   rejected for its missing `%s`.\n", AttrOutcome)
-	p("2. A SERVER span whose JSON-RPC error code (`%s`, else `%s`) is\n", SpanAttrRPCStatusCode, SpanAttrErrorType)
-	p("   `%s` (invalid params): `%s`. MCP answers an unknown tool with the same\n", jsonrpcInvalidParams, OutcomeRejectedInvalid)
-	p("   code: only an explicit `%s` = `%s` tells a removed tool.\n", AttrOutcome, OutcomeRemoved)
-	p("3. A failed span (`tool_error`, any other error, a CLIENT span's `%s`): `%s`.\n", jsonrpcInvalidParams, OutcomeFailed)
-	p("4. Any other call: `%s`. Nothing says the client planned with another revision;\n", OutcomeCurrent)
+	p("2. JSON-RPC code `%s` (`%s`, else `%s`) with a status message, or\n", jsonrpcInvalidParams, SpanAttrRPCStatusCode, SpanAttrErrorType)
+	p("   an exception event's `exception.message`, that says the tool is unknown\n")
+	p("   (`unknown tool`, `tool … not found`): `%s`. Since MCP 2025-11-25 (SEP-1303)\n", OutcomeRemoved)
+	p("   `%s` means an unknown tool or a malformed request. A span cannot tell a\n", jsonrpcInvalidParams)
+	p("   removed tool from one that never existed.\n")
+	p("3. A SERVER span with an error in the request (any code listed above): `%s`,\n", OutcomeRejectedInvalid)
+	p("   refused before any tool code ran.\n")
+	p("4. A failed span: `%s`. `tool_error` is one: since SEP-1303 a tool answers\n", OutcomeFailed)
+	p("   arguments it rejects with an `isError` result, which a span cannot tell from\n")
+	p("   any other tool error; only `%s` = `%s` can.\n", AttrOutcome, OutcomeRejectedInvalid)
+	p("5. Any other call: `%s`. Nothing says the client planned with another revision;\n", OutcomeCurrent)
 	p("   nothing proves it did not either, which the marker records.\n")
 	p("\n### Sessions and clients\n\n")
 	p("MCP 2025-06-18 and 2025-11-25 have sessions: `%s` groups a session's calls. The\n", AttrSessionID)
@@ -400,4 +510,14 @@ func writeSpanConventions(p func(format string, args ...any)) {
 	p("MCP 2026-07-28 has no sessions: `%s` is the key that groups a run's calls, and\n", AttrRunID)
 	p("the client identity comes with every request in the `_meta` key `%s`,\n", SpanAttrClientInfo)
 	p("read as the table above says. The decoder invents neither a session nor a run.\n")
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

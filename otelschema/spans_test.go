@@ -25,6 +25,9 @@ type testSpan struct {
 	// noTimes to send neither.
 	start, end time.Time
 	noTimes    bool
+	// statusMsg is the status description; exception, when set, the
+	// message of an exception event.
+	statusMsg, exception string
 }
 
 // Identities of the test spans: the i-th span of a request gets span id
@@ -61,6 +64,13 @@ func tracesWith(t testing.TB, resource []kv, spans ...testSpan) ptrace.Traces {
 			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(end))
 		}
 		putAll(t, sp.Attributes(), s.attrs)
+		sp.Status().SetMessage(s.statusMsg)
+		if s.exception != "" {
+			ev := sp.Events().AppendEmpty()
+			ev.SetName("exception")
+			ev.Attributes().PutStr("exception.type", "NotFoundError")
+			ev.Attributes().PutStr("exception.message", s.exception)
+		}
 	}
 	return td
 }
@@ -180,10 +190,40 @@ func TestDecodeTraces(t *testing.T) {
 				e.ErrorCode, e.Attributes[SpanAttrErrorType] = "tool_error", "tool_error"
 				inferred(e, OutcomeFailed)
 			}},
-		{name: "method not found is failed", span: serverCall(kv{SpanAttrRPCStatusCode, "-32601"}, kv{SpanAttrErrorType, "-32601"}),
+		{name: "method not found on the server is a refused request", span: withStatus(serverCall(kv{SpanAttrRPCStatusCode, "-32601"}, kv{SpanAttrErrorType, "-32601"}), ptrace.StatusCodeError),
 			want: func(e *Event) {
 				e.ErrorCode = "-32601"
 				e.Attributes[SpanAttrRPCStatusCode], e.Attributes[SpanAttrErrorType] = "-32601", "-32601"
+				inferred(e, OutcomeRejectedInvalid)
+			}},
+		{name: "method not found seen by the client is failed", span: withKind(serverCall(kv{SpanAttrRPCStatusCode, "-32601"}), ptrace.SpanKindClient),
+			want: func(e *Event) {
+				e.ErrorCode, e.Attributes[SpanAttrRPCStatusCode] = "-32601", "-32601"
+				inferred(e, OutcomeFailed)
+			}},
+		{name: "parse error on the server is a refused request", span: serverCall(kv{SpanAttrErrorType, "-32700"}),
+			want: func(e *Event) {
+				e.ErrorCode, e.Attributes[SpanAttrErrorType] = "-32700", "-32700"
+				inferred(e, OutcomeRejectedInvalid)
+			}},
+		{name: "unknown tool in the status message is removed (go-sdk)", span: withMessage(withStatus(serverCall(kv{SpanAttrRPCStatusCode, "-32602"}), ptrace.StatusCodeError), `unknown tool "create_invoice"`),
+			want: func(e *Event) {
+				e.ErrorCode, e.Attributes[SpanAttrRPCStatusCode] = "-32602", "-32602"
+				inferred(e, OutcomeRemoved)
+			}},
+		{name: "unknown tool in an exception event is removed (FastMCP)", span: withException(withStatus(serverCall(kv{SpanAttrErrorType, "-32602"}), ptrace.StatusCodeError), "Unknown tool: 'create_invoice'"),
+			want: func(e *Event) {
+				e.ErrorCode, e.Attributes[SpanAttrErrorType] = "-32602", "-32602"
+				inferred(e, OutcomeRemoved)
+			}},
+		{name: "tool not found seen by the client is removed (TypeScript SDK)", span: withMessage(withKind(serverCall(kv{SpanAttrRPCStatusCode, int64(-32602)}), ptrace.SpanKindClient), "MCP error -32602: Tool create_invoice not found"),
+			want: func(e *Event) {
+				e.ErrorCode, e.Attributes[SpanAttrRPCStatusCode] = "-32602", "-32602"
+				inferred(e, OutcomeRemoved)
+			}},
+		{name: "unknown tool words without -32602 are a failure", span: withMessage(withStatus(serverCall(kv{SpanAttrErrorType, "tool_error"}), ptrace.StatusCodeError), "unknown tool in the upstream catalog"),
+			want: func(e *Event) {
+				e.ErrorCode, e.Attributes[SpanAttrErrorType] = "tool_error", "tool_error"
 				inferred(e, OutcomeFailed)
 			}},
 		{name: "error status alone is failed", span: withStatus(serverCall(), ptrace.StatusCodeError),
@@ -197,6 +237,39 @@ func TestDecodeTraces(t *testing.T) {
 			err: ErrMissingAttribute, msg: `mcp.drift.call: missing required attribute mcp.drift.outcome, which cannot be inferred when mcp.drift.revision.client "7" differs from mcp.drift.revision.server "9"`},
 		{name: "different revisions with an error cannot be inferred either", span: serverCall(kv{AttrRevisionClient, "7"}, kv{AttrRevisionServer, "9"}, kv{SpanAttrRPCStatusCode, "-32602"}),
 			err: ErrMissingAttribute, msg: "cannot be inferred"},
+
+		// FastMCP's component key.
+		{name: "FastMCP version is the server revision", span: serverCall(kv{SpanAttrFastMCPKey, "tool:create_invoice@v2"}, kv{"rpc.system", "mcp"}),
+			want: func(e *Event) {
+				e.RevisionServer = "v2"
+				e.Attributes[SpanAttrFastMCPKey], e.Attributes["rpc.system"] = "tool:create_invoice@v2", "mcp"
+				inferred(e, OutcomeCurrent)
+			}},
+		{name: "FastMCP key gives the tool too", span: testSpan{name: "tools/call", kind: ptrace.SpanKindServer,
+			attrs: []kv{{AttrMethodName, "tools/call"}, {SpanAttrFastMCPKey, "tool:create_invoice@2026.11"}}},
+			want: func(e *Event) {
+				*e = Event{Name: EventCall, Time: testTime.UnixNano(), TraceID: spanTraceID, SpanID: spanIDOf(0),
+					Service: "billing-mcp", ServiceVersion: "1.4.2", ServiceInstance: "pod-7", ServiceNamespace: "payments", Environment: "production",
+					Tool: "create_invoice", Method: "tools/call", RevisionServer: "2026.11",
+					Attributes: map[string]string{SpanAttrFastMCPKey: "tool:create_invoice@2026.11"}}
+				inferred(e, OutcomeCurrent)
+			}},
+		{name: "FastMCP key without a version", span: serverCall(kv{SpanAttrFastMCPKey, "tool:create_invoice@"}),
+			want: func(e *Event) {
+				e.Attributes[SpanAttrFastMCPKey] = "tool:create_invoice@"
+				inferred(e, OutcomeCurrent)
+			}},
+		{name: "FastMCP key of another tool, or before the lookup, gives nothing", span: serverCall(kv{SpanAttrFastMCPKey, "tool:other@v9"}),
+			want: func(e *Event) {
+				e.Attributes[SpanAttrFastMCPKey] = "tool:other@v9"
+				inferred(e, OutcomeCurrent)
+			}},
+		{name: "declared revision wins over FastMCP's", span: serverCall(kv{SpanAttrFastMCPKey, "tool:create_invoice@v2"}, kv{AttrRevisionServer, "7"}),
+			want: func(e *Event) {
+				e.RevisionServer = "7"
+				e.Attributes[SpanAttrFastMCPKey] = "tool:create_invoice@v2"
+				inferred(e, OutcomeCurrent)
+			}},
 
 		// Where the fields come from.
 		{name: "tool and method from the span name", span: testSpan{name: "tools/call create_invoice", kind: ptrace.SpanKindServer,
@@ -320,6 +393,8 @@ func TestDecodeTraces(t *testing.T) {
 func withStatus(s testSpan, c ptrace.StatusCode) testSpan { s.status = c; return s }
 func withKind(s testSpan, k ptrace.SpanKind) testSpan     { s.kind = k; return s }
 func withName(s testSpan, n string) testSpan              { s.name = n; return s }
+func withMessage(s testSpan, m string) testSpan           { s.statusMsg = m; return s }
+func withException(s testSpan, m string) testSpan         { s.exception = m; return s }
 
 // sessionless returns a SERVER tools/call span of MCP 2026-07-28, which
 // has no session: the run id keys it.
