@@ -41,7 +41,9 @@ decision or breaks the seed's rule, 2 on error.
 With a store (-api URL, or -data.dir), the check is weighed by the calls
 planned with each tool's old revision over -window: who still plans with
 it, and what the rollout would do to them. A change that needs a decision
-is safe when no call in the window used the old revision.
+is safe when no call in the window used the old revision or an older one,
+and none left its revision unsaid (or -unknown-callers safe judges those
+safe).
 
 Flags:
 `
@@ -56,6 +58,7 @@ type checkFlags struct {
 	environment string
 	service     string
 	exclude     multiFlag
+	unknown     string
 }
 
 // weighed reports whether the check reads a store: -api or -data.dir was
@@ -85,6 +88,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cf.environment, "environment", "", "with a store: only the calls of this environment")
 	fs.StringVar(&cf.service, "service", "", "with a store: only the calls of this service")
 	fs.Var(&cf.exclude, "exclude-client", "with a store: leave out this client, name or name@version (repeatable)")
+	fs.StringVar(&cf.unknown, "unknown-callers", "", "with a store: at_risk (default) or safe: how calls that did not say which revision they were planned with are judged")
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "mcpdrift check:", err)
 		return checkError
@@ -98,6 +102,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if cf.format != "md" && cf.format != "json" {
 		return fail(fmt.Errorf("-format: want md or json, not %q", cf.format))
+	}
+	if cf.unknown != "" && cf.unknown != toolchange.UnknownCallersAtRisk && cf.unknown != toolchange.UnknownCallersSafe {
+		return fail(fmt.Errorf("-unknown-callers: want at_risk or safe, not %q", cf.unknown))
 	}
 	switch {
 	case cf.server == "" && len(files) != 2:
@@ -177,6 +184,9 @@ func (cf *checkFlags) weigh(ctx context.Context, stderr io.Writer, req apiclient
 	}
 	if len(cf.exclude) > 0 {
 		q["exclude_client"] = cf.exclude
+	}
+	if cf.unknown != "" {
+		q.Set("unknown_callers", cf.unknown)
 	}
 	var body apiclient.CheckBody
 	if err := src.client.PostJSON(ctx, "/api/v1/check", q, req, &body); err != nil {

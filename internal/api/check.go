@@ -23,7 +23,7 @@ const maxCheckBytes = 2*toolchange.MaxListBytes + 64<<10
 
 // checkParams are the query parameters of the release check: the window
 // its usage is read over and the filters that apply to a whole fleet.
-var checkParams = []param{pFrom, pTo, pWindow, pService, pEnvironment, pExcludeClient}
+var checkParams = []param{pFrom, pTo, pWindow, pService, pEnvironment, pExcludeClient, pUnknownCallers}
 
 // checkEndpoint describes the check for the OpenAPI document and for fail.
 var checkEndpoint = &endpoint{
@@ -35,8 +35,9 @@ var checkEndpoint = &endpoint{
 		"change keeping the tool's name is a violation, with the path to take. Each changed or removed tool is then weighed by the calls " +
 		"planned with its old revision (the one the old list advertises) in the window: calls, sessions, runs, clients, the oldest session, " +
 		"the highest privilege, stale rejections and those after a side effect, earlier notification propagation and automatic retries " +
-		"across a semantic or authority change, and what the rollout would do to them. A change that needs a decision is safe when no call " +
-		"in the window used the old revision. `pass` is true when every change is safe.",
+		"across a semantic or authority change, and what the rollout would do to them; and by its calls that did not say which revision " +
+		"they were planned with (unknown). A change that needs a decision is safe when no call in the window used the old revision or an " +
+		"older one and none left its revision unsaid (or `unknown_callers=safe` judges those safe). `pass` is true when every change is safe.",
 	params: checkParams,
 }
 
@@ -62,6 +63,11 @@ func (s *Server) check(c *gin.Context) {
 		return
 	}
 	f, err := q.filter(tenant, true)
+	if err != nil {
+		s.fail(c, e, err)
+		return
+	}
+	unknownSafe, err := q.unknownSafe()
 	if err != nil {
 		s.fail(c, e, err)
 		return
@@ -110,8 +116,9 @@ func (s *Server) check(c *gin.Context) {
 		s.fail(c, e, err)
 		return
 	}
-	report.Weigh(f.From, f.To, usage, propagation)
+	report.Weigh(f.From, f.To, usage, propagation, toolchange.WeighOptions{UnknownSafe: unknownSafe})
 	writeJSON(c, http.StatusOK, apiclient.CheckBody{
 		From: f.From, To: f.To, Pass: report.Pass(), Tools: report.Tools, AuthorityFields: report.AuthorityFields,
+		UnknownCallers: report.UnknownCallers,
 	})
 }

@@ -55,7 +55,7 @@ var (
 	pLongSession = param{name: "long_session", schema: strSchema, example: "24h",
 		desc: "Session age from which a caller counts as long-running (`24h`, `3d`). Default 24h."}
 	pUnknownCallers = param{name: "unknown_callers", schema: map[string]any{"type": "string", "enum": []string{"at_risk", "safe"}},
-		desc: "How calls without a session age or a privilege are judged: `at_risk` (the default) puts an adapter they use at risk, `safe` counts them as short-lived and unprivileged."}
+		desc: "How calls that leave out what a verdict needs are judged: calls without a session age or a privilege, and calls that did not say which revision their client planned with (`mcp.drift.revision.client` absent) to an adapter's tool or to a tool the release check finds changed or removed. `at_risk` (the default) puts an adapter they use at risk and keeps a change that needs a decision so; `safe` counts them as short-lived, unprivileged and not stale."}
 	pAdapter    = param{name: "adapter", schema: strSchema, desc: "Only this adapter id."}
 	pTopClients = param{name: "top_clients", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 100},
 		desc: "How many blocking clients to list per adapter. Default 5."}
@@ -265,13 +265,11 @@ func (q query) retirement() (queries.RetirementOptions, apiclient.Thresholds, er
 		}
 		o.TopClients = n
 	}
-	switch s := q.get("unknown_callers"); s {
-	case "", "at_risk":
-	case "safe":
-		o.UnknownSafe = true
-	default:
-		return o, apiclient.Thresholds{}, badParam("unknown_callers", "invalid value %q: want at_risk or safe", s)
+	safe, err := q.unknownSafe()
+	if err != nil {
+		return o, apiclient.Thresholds{}, err
 	}
+	o.UnknownSafe = safe
 	th := apiclient.Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients, UnknownCallers: "at_risk"}
 	if o.UnknownSafe {
 		th.UnknownCallers = "safe"
@@ -283,6 +281,19 @@ func (q query) retirement() (queries.RetirementOptions, apiclient.Thresholds, er
 		th.MaxShare = &o.MaxShare
 	}
 	return o, th, nil
+}
+
+// unknownSafe reads unknown_callers: whether calls that leave out a
+// session age, a privilege or their client's revision are judged safe.
+func (q query) unknownSafe() (bool, error) {
+	switch s := q.get("unknown_callers"); s {
+	case "", "at_risk":
+		return false, nil
+	case "safe":
+		return true, nil
+	default:
+		return false, badParam("unknown_callers", "invalid value %q: want at_risk or safe", s)
+	}
 }
 
 // ParseShare reads a share of traffic: a fraction from 0 to 1 ("0.005") or

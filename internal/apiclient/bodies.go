@@ -126,11 +126,14 @@ type CheckBody struct {
 	// AuthorityFields are the field names the check treated as widening
 	// or redirecting an action.
 	AuthorityFields []string `json:"authority_fields"`
+	// UnknownCallers says how the calls that did not say which revision
+	// they were planned with were judged: at_risk or safe.
+	UnknownCallers string `json:"unknown_callers"`
 }
 
 // Report returns the check as the toolchange report it carries.
 func (b CheckBody) Report() toolchange.Report {
-	return toolchange.Report{Tools: b.Tools, AuthorityFields: b.AuthorityFields, From: &b.From, To: &b.To}
+	return toolchange.Report{Tools: b.Tools, AuthorityFields: b.AuthorityFields, From: &b.From, To: &b.To, UnknownCallers: b.UnknownCallers}
 }
 
 // SeriesBody is the JSON body of every series endpoint

@@ -36,7 +36,11 @@ func (r Report) Markdown(w io.Writer) error {
 		b.WriteString("### ✅ Release check: every change is safe\n\n")
 	}
 	if r.From != nil && r.To != nil {
-		fmt.Fprintf(&b, "Weighed by the calls from %s to %s.\n\n", render.HumanTime(*r.From), render.HumanTime(*r.To))
+		fmt.Fprintf(&b, "Weighed by the calls from %s to %s.", render.HumanTime(*r.From), render.HumanTime(*r.To))
+		if r.UnknownCallers == UnknownCallersSafe {
+			b.WriteString(" Calls that did not say which revision they were planned with are judged safe, as asked.")
+		}
+		b.WriteString("\n\n")
 	}
 	fmt.Fprintf(&b, "%d %s checked: %d safe, %d %s a decision, %d %s.\n\n",
 		len(r.Tools), humanize.Plural(len(r.Tools), "tool", "tools"), counts[VerdictSafe],

@@ -128,6 +128,10 @@ type Report struct {
 	// was weighed.
 	From *time.Time `json:"from,omitempty"`
 	To   *time.Time `json:"to,omitempty"`
+	// UnknownCallers says how the calls that did not say which revision
+	// they were planned with were judged, when the report was weighed:
+	// at_risk (the default) or safe (WeighOptions.UnknownSafe).
+	UnknownCallers string `json:"unknown_callers,omitempty"`
 }
 
 // Pass reports whether every tool's change is safe.

@@ -46,26 +46,61 @@ type Usage struct {
 	// RetriesAcrossChange counts the tool's automatic retries across a
 	// semantic or authority change (question 5).
 	RetriesAcrossChange uint64 `json:"retries_across_change"`
+	// UnknownCalls are the tool's calls in the window that did not say
+	// which revision their client planned with (no
+	// mcp.drift.revision.client, as stock MCP clients send none),
+	// UnknownSessions their distinct sessions and UnknownClients each
+	// client's calls, most first. Any of them may be a stale caller: a
+	// change that needs a decision stays so while they exist, unless
+	// WeighOptions.UnknownSafe judges them safe.
+	UnknownCalls    uint64                `json:"unknown_calls"`
+	UnknownSessions uint64                `json:"unknown_sessions"`
+	UnknownClients  []queries.ClientUsage `json:"unknown_clients"`
 	// Rollout says what the rollout would do to those calls, in one
 	// sentence.
 	Rollout string `json:"rollout"`
 }
 
+// WeighOptions tune Weigh.
+type WeighOptions struct {
+	// UnknownSafe judges the calls that did not say which revision they
+	// were planned with as safe: a change that needs a decision and that
+	// no call said it was planned with the old revision (or an older one)
+	// for becomes safe even while such calls exist. By default it stays
+	// needs_decision: a verdict never takes a missing attribute for the
+	// safe value, and a stock client that declares nothing may well plan
+	// with the old revision.
+	UnknownSafe bool
+}
+
+// Unknown-caller judgements, as Report.UnknownCallers and the API's
+// unknown_callers parameter spell them.
+const (
+	UnknownCallersAtRisk = "at_risk"
+	UnknownCallersSafe   = "safe"
+)
+
 // Weigh weighs the report by the usage of each changed or removed tool's
 // old revision over [from, to): rows are the check usage report of those
 // tools, propagation the propagation report. A change that needs a
 // decision becomes safe when no call in the window was planned with the
-// old revision (a breaking change nobody uses breaks nobody); a violation
-// of the seed's rule stays one.
-func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propagation []queries.PropagationRow) {
+// old revision or an older one, and none left its revision unsaid (unless
+// o.UnknownSafe): a breaking change nobody uses breaks nobody, but a
+// caller that did not say may be using it. A violation of the seed's rule
+// stays one.
+func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propagation []queries.PropagationRow, o WeighOptions) {
 	r.From, r.To = &from, &to
+	r.UnknownCallers = UnknownCallersAtRisk
+	if o.UnknownSafe {
+		r.UnknownCallers = UnknownCallersSafe
+	}
 	window := humanize.Age(int64(to.Sub(from) / time.Second))
 	for i := range r.Tools {
 		c := &r.Tools[i]
 		if c.Status == StatusUnchanged || c.Status == StatusAdded {
 			continue
 		}
-		u := &Usage{Revision: c.OldRevision, Clients: []queries.ClientUsage{}, OlderRevisions: []string{}}
+		u := &Usage{Revision: c.OldRevision, Clients: []queries.ClientUsage{}, OlderRevisions: []string{}, UnknownClients: []queries.ClientUsage{}}
 		for _, row := range rows {
 			if row.Tool != c.Tool {
 				continue
@@ -73,8 +108,10 @@ func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propaga
 			u.StaleRejections += row.StaleRejections
 			u.RejectedSideEffects += row.RejectedSideEffects
 			u.RetriesAcrossChange = row.RetriesAcrossChange
-			switch row.RevisionClient {
-			case c.OldRevision:
+			// A removed tool has no new revision: every call to it but
+			// the old revision's is an older one's or an unknown one's.
+			switch {
+			case row.RevisionClient == c.OldRevision:
 				u.Calls, u.Sessions, u.Runs = row.Calls, row.Sessions, row.Runs
 				u.Clients = row.Callers
 				u.MaxSessionAgeS, u.MaxPrivilege = row.MaxSessionAgeS, row.MaxPrivilege
@@ -82,7 +119,10 @@ func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propaga
 					last := row.LastSeen
 					u.LastSeen = &last
 				}
-			case c.NewRevision, "":
+			case row.RevisionClient == "":
+				u.UnknownCalls, u.UnknownSessions = row.Calls, row.Sessions
+				u.UnknownClients = row.Callers
+			case row.RevisionClient == c.NewRevision:
 			default:
 				u.OlderRevisions = append(u.OlderRevisions, row.RevisionClient)
 				u.OlderCalls += row.Calls
@@ -97,21 +137,55 @@ func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propaga
 		}
 		u.Rollout = rollout(c, u, window)
 		c.Usage = u
-		if c.Verdict == VerdictNeedsDecision && u.Calls == 0 && u.OlderCalls == 0 {
-			c.Verdict = VerdictSafe
-			c.Reason += fmt.Sprintf("; but no call in the last %s was planned with revision %s or an older one", window, render.Code(shortRev(c.OldRevision)))
+		if c.Verdict == VerdictNeedsDecision {
+			c.Verdict, c.Reason = decide(c.Reason, u, window, o)
 		}
 	}
 }
 
+// decide weighs a change that needs a decision by its usage: it stays one
+// while calls were planned with the old revision or an older one, or left
+// their revision unsaid (unless o.UnknownSafe), and becomes safe
+// otherwise. It returns the verdict and the reason, which names the
+// unknown calls whenever there are any.
+func decide(reason string, u *Usage, window string, o WeighOptions) (Verdict, string) {
+	rev := render.Code(shortRev(u.Revision))
+	unknown := calls(u.UnknownCalls) + " in the last " + window + " did not say which revision " + humanize.Plural(u.UnknownCalls, "it was", "they were") + " planned with"
+	switch {
+	case u.Calls > 0 || u.OlderCalls > 0:
+		switch {
+		case u.UnknownCalls > 0 && o.UnknownSafe:
+			reason += "; " + unknown + ", judged safe as asked"
+		case u.UnknownCalls > 0:
+			reason += "; " + unknown + " (unknown, not assumed safe)"
+		}
+		return VerdictNeedsDecision, reason
+	case u.UnknownCalls == 0:
+		return VerdictSafe, reason + fmt.Sprintf("; but no call in the last %s was planned with revision %s or an older one", window, rev)
+	case o.UnknownSafe:
+		return VerdictSafe, reason + fmt.Sprintf("; but no call in the last %s said it was planned with revision %s or an older one, and %s judged safe as asked",
+			window, rev, humanize.Plural(u.UnknownCalls, "the 1 call that did not say which revision it was planned with was",
+				fmt.Sprintf("the %d calls that did not say which revision they were planned with were", u.UnknownCalls)))
+	default:
+		return VerdictNeedsDecision, reason + fmt.Sprintf("; %s (unknown, not assumed safe), and none said revision %s or an older one", unknown, rev)
+	}
+}
+
+// calls counts calls in words: "1 call", "5000 calls".
+func calls(n uint64) string { return fmt.Sprintf("%d %s", n, humanize.Plural(n, "call", "calls")) }
+
 // rollout says what deploying the new list would do to the calls still
-// planned with the old revision.
+// planned with the old revision, and to those that did not say which
+// revision they were planned with.
 func rollout(c *Change, u *Usage, window string) string {
 	rev := render.Code(shortRev(u.Revision))
 	if u.Calls == 0 {
 		s := fmt.Sprintf("no call in the last %s was planned with revision %s", window, rev)
 		if u.OlderCalls > 0 {
 			s += fmt.Sprintf(", but %d %s with older revisions (%s)", u.OlderCalls, humanize.Plural(int(u.OlderCalls), "was", "were"), codes(u.OlderRevisions))
+		}
+		if u.UnknownCalls > 0 {
+			s += "; " + unknownRollout(c, u, "")
 		}
 		return s
 	}
@@ -150,7 +224,26 @@ func rollout(c *Change, u *Usage, window string) string {
 	} else {
 		parts = append(parts, "no call said its privilege")
 	}
+	if u.UnknownCalls > 0 {
+		parts = append(parts, unknownRollout(c, u, " more"))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// unknownRollout says who made the calls that did not say which revision
+// they were planned with, and what the rollout would do to them: a
+// removed tool fails them all, whatever they planned with.
+func unknownRollout(c *Change, u *Usage, more string) string {
+	s := fmt.Sprintf("%d%s %s from %d %s", u.UnknownCalls, more, humanize.Plural(u.UnknownCalls, "call", "calls"),
+		len(u.UnknownClients), humanize.Plural(len(u.UnknownClients), "client", "clients"))
+	if len(u.UnknownClients) > 0 {
+		s += " (" + clientList(u.UnknownClients) + ")"
+	}
+	s += " did not say which revision " + humanize.Plural(u.UnknownCalls, "it was", "they were") + " planned with"
+	if c.Status == StatusRemoved {
+		return s + ": after the rollout " + humanize.Plural(u.UnknownCalls, "it", "they") + " will fail with TOOL_REMOVED whatever " + humanize.Plural(u.UnknownCalls, "it planned with", "they planned with")
+	}
+	return s + ": whether the change reaches " + humanize.Plural(u.UnknownCalls, "it", "them") + " is unknown"
 }
 
 // requiredAdded returns the first required input field the change added.
