@@ -3,7 +3,8 @@
 -- with its use by the clients the filter keeps: calls, the share of its
 -- tool's traffic, first and last seen, distinct sessions, clients and
 -- services, the highest privilege and the oldest session among its callers,
--- the calls whose session age or privilege is unknown, the
+-- the calls whose session age or privilege is unknown, the calls to its
+-- tool (through it or not) whose client revision is unknown, the
 -- removed_tool_success violations through it, when it was last used (in the
 -- window, or else before it, as far back as the retention), and each
 -- caller's own figures. would_be_rejected is the what-if: the
@@ -11,8 +12,10 @@
 -- The verdict is computed in Go (retirement.go). The adapted calls come
 -- from adapted_*, which keeps the client; the tool's traffic from usage_*
 -- when the filter names no client, from the call rollups otherwise; the
--- registry from the adapters table. adapter_retirement_raw.sql is the same
--- report from events.
+-- calls without a client revision from the call rollups, which key on
+-- revision_client and keep the client whatever the filter; the registry
+-- from the adapters table. adapter_retirement_raw.sql is the same report
+-- from events.
 WITH
 per_client AS
 (
@@ -45,6 +48,21 @@ traffic AS
     ) AS t
     GROUP BY tool
 ),
-{{template "adapter_registry" .}}
+{{template "adapter_registry" .}},
+-- The calls without a client revision, per client, which only the call
+-- rollups keep, whatever the rendering; of the adapters' tools alone, which
+-- with the client revision begin the rollups' sort keys after the tenant.
+unknown_per_client AS
+(
+    SELECT tool, client_name, client_version, sum(t.calls) AS calls
+    FROM
+    (
+    {{- template "calls" .}}
+    ) AS t
+    WHERE t.revision_client = ''
+      AND t.tool IN (SELECT tool FROM registry UNION ALL SELECT tool FROM per_client)
+    GROUP BY tool, client_name, client_version
+),
+{{template "adapter_unknown" .}}
 {{template "retirement_answer" .}}
 {{template "settings" ""}}

@@ -34,6 +34,22 @@ traffic AS
       {{- template "raw_filter" .}}
     GROUP BY tool
 ),
-{{template "adapter_registry" .}}
+{{template "adapter_registry" .}},
+-- The calls without a client revision, per tool and client; the answer
+-- keeps the adapters' tools. (adapter_retirement.sql reads those tools
+-- alone; here, through Distributed events, an IN over this query's own
+-- CTEs is refused in cluster mode, and the raw twin is the reference, not
+-- the fast path.)
+unknown_per_client AS
+(
+    SELECT tool, client_name, client_version, count() AS calls
+    FROM {{.Database}}.events
+    WHERE tenant = {tenant:String}
+      AND event_name = 'mcp.drift.call'
+      AND revision_client = ''
+      {{- template "raw_filter" .}}
+    GROUP BY tool, client_name, client_version
+),
+{{template "adapter_unknown" .}}
 {{template "retirement_answer" .}}
 {{template "settings" ""}}

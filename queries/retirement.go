@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,8 +21,11 @@ const (
 	// VerdictAtRisk: usage is within the thresholds, but some remaining
 	// callers are long-running sessions or privileged (destructive or
 	// credentialed) — the callers a removal hurts most — or did not say
-	// how old their session is or what privilege the call needs: unknown
-	// is not assumed safe unless RetirementOptions.UnknownSafe says so.
+	// how old their session is or what privilege the call needs; or calls
+	// to the adapter's tool did not say which revision their client
+	// planned with, and may come from stale callers it serves unbeknown:
+	// unknown is not assumed safe unless RetirementOptions.UnknownSafe
+	// says so.
 	VerdictAtRisk = "at_risk"
 )
 
@@ -45,9 +49,12 @@ type RetirementOptions struct {
 	// UnknownSafe judges calls without a session age
 	// (mcp.drift.session.age_s absent or not positive) or without a
 	// privilege (mcp.drift.privilege absent) as short-lived and
-	// unprivileged. By default they make an adapter within the thresholds
-	// at_risk: the seed's long-lived and privileged callers are exactly the
-	// ones an instrumentation may fail to describe.
+	// unprivileged, and calls to the adapter's tool without a client
+	// revision (mcp.drift.revision.client absent) as not stale. By
+	// default they make an adapter within the thresholds at_risk: the
+	// seed's long-lived and privileged callers are exactly the ones an
+	// instrumentation may fail to describe, and a stock client that
+	// declares no revision may be planning with the old one.
 	UnknownSafe bool
 }
 
@@ -90,6 +97,12 @@ type ClientUsage struct {
 	// session age and without a privilege.
 	UnknownAgeCalls       uint64 `json:"unknown_age_calls"`
 	UnknownPrivilegeCalls uint64 `json:"unknown_privilege_calls"`
+	// UnknownRevisionCalls counts, in the adapter retirement report, the
+	// client's calls to the adapter's tool, through it or not, that did
+	// not say which revision they were planned with: a client may have
+	// made such calls and none through the adapter (Calls 0). Always 0 in
+	// the release check, which lists those clients apart.
+	UnknownRevisionCalls uint64 `json:"unknown_revision_calls"`
 }
 
 // AdapterRow is one compatibility adapter and whether it can be retired.
@@ -134,25 +147,45 @@ type AdapterRow struct {
 	// window without a session age and without a privilege.
 	UnknownAgeCalls       uint64 `json:"unknown_age_calls"`
 	UnknownPrivilegeCalls uint64 `json:"unknown_privilege_calls"`
+	// UnknownRevisionCalls counts the calls to the adapter's tool in the
+	// window, through the adapter or not, that did not say which revision
+	// their client planned with (mcp.drift.revision.client absent), under
+	// the report's filters and client exclusions. The adapter may serve
+	// such a caller unbeknown: any puts an adapter within the thresholds
+	// at risk, unless RetirementOptions.UnknownSafe.
+	UnknownRevisionCalls uint64 `json:"unknown_revision_calls"`
 	// RemovedToolSuccesses counts the removed_tool_success violations
 	// through the adapter in the window (see Violations): a removed tool's
 	// call that succeeded through it. Any blocks its retirement.
 	RemovedToolSuccesses uint64 `json:"removed_tool_successes"`
-	// Callers lists every client's use, most calls first.
+	// Callers lists every client's use, most calls first: the clients of
+	// the calls through the adapter, and those of the calls to its tool
+	// without a client revision.
 	Callers []ClientUsage `json:"callers"`
 
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
 	// BlockingClients are the callers that stand in the way (for
-	// at_risk: the long-running or privileged ones), most calls first, at
-	// most RetirementOptions.TopClients.
+	// blocked: those that called through the adapter; for at_risk: the
+	// long-running or privileged ones and those whose session age,
+	// privilege or revision is unknown), most calls first, at most
+	// RetirementOptions.TopClients.
 	BlockingClients []ClientUsage `json:"blocking_clients"`
 }
 
 // adapterResult is a row of adapter_retirement.sql before judge.
 type adapterResult struct {
 	AdapterRow
-	RawCallers []rawCaller `json:"callers_raw"`
+	RawCallers        []rawCaller        `json:"callers_raw"`
+	RawUnknownCallers []rawUnknownCaller `json:"unknown_callers_raw"`
+}
+
+// rawUnknownCaller is one client's calls to an adapter's tool without a
+// client revision.
+type rawUnknownCaller struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Calls   uint64 `json:"calls"`
 }
 
 type rawCaller struct {
@@ -196,7 +229,7 @@ func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOp
 	rows := make([]AdapterRow, len(res))
 	for i := range res {
 		rows[i] = res[i].AdapterRow
-		rows[i].judge(res[i].RawCallers, o, now)
+		rows[i].judge(res[i].RawCallers, res[i].RawUnknownCallers, o, now)
 	}
 	return rows, nil
 }
@@ -209,31 +242,62 @@ func isPrivileged(p string) bool { return p == "destructive" || p == "credential
 func clientUsages(callers []rawCaller) []ClientUsage {
 	out := make([]ClientUsage, 0, len(callers))
 	for _, c := range callers {
-		name := c.Name
-		if c.Version != "" {
-			name += "@" + c.Version
-		}
-		if name == "" {
-			name = "(unknown client)"
-		}
-		u := ClientUsage{Client: name, Calls: c.Calls, MaxPrivilege: c.MaxPrivilege,
+		u := ClientUsage{Client: clientName(c.Name, c.Version), Calls: c.Calls, MaxPrivilege: c.MaxPrivilege,
 			UnknownAgeCalls: c.UnknownAge, UnknownPrivilegeCalls: c.UnknownPrivilege}
 		if c.MaxSessionAgeS > 0 {
 			u.MaxSessionAgeS = &c.MaxSessionAgeS
 		}
 		out = append(out, u)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Calls != out[j].Calls {
-			return out[i].Calls > out[j].Calls
-		}
-		return out[i].Client < out[j].Client
-	})
+	sortUsages(out)
 	return out
 }
 
-func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Time) {
-	a.Callers = clientUsages(callers)
+// clientName names a client name@version, the name alone when no version
+// is known.
+func clientName(name, version string) string {
+	if version != "" {
+		name += "@" + version
+	}
+	if name == "" {
+		name = "(unknown client)"
+	}
+	return name
+}
+
+// sortUsages sorts client usages most calls first, then most calls
+// without a client revision, then by name.
+func sortUsages(us []ClientUsage) {
+	sort.Slice(us, func(i, j int) bool {
+		if us[i].Calls != us[j].Calls {
+			return us[i].Calls > us[j].Calls
+		}
+		if us[i].UnknownRevisionCalls != us[j].UnknownRevisionCalls {
+			return us[i].UnknownRevisionCalls > us[j].UnknownRevisionCalls
+		}
+		return us[i].Client < us[j].Client
+	})
+}
+
+// withUnknownRevisions adds to the callers through an adapter each
+// client's calls to its tool without a client revision, a client that made
+// none through it included (with Calls 0).
+func withUnknownRevisions(callers []ClientUsage, unknown []rawUnknownCaller) []ClientUsage {
+	for _, k := range unknown {
+		name := clientName(k.Name, k.Version)
+		i := slices.IndexFunc(callers, func(c ClientUsage) bool { return c.Client == name })
+		if i < 0 {
+			callers = append(callers, ClientUsage{Client: name})
+			i = len(callers) - 1
+		}
+		callers[i].UnknownRevisionCalls += k.Calls
+	}
+	sortUsages(callers)
+	return callers
+}
+
+func (a *AdapterRow) judge(callers []rawCaller, unknownCallers []rawUnknownCaller, o RetirementOptions, now time.Time) {
+	a.Callers = withUnknownRevisions(clientUsages(callers), unknownCallers)
 	if a.WindowEnd != nil {
 		a.WindowEnded = !a.WindowEnd.After(now)
 	}
@@ -245,7 +309,7 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 	long := func(age *int64) bool { return age != nil && *age >= longS }
 	risky := func(c ClientUsage) bool {
 		return long(c.MaxSessionAgeS) || isPrivileged(c.MaxPrivilege) ||
-			(!o.UnknownSafe && c.UnknownAgeCalls+c.UnknownPrivilegeCalls > 0)
+			(!o.UnknownSafe && c.UnknownAgeCalls+c.UnknownPrivilegeCalls+c.UnknownRevisionCalls > 0)
 	}
 	var over []string
 	if a.RemovedToolSuccesses > 0 {
@@ -259,13 +323,23 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", humanize.Percent(a.Share), a.Tool, humanize.Percent(o.MaxShare)))
 	}
 	unknown := a.unknowns()
+	// Calls to the tool without a client revision need no call through
+	// the adapter to put it at risk: a stale caller that said nothing may
+	// be why it is still there.
+	revision := fmt.Sprintf("%s to %s did not say which revision %s planned with", calls(a.UnknownRevisionCalls), a.Tool,
+		humanize.Plural(a.UnknownRevisionCalls, "it was", "they were"))
+	unknownRevision := !o.UnknownSafe && a.UnknownRevisionCalls > 0
 	var blocking []ClientUsage
 	switch {
 	case len(over) > 0:
 		a.Verdict = VerdictBlocked
 		a.Reason = strings.Join(over, "; ")
-		blocking = a.Callers
-	case a.Calls > 0 && (long(a.MaxSessionAgeS) || isPrivileged(a.MaxPrivilege) || (!o.UnknownSafe && len(unknown) > 0)):
+		for _, c := range a.Callers {
+			if c.Calls > 0 {
+				blocking = append(blocking, c)
+			}
+		}
+	case unknownRevision || a.Calls > 0 && (long(a.MaxSessionAgeS) || isPrivileged(a.MaxPrivilege) || (!o.UnknownSafe && len(unknown) > 0)):
 		a.Verdict = VerdictAtRisk
 		var why []string
 		if long(a.MaxSessionAgeS) {
@@ -277,7 +351,17 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 		if !o.UnknownSafe && len(unknown) > 0 {
 			why = append(why, strings.Join(unknown, " and ")+" (unknown, not assumed safe)")
 		}
-		a.Reason = fmt.Sprintf("%s within the threshold, but its callers include %s", calls(a.Calls), strings.Join(why, " and "))
+		switch {
+		case a.Calls == 0:
+			a.Reason = "no calls through it in the window, but " + revision + " (unknown, not assumed safe)"
+		case len(why) == 0:
+			a.Reason = fmt.Sprintf("%s within the threshold, but %s (unknown, not assumed safe)", calls(a.Calls), revision)
+		default:
+			a.Reason = fmt.Sprintf("%s within the threshold, but its callers include %s", calls(a.Calls), strings.Join(why, " and "))
+			if unknownRevision {
+				a.Reason += ", and " + revision + " (unknown, not assumed safe)"
+			}
+		}
 		for _, c := range a.Callers {
 			if risky(c) {
 				blocking = append(blocking, c)
@@ -286,6 +370,9 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 	case a.Calls == 0:
 		a.Verdict = VerdictReady
 		a.Reason = "no calls in the window"
+		if a.UnknownRevisionCalls > 0 {
+			a.Reason += "; " + revision + ", judged safe as asked"
+		}
 	default:
 		a.Verdict = VerdictReady
 		age, privilege := "of unknown age", "unknown privilege"
@@ -296,6 +383,9 @@ func (a *AdapterRow) judge(callers []rawCaller, o RetirementOptions, now time.Ti
 			privilege = a.MaxPrivilege + " privilege"
 		}
 		a.Reason = fmt.Sprintf("%s within the threshold, from sessions %s with %s", calls(a.Calls), age, privilege)
+		if a.UnknownRevisionCalls > 0 {
+			unknown = append(unknown, calls(a.UnknownRevisionCalls)+" to "+a.Tool+" without a client revision")
+		}
 		if len(unknown) > 0 {
 			a.Reason += "; " + strings.Join(unknown, " and ") + ", judged safe as asked"
 		}

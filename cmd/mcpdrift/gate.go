@@ -50,7 +50,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	maxCalls := fs.String("max-calls", "", "most calls through the adapter in the window that allow retiring it (default 0 when -max-share is not given)")
 	maxShare := fs.String("max-share", "", "highest share of the tool's calls through the adapter that allows retiring it (0.005 or 0.5%)")
 	longSession := fs.String("long-session", "", "session age from which a caller is long-running and puts the adapter at risk (default 24h)")
-	unknownCallers := fs.String("unknown-callers", "", "at_risk (default) or safe: how calls without a session age or privilege are judged")
+	unknownCallers := fs.String("unknown-callers", "", "at_risk (default) or safe: how calls without a session age or privilege, and calls to the adapter's tool without a client revision, are judged")
 	environment := fs.String("environment", "", "only this environment")
 	service := fs.String("service", "", "only this service")
 	var exclude multiFlag

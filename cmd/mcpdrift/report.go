@@ -141,7 +141,7 @@ var reportFilterFlags = []struct{ name, usage string }{
 	{"max-calls", "adapter-retirement: most calls that allow retiring an adapter (default 0 when -max-share is not given)"},
 	{"max-share", "adapter-retirement: highest share of the tool's calls that allows retiring an adapter (0.005 or 0.5%)"},
 	{"long-session", "adapter-retirement: session age from which a caller is long-running (default 24h)"},
-	{"unknown-callers", "adapter-retirement: at_risk (default) or safe: how calls without a session age or privilege are judged"},
+	{"unknown-callers", "adapter-retirement: at_risk (default) or safe: how calls without a session age or privilege, and calls to an adapter's tool without a client revision, are judged"},
 	{"adapter", "adapter-retirement: only this adapter id"},
 	{"top-clients", "adapter-retirement: blocking clients listed per adapter (default 5)"},
 	{"run", "audit: only this agent run"},

@@ -91,7 +91,7 @@ func DescribeThresholds(th Thresholds) string {
 	if th.UnknownCallers == "safe" {
 		unknown = "count as safe"
 	}
-	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running; calls without a session age or privilege %s",
+	return fmt.Sprintf("retirement allows %s; sessions from %s count as long-running; calls without a session age, a privilege or a client revision %s",
 		strings.Join(parts, " and "), humanize.Age(th.LongSessionS), unknown)
 }
 

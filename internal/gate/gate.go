@@ -96,6 +96,7 @@ func (d Decision) Markdown(w io.Writer) error {
 	rows = append(rows,
 		[2]string{"Calls through the adapter", fmt.Sprint(a.Calls)},
 		[2]string{"Share of the tool's calls", fmt.Sprintf("%s (%d of %d)", humanize.Percent(a.Share), a.Calls, a.ToolCalls)},
+		[2]string{"Calls to the tool without a client revision", fmt.Sprint(a.UnknownRevisionCalls)},
 	)
 	switch {
 	case a.LastSeen == nil:
@@ -137,12 +138,20 @@ func (d Decision) Markdown(w io.Writer) error {
 	}
 
 	if len(a.BlockingClients) > 0 {
-		b.WriteString("\n#### Blocking clients\n\n| Client | Calls | Oldest session | Highest privilege |\n| --- | ---: | ---: | --- |\n")
+		b.WriteString("\n#### Blocking clients\n\n| Client | Calls | Calls to the tool without a client revision | Oldest session | Highest privilege |\n| --- | ---: | ---: | ---: | --- |\n")
 		for _, c := range a.BlockingClients {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", render.Code(c.Client), c.Calls,
+			fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |\n", render.Code(c.Client), c.Calls, c.UnknownRevisionCalls,
 				orUnknown(age(c.MaxSessionAgeS), c.UnknownAgeCalls), orUnknown(render.EscapeMarkdown(c.MaxPrivilege), c.UnknownPrivilegeCalls))
 		}
-		if n := len(a.Callers); a.Verdict == queries.VerdictBlocked && n > len(a.BlockingClients) {
+		// A blocked adapter's blocking clients are the ones that called
+		// through it.
+		n := 0
+		for _, c := range a.Callers {
+			if c.Calls > 0 {
+				n++
+			}
+		}
+		if a.Verdict == queries.VerdictBlocked && n > len(a.BlockingClients) {
 			fmt.Fprintf(&b, "\n%d clients call it; the table lists the %d with the most calls.\n", n, len(a.BlockingClients))
 		}
 	}
@@ -170,10 +179,13 @@ func age(s *int64) string {
 	return humanize.Age(*s)
 }
 
-// orUnknown adds to a known figure how many calls did not give it.
+// orUnknown adds to a known figure how many calls did not give it; "—"
+// when there is neither (a client with no call through the adapter).
 func orUnknown(known string, unknown uint64) string {
 	n := fmt.Sprintf("%d %s", unknown, humanize.Plural(unknown, "call", "calls"))
 	switch {
+	case unknown == 0 && known == "":
+		return "—"
 	case unknown == 0:
 		return known
 	case known == "" || known == "—":

@@ -34,7 +34,11 @@ func TestDecide(t *testing.T) {
 		Callers: []queries.ClientUsage{
 			{Client: "c`1@1.0", Calls: 2, MaxSessionAgeS: age(7200), MaxPrivilege: "write"},
 			{Client: "c2", Calls: 1, MaxSessionAgeS: age(60), MaxPrivilege: "read"},
+			// A client of calls to the tool without a client revision
+			// only: it does not call through the adapter.
+			{Client: "stock", UnknownRevisionCalls: 4},
 		},
+		UnknownRevisionCalls: 4,
 	}
 	blocked.BlockingClients = blocked.Callers[:1]
 	atRisk := queries.AdapterRow{AdapterID: "c", Tool: "c", Verdict: queries.VerdictAtRisk, Reason: "1 call", Calls: 1, WouldBeRejected: 1}
@@ -78,9 +82,38 @@ func TestDecide(t *testing.T) {
 		"| Last seen | 2099-03-15 08:00:00Z (in the window) |",
 		"| Sessions, clients, services | 2, 2, 1 (svc) |",
 		"| Declared window end | none declared |",
-		"| c\\`1@1.0 | 2 | 2h | write |",
+		"| Calls to the tool without a client revision | 4 |",
+		"| c\\`1@1.0 | 2 | 0 | 2h | write |",
 		"2 clients call it; the table lists the 1 with the most calls.",
 		"**3 calls** (25.00% of `b_tool`'s 12 calls) would have been rejected",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, md)
+		}
+	}
+
+	// At risk for the calls to its tool that did not say their revision
+	// alone: their client blocks it, with no figure of its own through
+	// the adapter.
+	stock := queries.ClientUsage{Client: "goose@1.0.0", UnknownRevisionCalls: 5}
+	unknown := queries.AdapterRow{AdapterID: "d/1-2", Tool: "d", Registered: true, Verdict: queries.VerdictAtRisk, ToolCalls: 5,
+		Reason:               "no calls through it in the window, but 5 calls to d did not say which revision they were planned with (unknown, not assumed safe)",
+		UnknownRevisionCalls: 5, Callers: []queries.ClientUsage{stock}, BlockingClients: []queries.ClientUsage{stock}}
+	d, err = gate.Decide(report(unknown), "d/1-2", nil)
+	if err != nil || d.Pass() {
+		t.Fatalf("at risk for unknown revisions: %+v, %v", d, err)
+	}
+	b.Reset()
+	if err := d.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	md = b.String()
+	for _, want := range []string{
+		"### ⚠️ Adapter `d/1-2` cannot be retired yet: at risk",
+		"5 calls to d did not say which revision they were planned with (unknown, not assumed safe).",
+		"| Calls through the adapter | 0 |",
+		"| Calls to the tool without a client revision | 5 |",
+		"| `goose@1.0.0` | 0 | 5 | — | — |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the comment lacks %q:\n%s", want, md)

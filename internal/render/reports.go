@@ -168,6 +168,7 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 		{Name: "max_session_age_s", Title: "Oldest session", Numeric: true, Wide: true},
 		{Name: "unknown_age_calls", Title: "Calls without age", Numeric: true, Wide: true},
 		{Name: "unknown_privilege_calls", Title: "Calls without privilege", Numeric: true, Wide: true},
+		{Name: "unknown_revision_calls", Title: "Tool calls without revision", Numeric: true, Wide: true},
 		{Name: "removed_tool_successes", Title: "Removed-tool successes", Numeric: true, Wide: true},
 		{Name: "first_seen", Title: "First seen", Detail: true},
 		{Name: "last_seen", Title: "Last seen"},
@@ -190,7 +191,7 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 		t.Rows = append(t.Rows, []string{r.AdapterID, r.Tool, v.yes(r.Registered), v.rev(r.RevisionFrom), v.rev(r.RevisionTo),
 			r.ChangeClass, r.Verdict, v.uint(r.Calls), v.uint(r.ToolCalls), v.ratio(r.Share), v.uint(r.WouldBeRejected),
 			v.uint(r.Sessions), v.uint(r.Clients), v.uint(r.Services), v.list(r.ServiceNames), r.MaxPrivilege,
-			v.age(r.MaxSessionAgeS), v.uint(r.UnknownAgeCalls), v.uint(r.UnknownPrivilegeCalls), v.uint(r.RemovedToolSuccesses),
+			v.age(r.MaxSessionAgeS), v.uint(r.UnknownAgeCalls), v.uint(r.UnknownPrivilegeCalls), v.uint(r.UnknownRevisionCalls), v.uint(r.RemovedToolSuccesses),
 			v.timePtr(r.FirstSeen), lastSeen, v.yes(r.LastSeenInWindow), windowEnd, v.yes(r.WindowEnded),
 			v.clients(r.BlockingClients), v.clients(r.Callers), r.Reason})
 	}
@@ -459,13 +460,20 @@ func (v values) list(s []string) string {
 }
 
 // clients lists client usages: name@version=calls;… for machines,
-// "name@version (calls)" for people.
+// "name@version (calls)" for people; with the calls to the tool without a
+// client revision, when there are any, name@version=calls,unknown_revision=n
+// and "name@version (calls; n without revision)".
 func (v values) clients(cs []queries.ClientUsage) string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
-		if v.machine {
+		switch {
+		case v.machine && c.UnknownRevisionCalls > 0:
+			out[i] = fmt.Sprintf("%s=%d,unknown_revision=%d", c.Client, c.Calls, c.UnknownRevisionCalls)
+		case v.machine:
 			out[i] = fmt.Sprintf("%s=%d", c.Client, c.Calls)
-		} else {
+		case c.UnknownRevisionCalls > 0:
+			out[i] = fmt.Sprintf("%s (%d; %d without revision)", c.Client, c.Calls, c.UnknownRevisionCalls)
+		default:
 			out[i] = fmt.Sprintf("%s (%d)", c.Client, c.Calls)
 		}
 	}

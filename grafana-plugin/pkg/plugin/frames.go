@@ -75,6 +75,9 @@ func usageList(us []clientUsage) string {
 	parts := make([]string, len(us))
 	for i, u := range us {
 		parts[i] = u.Client + " (" + strconv.FormatUint(u.Calls, 10) + " calls)"
+		if u.UnknownRevisionCalls > 0 {
+			parts[i] = u.Client + " (" + strconv.FormatUint(u.Calls, 10) + " calls, " + strconv.FormatUint(u.UnknownRevisionCalls, 10) + " to the tool without a client revision)"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -387,6 +387,7 @@ var reports = map[string]report{
 			count("tool_calls", "Tool calls", func(r adapterRow) uint64 { return r.ToolCalls }),
 			col("share", "Share of tool calls", unitPercent, func(r adapterRow) float64 { return r.Share }),
 			count("would_be_rejected", "Would be rejected", func(r adapterRow) uint64 { return r.WouldBeRejected }),
+			count("unknown_revision_calls", "Tool calls without a client revision", func(r adapterRow) uint64 { return r.UnknownRevisionCalls }),
 			whenOpt("last_seen", "Last seen", func(r adapterRow) *time.Time { return optTime(r.LastSeen) }),
 			whenOpt("first_seen", "First seen", func(r adapterRow) *time.Time { return optTime(r.FirstSeen) }),
 			count("sessions", "Sessions", func(r adapterRow) uint64 { return r.Sessions }),

@@ -107,37 +107,41 @@ type repairRow struct {
 }
 
 type clientUsage struct {
-	Client         string `json:"client"`
-	Calls          uint64 `json:"calls"`
-	MaxSessionAgeS *int64 `json:"max_session_age_s"`
-	MaxPrivilege   string `json:"max_privilege"`
+	Client               string `json:"client"`
+	Calls                uint64 `json:"calls"`
+	MaxSessionAgeS       *int64 `json:"max_session_age_s"`
+	MaxPrivilege         string `json:"max_privilege"`
+	UnknownRevisionCalls uint64 `json:"unknown_revision_calls"`
 }
 
 type adapterRow struct {
-	AdapterID       string        `json:"adapter_id"`
-	Tool            string        `json:"tool"`
-	Registered      bool          `json:"registered"`
-	RevisionFrom    string        `json:"revision_from"`
-	RevisionTo      string        `json:"revision_to"`
-	ChangeClass     string        `json:"change_class"`
-	WindowEnd       *time.Time    `json:"window_end"`
-	WindowEnded     bool          `json:"window_ended"`
-	Calls           uint64        `json:"calls"`
-	ToolCalls       uint64        `json:"tool_calls"`
-	Share           float64       `json:"share"`
-	WouldBeRejected uint64        `json:"would_be_rejected"`
-	FirstSeen       *time.Time    `json:"first_seen"`
-	LastSeen        *time.Time    `json:"last_seen"`
-	Sessions        uint64        `json:"sessions"`
-	Clients         uint64        `json:"clients"`
-	Services        uint64        `json:"services"`
-	ServiceNames    []string      `json:"service_names"`
-	MaxPrivilege    string        `json:"max_privilege"`
-	MaxSessionAgeS  *int64        `json:"max_session_age_s"`
-	Callers         []clientUsage `json:"callers"`
-	Verdict         string        `json:"verdict"`
-	Reason          string        `json:"reason"`
-	BlockingClients []clientUsage `json:"blocking_clients"`
+	AdapterID       string     `json:"adapter_id"`
+	Tool            string     `json:"tool"`
+	Registered      bool       `json:"registered"`
+	RevisionFrom    string     `json:"revision_from"`
+	RevisionTo      string     `json:"revision_to"`
+	ChangeClass     string     `json:"change_class"`
+	WindowEnd       *time.Time `json:"window_end"`
+	WindowEnded     bool       `json:"window_ended"`
+	Calls           uint64     `json:"calls"`
+	ToolCalls       uint64     `json:"tool_calls"`
+	Share           float64    `json:"share"`
+	WouldBeRejected uint64     `json:"would_be_rejected"`
+	FirstSeen       *time.Time `json:"first_seen"`
+	LastSeen        *time.Time `json:"last_seen"`
+	Sessions        uint64     `json:"sessions"`
+	Clients         uint64     `json:"clients"`
+	Services        uint64     `json:"services"`
+	ServiceNames    []string   `json:"service_names"`
+	MaxPrivilege    string     `json:"max_privilege"`
+	MaxSessionAgeS  *int64     `json:"max_session_age_s"`
+	// UnknownRevisionCalls are the calls to the adapter's tool that did
+	// not say which revision their client planned with.
+	UnknownRevisionCalls uint64        `json:"unknown_revision_calls"`
+	Callers              []clientUsage `json:"callers"`
+	Verdict              string        `json:"verdict"`
+	Reason               string        `json:"reason"`
+	BlockingClients      []clientUsage `json:"blocking_clients"`
 }
 
 type propagationRow struct {

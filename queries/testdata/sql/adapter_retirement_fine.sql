@@ -204,6 +204,74 @@ registry AS
        AND tool = {tool:String}
        AND declared_service = {service:String}
        AND declared_environment = {environment:String}
+),
+unknown_per_client AS
+(
+    SELECT tool, client_name, client_version, sum(t.calls) AS calls
+    FROM
+    (
+    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM (
+        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
+               adapter_id, service, environment, client_name, client_version, privilege, error_code,
+               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
+               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
+               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    FROM mcpdrift.recent_calls
+    WHERE tenant = {tenant:String}
+      AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
+                 service, environment, client_name, client_version, privilege, error_code
+    )
+    WHERE tenant = {tenant:String}
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1h
+    WHERE tenant = {tenant:String}
+      AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    UNION ALL
+    SELECT day AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
+       environment, client_name, client_version, privilege, error_code, calls, side_effects,
+       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    FROM mcpdrift.calls_1d
+    WHERE tenant = {tenant:String}
+      AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
+  AND tool = {tool:String}
+  AND service = {service:String}
+  AND environment = {environment:String}
+  AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
+  AND NOT has({exclude_clients:Array(String)}, client_name)
+  AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    ) AS t
+    WHERE t.revision_client = ''
+      AND t.tool IN (SELECT tool FROM registry UNION ALL SELECT tool FROM per_client)
+    GROUP BY tool, client_name, client_version
+),
+unknown AS
+(
+    SELECT tool,
+           sum(k.calls) AS unknown_revision_calls,
+           groupArray(CAST((k.client_name, k.client_version, k.calls),
+                           'Tuple(name String, version String, calls UInt64)')) AS unknown_callers
+    FROM unknown_per_client AS k
+    GROUP BY tool
 )
 SELECT
     if(r.adapter_id != '', r.adapter_id, u.adapter_id) AS adapter_id,
@@ -222,6 +290,7 @@ SELECT
     toBool(u.calls > 0) AS last_seen_in_window,
     u.unknown_age AS unknown_age_calls,
     u.unknown_privilege AS unknown_privilege_calls,
+    k.unknown_revision_calls AS unknown_revision_calls,
     v.violations AS removed_tool_successes,
     u.sessions AS sessions,
     u.clients AS clients,
@@ -229,10 +298,12 @@ SELECT
     u.service_names AS service_names,
     if(u.calls > 0, toString(u.max_privilege), '') AS max_privilege,
     if(u.max_session_age_s > 0, u.max_session_age_s, NULL) AS max_session_age_s,
-    u.callers AS callers_raw
+    u.callers AS callers_raw,
+    k.unknown_callers AS unknown_callers_raw
 FROM registry AS r
 FULL OUTER JOIN used AS u ON u.adapter_id = r.adapter_id
 LEFT JOIN traffic AS t ON t.tool = if(r.adapter_id != '', r.tool, u.tool)
+LEFT JOIN unknown AS k ON k.tool = if(r.adapter_id != '', r.tool, u.tool)
 LEFT JOIN before AS e ON e.adapter_id = if(r.adapter_id != '', r.adapter_id, u.adapter_id)
 LEFT JOIN violated AS v ON v.adapter_id = if(r.adapter_id != '', r.adapter_id, u.adapter_id)
 ORDER BY adapter_id
