@@ -74,6 +74,16 @@ func TestCheckUsage(t *testing.T) {
 	if got := find("delete_branch", "3"); got.Calls != 7 || got.RejectedSideEffects != 1 {
 		t.Errorf("delete_branch 3: %+v", got)
 	}
+	// The calls that did not say which revision they were planned with
+	// have their row, revision "": goose@1.0.0's 5 deploy_preview calls
+	// in one session, and its 2 delete_branch calls, destructive.
+	if got := find("deploy_preview", ""); got.Calls != 5 || got.Sessions != 1 || got.Clients != 1 || got.MaxPrivilege != "write" ||
+		len(got.Callers) != 1 || got.Callers[0].Client != "goose@1.0.0" || got.Callers[0].Calls != 5 || got.Callers[0].MaxSessionAgeS != nil {
+		t.Errorf("deploy_preview without a revision: %+v", got)
+	}
+	if got := find("delete_branch", ""); got.Calls != 2 || got.Sessions != 1 || got.MaxPrivilege != "destructive" || !got.LastSeen.Equal(at("2099-03-16T11:50:00Z")) {
+		t.Errorf("delete_branch without a revision: %+v", got)
+	}
 	for _, row := range rows {
 		if row.Tool == "search_docs" {
 			t.Errorf("a tool the check does not name: %+v", row)

@@ -91,9 +91,11 @@ func TestHandComputedFigures(t *testing.T) {
 		for k, w := range map[key]struct {
 			rejected, toolCalls, violations uint64
 		}{
-			{"create_issue", "STALE_TOOL_SCHEMA", "claude-desktop@0.9.1"}:    {12, 37, 0},
-			{"create_issue", "STALE_TOOL_SCHEMA", "claude-desktop@1.2.0"}:    {6, 37, 0},
-			{"delete_branch", "INCOMPATIBLE_TOOL_SCHEMA", "ci-runner@2.0.0"}: {4, 14, 1},
+			{"create_issue", "STALE_TOOL_SCHEMA", "claude-desktop@0.9.1"}: {12, 37, 0},
+			{"create_issue", "STALE_TOOL_SCHEMA", "claude-desktop@1.2.0"}: {6, 37, 0},
+			// Of delete_branch's 3 + 4 + 1 + 6 calls and goose's 2
+			// without a client revision.
+			{"delete_branch", "INCOMPATIBLE_TOOL_SCHEMA", "ci-runner@2.0.0"}: {4, 16, 1},
 			{"send_payment", "INVALID_ARGUMENTS", "cursor@0.48.0"}:           {3, 23, 1},
 			// The 4 calls to the removed revision (TOOL_REMOVED), of the
 			// tool's 12 + 3 + 2 + 4 + 1 + 1 = 23.
@@ -216,7 +218,9 @@ func TestHandComputedFigures(t *testing.T) {
 		if dp.WindowEnd == nil || !dp.WindowEnd.Equal(fixture.Now.Add(20*24*time.Hour)) {
 			t.Errorf("deploy_preview/1-2 window end %v, want the latest declaration's Now+20d", dp.WindowEnd)
 		}
-		if dp.ToolCalls != 149 || ageOf(dp.MaxSessionAgeS) != 468000 || dp.Sessions != 8 || len(dp.BlockingClients) != 2 || dp.BlockingClients[0].Client != "claude-desktop@0.9.1" || dp.BlockingClients[0].Calls != 35 {
+		// 42 through the adapter, 107 planned with 2 and goose's 5 that
+		// did not say.
+		if dp.ToolCalls != 154 || ageOf(dp.MaxSessionAgeS) != 468000 || dp.Sessions != 8 || len(dp.BlockingClients) != 2 || dp.BlockingClients[0].Client != "claude-desktop@0.9.1" || dp.BlockingClients[0].Calls != 35 {
 			t.Errorf("deploy_preview/1-2: %+v", dp)
 		}
 		if g := got["send_payment/shim"]; g.Registered || g.MaxPrivilege != "credentialed" {
@@ -240,6 +244,68 @@ func TestHandComputedFigures(t *testing.T) {
 			if g := verdicts(f)["create_issue/1-3"]; g.Verdict != queries.VerdictReady || g.Calls != 2 {
 				t.Errorf("excluding %s: create_issue/1-3 %q with %d calls, want ready with 2", excl, g.Verdict, g.Calls)
 			}
+		}
+	})
+
+	t.Run("AdapterRetirementUnknownRevision", func(t *testing.T) {
+		run := func(f queries.Filter, o queries.RetirementOptions) map[string]queries.AdapterRow {
+			t.Helper()
+			m := map[string]queries.AdapterRow{}
+			for _, get := range []func(context.Context, queries.Filter, queries.RetirementOptions) ([]queries.AdapterRow, error){r.AdapterRetirement, r.RawAdapterRetirement} {
+				rows, err := get(c, f, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, row := range rows {
+					if prev, ok := m[row.AdapterID]; ok && !reflect.DeepEqual(prev, row) {
+						t.Errorf("%s: the rollups say %s, the events %s", row.AdapterID, js(prev), js(row))
+					}
+					m[row.AdapterID] = row
+				}
+			}
+			return m
+		}
+		// goose@1.0.0 says no revision: 5 deploy_preview calls, 2
+		// delete_branch calls; every other call of the fixture says one.
+		got := run(a, retire)
+		for id, want := range map[string]uint64{"deploy_preview/1-2": 5, "delete_branch/3-4": 2, "create_issue/1-3": 0, "search_docs/1-2": 0,
+			"send_payment/legacy": 0, "send_payment/shim": 0} {
+			if g := got[id].UnknownRevisionCalls; g != want {
+				t.Errorf("%s: %d calls without a client revision, want %d", id, g, want)
+			}
+		}
+		if c := got["deploy_preview/1-2"].Callers; len(c) != 3 || c[2].Client != "goose@1.0.0" || c[2].Calls != 0 || c[2].UnknownRevisionCalls != 5 {
+			t.Errorf("deploy_preview/1-2 callers: %s", js(c))
+		}
+		// With the clients of its own calls excluded, no call goes
+		// through deploy_preview/1-2, but goose's 5 may be stale callers:
+		// at risk, unless judged safe as asked or goose is excluded too.
+		f := a
+		f.ExcludeClients = []string{"claude-desktop", "legacy-bot"}
+		g := run(f, retire)["deploy_preview/1-2"]
+		if g.Verdict != queries.VerdictAtRisk || g.Calls != 0 || g.UnknownRevisionCalls != 5 || len(g.BlockingClients) != 1 || g.BlockingClients[0].Client != "goose@1.0.0" ||
+			g.Reason != "no calls through it in the window, but 5 calls to deploy_preview did not say which revision they were planned with (unknown, not assumed safe)" {
+			t.Errorf("deploy_preview/1-2 without its callers: %s", js(g))
+		}
+		safe := retire
+		safe.UnknownSafe = true
+		if g := run(f, safe)["deploy_preview/1-2"]; g.Verdict != queries.VerdictReady || len(g.BlockingClients) != 0 ||
+			g.Reason != "no calls in the window; 5 calls to deploy_preview did not say which revision they were planned with, judged safe as asked" {
+			t.Errorf("deploy_preview/1-2 without its callers, unknown judged safe: %s", js(g))
+		}
+		f.ExcludeClients = append(f.ExcludeClients, "goose@1.0.0")
+		if g := run(f, retire)["deploy_preview/1-2"]; g.Verdict != queries.VerdictReady || g.UnknownRevisionCalls != 0 || len(g.Callers) != 0 {
+			t.Errorf("deploy_preview/1-2 without goose either: %s", js(g))
+		}
+		// goose's delete_branch calls lie in the last half hour, under the
+		// deployer service.
+		f = queries.Filter{Tenant: fixture.TenantA, From: fixture.Now.Add(-30 * time.Minute), To: fixture.Now, Service: "deployer"}
+		if g := run(f, retire)["delete_branch/3-4"]; g.Verdict != queries.VerdictAtRisk || g.Calls != 0 || g.UnknownRevisionCalls != 2 || g.ToolCalls != 2 {
+			t.Errorf("delete_branch/3-4 over the last 30m: %s", js(g))
+		}
+		f.Service = "docs"
+		if g, ok := run(f, retire)["delete_branch/3-4"]; ok {
+			t.Errorf("delete_branch/3-4 of the docs service: %s", js(g))
 		}
 	})
 
@@ -328,6 +394,7 @@ func TestRollupEqualsRaw(t *testing.T) {
 		{"client name", func(f *queries.Filter) { f.Client = "claude-desktop" }},
 		{"client version", func(f *queries.Filter) { f.Client = "claude-desktop@0.9.1" }},
 		{"excluded", func(f *queries.Filter) { f.ExcludeClients = []string{"cursor", "legacy-bot@1.0.0"} }},
+		{"a client that says no revision", func(f *queries.Filter) { f.Client = "goose" }},
 		{"service and environment", func(f *queries.Filter) { f.Service, f.Environment = "docs", "staging" }},
 	}
 	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {

@@ -170,6 +170,8 @@ func TestCheckWeighed(t *testing.T) {
 		"**1 rejected call had already started its side effect**",
 		"**2 automatic retries crossed a semantic or authority change**",
 		"earlier list_changed notices reached 5 sessions: 4 refreshed",
+		"; 5 calls in the last 7d did not say which revision they were planned with (unknown, not assumed safe).",
+		"2 more calls from 1 client (`goose@1.0.0` 2) did not say which revision they were planned with: after the rollout they will fail with TOOL_REMOVED whatever they planned with.",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the comment lacks %q:\n%s", w, out)
@@ -188,6 +190,68 @@ func TestCheckWeighed(t *testing.T) {
 	code, _, errOut = mcpdrift(t, "check", old, new, "-window", "0d", "-api", base)
 	if code != 2 || !strings.Contains(errOut, "-window: invalid window") {
 		t.Errorf("bad window: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = mcpdrift(t, "check", old, new, "-unknown-callers", "maybe", "-api", base)
+	if code != 2 || !strings.Contains(errOut, "-unknown-callers: want at_risk or safe") {
+		t.Errorf("bad -unknown-callers: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCheckUnknownCallers removes delete_branch alone and weighs the
+// removal by the last half hour, when its only calls are goose@1.0.0's 2,
+// which did not say which revision they were planned with: unknown is not
+// safe (exit 1) unless judged so as asked (exit 0).
+func TestCheckUnknownCallers(t *testing.T) {
+	base, _ := fixtureAPI(t)
+	old := "../../examples/tools-list/old.json"
+	var doc struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, old)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var kept []map[string]any
+	for _, tl := range doc.Tools {
+		if tl["name"] != "delete_branch" {
+			kept = append(kept, tl)
+		}
+	}
+	b, err := json.Marshal(map[string]any{"tools": kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	new := filepath.Join(t.TempDir(), "new.json")
+	if err := os.WriteFile(new, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{nil, 1, []string{"### ⚠️ Release check: the change needs a decision",
+			"| `delete_branch` | removed | removal | — | ⚠️ needs a decision |",
+			"**Why:** removed, with no similar new tool; 2 calls in the last 30m did not say which revision they were planned with (unknown, not assumed safe), and none said revision `4` or an older one.",
+			"no call in the last 30m was planned with revision `4`; 2 calls from 1 client (`goose@1.0.0` 2) did not say which revision they were planned with: after the rollout they will fail with TOOL_REMOVED whatever they planned with"}},
+		{[]string{"-unknown-callers", "safe"}, 0, []string{"### ✅ Release check: every change is safe",
+			"Calls that did not say which revision they were planned with are judged safe, as asked.",
+			"the 2 calls that did not say which revision they were planned with were judged safe as asked"}},
+		{[]string{"-unknown-callers", "at_risk"}, 1, []string{"(unknown, not assumed safe)"}},
+		// Without goose, nobody called delete_branch in the half hour.
+		{[]string{"-exclude-client", "goose"}, 0, []string{"but no call in the last 30m was planned with revision `4` or an older one"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append([]string{"check", "-api", base, "-window", "30m"}, tc.args...)
+			code, out, errOut := mcpdrift(t, append(args, old, new)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s%s", code, tc.code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the comment lacks %q:\n%s", w, out)
+				}
+			}
+		})
 	}
 }
 

@@ -103,8 +103,18 @@ func TestCheckWeighed(t *testing.T) {
 	}
 	if want := "107 calls in 7d from 2 clients (`cursor@0.48.0` 93, `claude-desktop@1.2.0` 14) planned with revision `2`; " +
 		"they send no `region`; with `region` required and no adapter they will be rejected; " +
-		"the longest session among them is 75m old; the highest privilege write"; u.Rollout != want {
+		"the longest session among them is 75m old; the highest privilege write; " +
+		"5 more calls from 1 client (`goose@1.0.0` 5) did not say which revision they were planned with: whether the change reaches them is unknown"; u.Rollout != want {
 		t.Errorf("deploy_preview rollout\n got %q\nwant %q", u.Rollout, want)
+	}
+	// And goose@1.0.0's 5 calls in one session, which did not say which
+	// revision they were planned with: named in the reason.
+	if u.UnknownCalls != 5 || u.UnknownSessions != 1 || len(u.UnknownClients) != 1 || u.UnknownClients[0].Client != "goose@1.0.0" ||
+		!strings.HasSuffix(d.Reason, "; 5 calls in the last 7d did not say which revision they were planned with (unknown, not assumed safe)") {
+		t.Errorf("deploy_preview unknown: %q %+v", d.Reason, u)
+	}
+	if b.UnknownCallers != "at_risk" {
+		t.Errorf("unknown callers judged %q, want at_risk", b.UnknownCallers)
 	}
 
 	// create_issue planned with 3: 11 calls; the tool's 18 stale
@@ -123,7 +133,7 @@ func TestCheckWeighed(t *testing.T) {
 	// change.
 	db := change(t, b, "delete_branch")
 	if u := db.Usage; db.Class != "removal" || u.Calls != 7 || u.MaxPrivilege != "destructive" || u.RejectedSideEffects != 1 ||
-		u.RetriesAcrossChange != 2 || !strings.Contains(u.Rollout, "after the rollout they will fail with TOOL_REMOVED") {
+		u.RetriesAcrossChange != 2 || !strings.Contains(u.Rollout, "after the rollout they will fail with TOOL_REMOVED") || u.UnknownCalls != 2 {
 		t.Errorf("delete_branch: %+v %+v", db, u)
 	}
 	if sd := change(t, b, "search_docs"); sd.Status != toolchange.StatusUnchanged || sd.Usage != nil {
@@ -136,8 +146,11 @@ func TestCheckWeighed(t *testing.T) {
 		t.Errorf("deploy_preview without cursor: %+v", u)
 	}
 
-	// In the last half hour no call used an old revision: the changes that
-	// needed a decision are safe, the violation of the seed's rule is not.
+	// In the last half hour no call used an old revision: the change that
+	// needed a decision and that nobody called is safe, the violation of
+	// the seed's rule is not. goose@1.0.0's 2 calls to the removed
+	// delete_branch did not say their revision: the removal stays
+	// needs_decision, unless they are judged safe as asked.
 	b = decodeCheck(t, post(t, s.Handler(), "/api/v1/check?window=30m", checkRequest(t)))
 	if d := change(t, b, "deploy_preview"); d.Verdict != toolchange.VerdictSafe || d.Usage.Calls != 0 ||
 		!strings.Contains(d.Reason, "no call in the last 30m was planned with revision `2` or an older one") {
@@ -145,6 +158,20 @@ func TestCheckWeighed(t *testing.T) {
 	}
 	if ci := change(t, b, "create_issue"); ci.Verdict != toolchange.VerdictViolation || b.Pass {
 		t.Errorf("create_issue over 30m: %+v, pass %v", ci, b.Pass)
+	}
+	if db := change(t, b, "delete_branch"); db.Verdict != toolchange.VerdictNeedsDecision || db.Usage.Calls != 0 || db.Usage.OlderCalls != 0 ||
+		db.Usage.UnknownCalls != 2 || db.Reason != "removed, with no similar new tool; 2 calls in the last 30m did not say which revision they were planned with (unknown, not assumed safe), and none said revision `4` or an older one" {
+		t.Errorf("delete_branch over 30m: %q %+v", db.Reason, db.Usage)
+	}
+	b = decodeCheck(t, post(t, s.Handler(), "/api/v1/check?window=30m&unknown_callers=safe", checkRequest(t)))
+	if db := change(t, b, "delete_branch"); db.Verdict != toolchange.VerdictSafe || b.UnknownCallers != "safe" ||
+		!strings.HasSuffix(db.Reason, "; but no call in the last 30m said it was planned with revision `4` or an older one, and the 2 calls that did not say which revision they were planned with were judged safe as asked") {
+		t.Errorf("delete_branch over 30m, unknown judged safe: %q, unknown callers %q", db.Reason, b.UnknownCallers)
+	}
+	// Leaving goose out leaves no call to delete_branch at all.
+	b = decodeCheck(t, post(t, s.Handler(), "/api/v1/check?window=30m&exclude_client=goose", checkRequest(t)))
+	if db := change(t, b, "delete_branch"); db.Verdict != toolchange.VerdictSafe || db.Usage.UnknownCalls != 0 {
+		t.Errorf("delete_branch over 30m without goose: %q %+v", db.Reason, db.Usage)
 	}
 }
 
@@ -164,6 +191,7 @@ func TestCheckErrors(t *testing.T) {
 		{"/api/v1/check?tool=x", string(good), 400, "tool", "unknown parameter"},
 		{"/api/v1/check?window=0d", string(good), 400, "window", "invalid window"},
 		{"/api/v1/check?window=7d&from=-3d", string(good), 400, "window", "give window or from, not both"},
+		{"/api/v1/check?unknown_callers=maybe", string(good), 400, "unknown_callers", "want at_risk or safe"},
 		{"/api/v1/check", strings.Repeat(" ", 2*toolchange.MaxListBytes+65<<10), 413, "", "larger than"},
 	}
 	for _, tc := range cases {
