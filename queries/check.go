@@ -9,7 +9,9 @@ import (
 // planned its calls with one revision: what a release check weighs a
 // change of that tool by.
 type CheckUsageRow struct {
-	Tool           string `json:"tool"`
+	Tool string `json:"tool"`
+	// RevisionClient is the revision the calls were planned with, "" for
+	// the calls that did not say (mcp.drift.revision.client absent).
 	RevisionClient string `json:"revision_client"`
 	// Calls, Sessions and Runs are the calls planned with the revision and
 	// their distinct session keys and runs; Clients the distinct
@@ -43,7 +45,8 @@ type checkUsageResult struct {
 }
 
 // CheckUsage reports, for each of tools and each client revision its calls
-// were planned with in the window, the use a release check weighs: calls,
+// were planned with in the window ("" for the calls that did not say
+// which), the use a release check weighs: calls,
 // sessions, runs, clients, the oldest session and highest privilege, stale
 // rejections and rejections after a side effect, and the tool's automatic
 // retries across a semantic or authority change. Served from the call

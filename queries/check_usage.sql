@@ -6,7 +6,9 @@
 -- (the retry_across_change violations). The calls come from the call
 -- rollups, which keep the client ("calls" in tiers.tmpl), whatever the
 -- filter; the retries from violation_candidates over the same resolved
--- window. The Runner picks the old revision's row of each tool (CheckUsage).
+-- window. The calls that did not say which revision their client planned
+-- with have the row of revision_client '' (unknown): a release check
+-- weighs them too, never as safe unless asked (toolchange.Weigh).
 WITH
 per_client AS
 (
