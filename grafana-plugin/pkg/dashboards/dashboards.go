@@ -203,7 +203,7 @@ func adapterRetirement() m {
 		},
 	}}
 	t := table("Adapters and their verdicts",
-		"One row per compatibility adapter: its verdict (ready, blocked, at_risk) under the thresholds of the max_share and long_session variables (no calls at all when max_share is empty), the reason, the clients that block it, when it was last seen and the calls that would have been rejected without it.",
+		"One row per compatibility adapter: its verdict (ready, blocked, at_risk) under the thresholds of the max_share and long_session variables (no calls at all when max_share is empty), the reason, the clients that block it, when it was last seen, the calls to its tool that did not say which revision they were planned with (at_risk unless judged safe) and the calls that would have been rejected without it.",
 		target(plugin.QueryTypeAdapterRetirement, filters(m{"adapter": "$adapter", "maxShare": "$max_share", "longSession": "$long_session"})))
 	t.overrides = verdictColors
 	t.h = 12
