@@ -106,7 +106,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	// tenant, so that the old views leave partial states to merge.
 	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
 		for half := range 2 {
-			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after) FROM " + database + ".events" +
+			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after, revision_client_source) FROM " + database + ".events" +
 				" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
 			if err := st.Exec(c, sql, store.Params{}.String("tenant", tenant).Int("half", int64(half))); err != nil {
 				t.Fatal(err)
@@ -117,7 +117,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{7, 8, 9, 10}; !reflect.DeepEqual(versions, want) {
+	if want := []int{7, 8, 9, 10, 11}; !reflect.DeepEqual(versions, want) {
 		t.Fatalf("the upgrade applied %v, want %v", versions, want)
 	}
 
