@@ -49,18 +49,16 @@ traffic AS
     GROUP BY tool
 ),
 {{template "adapter_registry" .}},
--- The calls without a client revision, per client, which only the call
--- rollups keep, whatever the rendering; of the adapters' tools alone, which
--- with the client revision begin the rollups' sort keys after the tenant.
+-- The calls without a client revision, per tool and client
+-- ("adapter_unknown_calls" in tiers.tmpl); the answer keeps the adapters'
+-- tools.
 unknown_per_client AS
 (
     SELECT tool, client_name, client_version, sum(t.calls) AS calls
     FROM
     (
-    {{- template "calls" .}}
+    {{- template "adapter_unknown_calls" .}}
     ) AS t
-    WHERE t.revision_client = ''
-      AND t.tool IN (SELECT tool FROM registry UNION ALL SELECT tool FROM per_client)
     GROUP BY tool, client_name, client_version
 ),
 {{template "adapter_unknown" .}}

@@ -36,10 +36,7 @@ traffic AS
 ),
 {{template "adapter_registry" .}},
 -- The calls without a client revision, per tool and client; the answer
--- keeps the adapters' tools. (adapter_retirement.sql reads those tools
--- alone; here, through Distributed events, an IN over this query's own
--- CTEs is refused in cluster mode, and the raw twin is the reference, not
--- the fast path.)
+-- keeps the adapters' tools.
 unknown_per_client AS
 (
     SELECT tool, client_name, client_version, count() AS calls

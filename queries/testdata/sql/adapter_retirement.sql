@@ -189,36 +189,25 @@ unknown_per_client AS
     SELECT tool, client_name, client_version, sum(t.calls) AS calls
     FROM
     (
-    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
-       environment, client_name, client_version, privilege, error_code, calls, side_effects,
-       retries, sessions, runs, first_seen, last_seen, max_session_age_s
-    FROM (
-        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
-               adapter_id, service, environment, client_name, client_version, privilege, error_code,
-               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
-               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    SELECT tool, client_name, client_version, count() AS calls
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
-                 service, environment, client_name, client_version, privilege, error_code
-    )
-    WHERE tenant = {tenant:String}
+      AND revision_client = ''
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
   AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY tool, client_name, client_version
     UNION ALL
-    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
-       environment, client_name, client_version, privilege, error_code, calls, side_effects,
-       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    SELECT tool, client_name, client_version, calls
     FROM mcpdrift.calls_1h
     WHERE tenant = {tenant:String}
       AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
+      AND revision_client = ''
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -226,12 +215,11 @@ unknown_per_client AS
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
-    SELECT day AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
-       environment, client_name, client_version, privilege, error_code, calls, side_effects,
-       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    SELECT tool, client_name, client_version, calls
     FROM mcpdrift.calls_1d
     WHERE tenant = {tenant:String}
       AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
+      AND revision_client = ''
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
@@ -239,8 +227,6 @@ unknown_per_client AS
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     ) AS t
-    WHERE t.revision_client = ''
-      AND t.tool IN (SELECT tool FROM registry UNION ALL SELECT tool FROM per_client)
     GROUP BY tool, client_name, client_version
 ),
 unknown AS
