@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/gendoc -o CONVENTIONS.md
+//go:generate go run ./internal/gendoc -o CONVENTIONS.md -json conventions.json
 
 // WriteConventions writes the reference document of the conventions,
 // CONVENTIONS.md, in Markdown. It is generated from the Registry and the

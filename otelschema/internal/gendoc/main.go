@@ -1,6 +1,8 @@
-// Command gendoc writes the reference document of the mcpdrift conventions,
-// generated from the otelschema Registry. It is run by
-// `go generate ./otelschema`.
+// Command gendoc writes the reference documents of the mcpdrift
+// conventions, generated from the otelschema Registry and the constants of
+// otelschema/mcpgo: CONVENTIONS.md for people, conventions.json for the
+// instrumentations in other languages, which read their names from it
+// rather than writing them twice. It is run by `go generate ./otelschema`.
 package main
 
 import (
@@ -13,7 +15,8 @@ import (
 )
 
 func main() {
-	out := flag.String("o", "CONVENTIONS.md", "output file")
+	out := flag.String("o", "CONVENTIONS.md", "output file of the Markdown reference")
+	js := flag.String("json", "conventions.json", "output file of the machine-readable conventions")
 	flag.Parse()
 	var b bytes.Buffer
 	if err := otelschema.WriteConventions(&b); err != nil {
@@ -22,6 +25,15 @@ func main() {
 	}
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(os.Stderr, "gendoc: cannot write %s: %v\n", *out, err)
+		os.Exit(1)
+	}
+	j, err := conventionsJSON()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gendoc: cannot generate %s: %v\n", *js, err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(*js, j, 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "gendoc: cannot write %s: %v\n", *js, err)
 		os.Exit(1)
 	}
 }
