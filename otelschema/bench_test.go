@@ -25,7 +25,7 @@ func benchRequest(b *testing.B) []byte {
 	outcomes := []string{"current", "current", "current", "normalized", "rejected_stale", "failed"}
 	for i := 0; i < benchRecords; i++ {
 		lr := sl.LogRecords().AppendEmpty()
-		lr.SetEventName("mcp.drift.call")
+		lr.SetEventName("dev.mcpdrift.call")
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(testTime.Add(time.Duration(i) * time.Millisecond)))
 		lr.SetTraceID(pcommon.TraceID{byte(i), byte(i >> 8), 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 		lr.SetSpanID(pcommon.SpanID{byte(i), byte(i >> 8), 3, 4, 5, 6, 7, 8})

@@ -71,9 +71,31 @@ func WriteConventions(w io.Writer) error {
 	p("| MaxFuture | %s | how far ahead of the ingester's clock an event may be |\n", l.MaxFuture)
 	p("\nEvery string must be valid UTF-8. The event time is the record's timestamp,\n")
 	p("else its observed timestamp, else the time it was received.\n")
+	writeLegacyConventions(p)
 	writeSnapshotConventions(p)
 	writeSpanConventions(p)
 	return bw.Flush()
+}
+
+// writeLegacyConventions documents the names of earlier releases.
+func writeLegacyConventions(p func(string, ...any)) {
+	p("\n## Names of earlier releases\n\n")
+	p("mcpdrift's own names moved from `%s*` to `%s*`: the OpenTelemetry naming\n", LegacyPrefix, EventNamePrefix)
+	p("rules reserve `mcp.*` for the conventions, and no convention claims `%s*`,\n", EventNamePrefix)
+	p("the namespace of the `_meta` keys already. `mcp.client.name` and\n")
+	p("`mcp.client.version`, which no convention defines, moved with them. The names a\n")
+	p("convention defines (`%s`, `%s`, `%s`, …) did not move.\n\n", AttrToolName, AttrSessionID, AttrMethodName)
+	p("The old names are still read, as the names below, for at least one release. Each\n")
+	p("use is counted in the ingester's metric `mcpdrift_ingest_legacy_names_total`, by\n")
+	p("name, so that an operator sees when every sender has moved. A record should not\n")
+	p("carry both names of one attribute; if it does, the one read last wins. The store\n")
+	p("keeps the events under the old names (`event_name` = `%s`, …), so that\n", EventCall.Stored())
+	p("what it held before the move and what it holds after read the same.\n\n")
+	p("| Old name | Read as |\n")
+	p("| --- | --- |\n")
+	for _, l := range legacyNames {
+		p("| `%s` | `%s` |\n", l.old, l.now)
+	}
 }
 
 // writeSnapshotConventions documents where a call's client revision comes

@@ -25,7 +25,7 @@ type Limits struct {
 	// MaxValueBytes is the longest string attribute value, except arguments;
 	// it also bounds the keys of attributes outside the conventions.
 	MaxValueBytes int
-	// MaxArgsBytes is the longest mcp.drift.args.raw / .normalized value.
+	// MaxArgsBytes is the longest dev.mcpdrift.args.raw / .normalized value.
 	MaxArgsBytes int
 	// MaxPast rejects events older than now minus this; 0 disables the check.
 	MaxPast time.Duration
@@ -92,6 +92,9 @@ type Result struct {
 	// ByReason counts every rejection by reason: ByReason[i] those that
 	// wrap Reasons[i], the last slot any other error.
 	ByReason [len(Reasons) + 1]int
+	// Legacy counts the uses of the names of earlier releases, indexed as
+	// LegacyNames; nil when the request used none.
+	Legacy []int
 }
 
 // Reasons are the rejection reasons Result.ByReason counts, in its order.
@@ -122,7 +125,7 @@ const MaxErrors = 5
 
 // Message describes the rejections for the error_message of an OTLP partial
 // success, such as "2 of 10 log records rejected: resource 0, scope 0,
-// record 3: mcp.drift.outcome: unknown value ...; ...", or "2 of 10 spans
+// record 3: dev.mcpdrift.outcome: unknown value ...; ...", or "2 of 10 spans
 // rejected: resource 0, scope 0, span 3: ..." for traces. It is empty when
 // nothing was rejected.
 func (r Result) Message() string {
@@ -155,7 +158,7 @@ type RecordError struct {
 }
 
 // Error returns the location and the reason, such as "resource 0, scope 1,
-// record 3: mcp.drift.outcome: unknown value ..." ("span 3" for a span).
+// record 3: dev.mcpdrift.outcome: unknown value ..." ("span 3" for a span).
 func (e *RecordError) Error() string {
 	return fmt.Sprintf("resource %d, scope %d, %s %d: %v", e.Resource, e.Scope, e.Signal.record(), e.Record, e.Err)
 }
@@ -238,7 +241,7 @@ func (d *Decoder) DecodeLogs(ld plog.Logs, dst []Event) ([]Event, Result) {
 			for li := 0; li < lrs.Len(); li++ {
 				lr := lrs.At(li)
 				attrs := lr.Attributes()
-				name, err := recordEvent(lr.EventName(), func(k string) (value, bool) {
+				name, legacy, err := recordEvent(lr.EventName(), func(k string) (value, bool) {
 					if v, ok := attrs.Get(k); ok {
 						return pdataValue(v), true
 					}
@@ -248,6 +251,7 @@ func (d *Decoder) DecodeLogs(ld plog.Logs, dst []Event) ([]Event, Result) {
 					w.res.Ignored++
 					continue
 				}
+				w.st.countLegacy(legacy)
 				var e *Event
 				if err == nil {
 					e, err = w.event(
@@ -261,7 +265,7 @@ func (d *Decoder) DecodeLogs(ld plog.Logs, dst []Event) ([]Event, Result) {
 			}
 		}
 	}
-	return w.dst, w.res
+	return w.dst, w.result()
 }
 
 // walk is the bookkeeping that every decoder of a request shares: the
@@ -279,6 +283,12 @@ type walk struct {
 	resBase, scopeBase Event
 	resErr, scopeErr   error
 	appended           bool // event appended the current record's event
+}
+
+// result returns what became of the request's records.
+func (w *walk) result() Result {
+	w.res.Legacy = w.st.legacy
+	return w.res
 }
 
 // resource starts a resource of n attributes.
@@ -335,10 +345,12 @@ func (w *walk) done(ri, si, li int, err error) {
 
 // recordEvent returns the drift event a record named name carries:
 // EventUnspecified and nil for a record that is not a drift event, an error
-// for an unknown name under EventNamePrefix. An empty name is taken from the
-// record's event.name attribute, then otel.event.name, when it is a string;
-// attr returns the first attribute of a key.
-func recordEvent(name string, attr func(k string) (value, bool)) (EventName, error) {
+// for an unknown name under EventNamePrefix or LegacyPrefix. An empty name
+// is taken from the record's event.name attribute, then otel.event.name,
+// when it is a string; attr returns the first attribute of a key. legacy is
+// the index in legacyNames plus one of a name of an earlier release, 0
+// otherwise.
+func recordEvent(name string, attr func(k string) (value, bool)) (_ EventName, legacy int, _ error) {
 	if name == "" {
 		if v, ok := attr(AttrEventName); ok && v.typ == pcommon.ValueTypeStr {
 			name = v.str
@@ -350,15 +362,18 @@ func recordEvent(name string, attr func(k string) (value, bool)) (EventName, err
 		}
 	}
 	if e, ok := ParseEventName(name); ok {
-		return e, nil
+		return e, 0, nil
 	}
-	if !strings.HasPrefix(name, EventNamePrefix) {
-		return EventUnspecified, nil
+	if i, ok := legacyEvent[name]; ok {
+		return legacyNames[i].event, i + 1, nil
+	}
+	if !strings.HasPrefix(name, EventNamePrefix) && !strings.HasPrefix(name, LegacyPrefix) {
+		return EventUnspecified, 0, nil
 	}
 	if !utf8.ValidString(name) {
-		return EventUnspecified, fail(ErrInvalidUTF8, "event name %q: invalid UTF-8", name)
+		return EventUnspecified, 0, fail(ErrInvalidUTF8, "event name %q: invalid UTF-8", name)
 	}
-	return EventUnspecified, fail(ErrUnknownEvent, "unknown event name %q", name)
+	return EventUnspecified, 0, fail(ErrUnknownEvent, "unknown event name %q", name)
 }
 
 // value is one OTLP AnyValue as the decoding rules read it, whichever front
@@ -424,6 +439,9 @@ type decodeState struct {
 	// untimed: the current record has neither a time nor an observed
 	// time, and takes the time it was received.
 	untimed bool
+	// legacy counts the names of earlier releases read, as Result.Legacy;
+	// nil until one is.
+	legacy []int
 }
 
 // sharedAttr reports whether a resource or scope attribute of the
@@ -439,7 +457,8 @@ func sharedAttr(a *Attribute, resource bool) bool {
 func (st *decodeState) decodeShared(e *Event, attrs pcommon.Map, resource bool) error {
 	var err error
 	attrs.Range(func(k string, v pcommon.Value) bool {
-		if a := attrByName[k]; sharedAttr(a, resource) {
+		if a, legacy := lookupAttr(k); sharedAttr(a, resource) {
+			st.countLegacy(legacy)
 			pv := pdataValue(v)
 			err = st.setAttr(e, a, &pv)
 		}
@@ -522,7 +541,9 @@ func (st *decodeState) decodeRecord(e *Event, name EventName, lr plog.LogRecord)
 	var err error
 	attrs.Range(func(k string, v pcommon.Value) bool {
 		pv := pdataValue(v)
-		err = st.recordAttr(e, k, attrByName[k], &pv)
+		a, legacy := lookupAttr(k)
+		st.countLegacy(legacy)
+		err = st.recordAttr(e, k, a, &pv)
 		return err == nil
 	})
 	if err != nil {

@@ -65,7 +65,7 @@ var allAttrs = []kv{
 }
 
 func TestDecodeFullEvent(t *testing.T) {
-	ld := logsWith(t, testResource, "mcp.drift.call", allAttrs)
+	ld := logsWith(t, testResource, "dev.mcpdrift.call", allAttrs)
 	lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	traceID := pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	spanID := pcommon.SpanID{8, 7, 6, 5, 4, 3, 2, 1}
@@ -158,21 +158,21 @@ func TestDecodeEventName(t *testing.T) {
 		attrs     []kv
 		want      want
 	}{
-		{"EventName", "mcp.drift.call", callAttrs(), want{name: EventCall, accepted: 1}},
-		{"event.name fallback", "", callAttrs(kv{AttrEventName, "mcp.drift.call"}), want{name: EventCall, accepted: 1}},
-		{"otel.event.name fallback", "", callAttrs(kv{AttrOtelEventName, "mcp.drift.call"}), want{name: EventCall, accepted: 1}},
-		{"event.name before otel.event.name", "", []kv{{AttrOtelEventName, "mcp.drift.call"}, {AttrEventName, "mcp.drift.list_changed"}}, want{name: EventListChanged, accepted: 1}},
-		{"EventName before event.name", "mcp.drift.list_changed", []kv{{AttrEventName, "mcp.drift.call"}}, want{name: EventListChanged, accepted: 1}},
-		{"empty event.name falls through", "", []kv{{AttrEventName, ""}, {AttrOtelEventName, "mcp.drift.refresh"}}, want{name: EventRefresh, accepted: 1}},
+		{"EventName", "dev.mcpdrift.call", callAttrs(), want{name: EventCall, accepted: 1}},
+		{"event.name fallback", "", callAttrs(kv{AttrEventName, "dev.mcpdrift.call"}), want{name: EventCall, accepted: 1}},
+		{"otel.event.name fallback", "", callAttrs(kv{AttrOtelEventName, "dev.mcpdrift.call"}), want{name: EventCall, accepted: 1}},
+		{"event.name before otel.event.name", "", []kv{{AttrOtelEventName, "dev.mcpdrift.call"}, {AttrEventName, "dev.mcpdrift.list_changed"}}, want{name: EventListChanged, accepted: 1}},
+		{"EventName before event.name", "dev.mcpdrift.list_changed", []kv{{AttrEventName, "dev.mcpdrift.call"}}, want{name: EventListChanged, accepted: 1}},
+		{"empty event.name falls through", "", []kv{{AttrEventName, ""}, {AttrOtelEventName, "dev.mcpdrift.refresh"}}, want{name: EventRefresh, accepted: 1}},
 		{"no name", "", callAttrs(), want{ignored: 1}},
 		{"foreign name", "browser.page_view", callAttrs(), want{ignored: 1}},
 		{"foreign event.name", "", []kv{{AttrEventName, "app.started"}}, want{ignored: 1}},
 		{"non-string event.name", "", []kv{{AttrEventName, int64(1)}}, want{ignored: 1}},
 		{"prefix alone", "mcp.drift", nil, want{ignored: 1}},
-		{"unknown drift name", "mcp.drift.bogus", callAttrs(), want{rejected: 1, err: `unknown event name "mcp.drift.bogus"`}},
-		{"unknown drift name in event.name", "", []kv{{AttrEventName, "mcp.drift.call2"}}, want{rejected: 1, err: `unknown event name "mcp.drift.call2"`}},
-		{"invalid UTF-8 drift name", "mcp.drift.\xff", nil, want{rejected: 1, err: `event name "mcp.drift.\xff": invalid UTF-8`}},
-		{"each event", "mcp.drift.contract_error", nil, want{name: EventContractError, accepted: 1}},
+		{"unknown drift name", "dev.mcpdrift.bogus", callAttrs(), want{rejected: 1, err: `unknown event name "dev.mcpdrift.bogus"`}},
+		{"unknown drift name in event.name", "", []kv{{AttrEventName, "dev.mcpdrift.call2"}}, want{rejected: 1, err: `unknown event name "dev.mcpdrift.call2"`}},
+		{"invalid UTF-8 drift name", "dev.mcpdrift.\xff", nil, want{rejected: 1, err: `event name "dev.mcpdrift.\xff": invalid UTF-8`}},
+		{"each event", "dev.mcpdrift.contract_error", nil, want{name: EventContractError, accepted: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -245,7 +245,7 @@ func TestDecodeCoercions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s=%v", tt.attr, tt.value), func(t *testing.T) {
-			ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call", callAttrs(kv{tt.attr, tt.value})))
+			ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call", callAttrs(kv{tt.attr, tt.value})))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +257,7 @@ func TestDecodeCoercions(t *testing.T) {
 	// Every value of every enum decodes to the constant of its position.
 	for _, a := range Registry() {
 		for i, v := range a.Values {
-			ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call", callAttrs(kv{a.Name, v})))
+			ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call", callAttrs(kv{a.Name, v})))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,81 +278,81 @@ func TestDecodeRejections(t *testing.T) {
 		kind  error
 		want  string
 	}{
-		{"enum unknown value", "mcp.drift.call", callAttrs(kv{AttrOutcome, "maybe"}), ErrUnknownValue,
-			`mcp.drift.outcome: unknown value "maybe" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed)`},
-		{"enum case matters", "mcp.drift.call", callAttrs(kv{AttrPrivilege, "Read"}), ErrUnknownValue,
-			`mcp.drift.privilege: unknown value "Read" (want one of read, write, destructive, credentialed)`},
-		{"enum wrong type", "mcp.drift.call", callAttrs(kv{AttrApproval, int64(2)}), ErrWrongType,
-			`mcp.drift.approval: want string, got int 2`},
-		{"enum long value is shortened", "mcp.drift.call", callAttrs(kv{AttrChangeClass, strings.Repeat("é", 40)}), ErrUnknownValue,
-			`mcp.drift.change.class: unknown value "` + strings.Repeat("é", 32) + `"… (80 bytes) (want one of additive, bounded_migration, semantic, authority, removal)`},
-		{"long value is cut on a rune boundary", "mcp.drift.call", callAttrs(kv{AttrApproval, "a" + strings.Repeat("é", 40)}), ErrUnknownValue,
-			`mcp.drift.approval: unknown value "a` + strings.Repeat("é", 31) + `"… (81 bytes) (want one of none, session, per_call, denied)`},
-		{"bool from other string", "mcp.drift.call", callAttrs(kv{AttrSideEffectStarted, "maybe"}), ErrWrongType,
-			`mcp.drift.side_effect.started: want bool, got string "maybe"`},
-		{"bool from int", "mcp.drift.call", callAttrs(kv{AttrRepairAutomatic, int64(1)}), ErrWrongType,
-			`mcp.drift.repair.automatic: want bool, got int 1`},
-		{"bool from TRUE", "mcp.drift.call", callAttrs(kv{AttrRepairAutomatic, "TRUE"}), ErrWrongType,
-			`mcp.drift.repair.automatic: want bool, got string "TRUE"`},
-		{"int from non-digits", "mcp.drift.call", callAttrs(kv{AttrRetryAttempt, "two"}), ErrWrongType,
-			`mcp.drift.retry.attempt: want int, got string "two"`},
-		{"int from empty string", "mcp.drift.call", callAttrs(kv{AttrRetryAttempt, ""}), ErrWrongType,
-			`mcp.drift.retry.attempt: want int, got string ""`},
-		{"int from hex", "mcp.drift.call", callAttrs(kv{AttrRetryAttempt, "0x10"}), ErrWrongType,
-			`mcp.drift.retry.attempt: want int, got string "0x10"`},
-		{"int overflow", "mcp.drift.call", callAttrs(kv{AttrSessionAgeS, "9223372036854775808"}), ErrWrongType,
-			`mcp.drift.session.age_s: want int, got string "9223372036854775808"`},
-		{"int from fraction", "mcp.drift.call", callAttrs(kv{AttrExternalRequests, 1.5}), ErrWrongType,
-			`mcp.drift.external.requests: want int, got double 1.5`},
-		{"int from huge double", "mcp.drift.call", callAttrs(kv{AttrExternalRequests, 1e19}), ErrWrongType,
-			`mcp.drift.external.requests: want int, got double 1e+19`},
-		{"int from bool", "mcp.drift.call", callAttrs(kv{AttrNotificationLagMs, true}), ErrWrongType,
-			`mcp.drift.notification.lag_ms: want int, got bool true`},
-		{"string from double", "mcp.drift.call", callAttrs(kv{AttrRequestID, 1.5}), ErrWrongType,
+		{"enum unknown value", "dev.mcpdrift.call", callAttrs(kv{AttrOutcome, "maybe"}), ErrUnknownValue,
+			`dev.mcpdrift.outcome: unknown value "maybe" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed)`},
+		{"enum case matters", "dev.mcpdrift.call", callAttrs(kv{AttrPrivilege, "Read"}), ErrUnknownValue,
+			`dev.mcpdrift.privilege: unknown value "Read" (want one of read, write, destructive, credentialed)`},
+		{"enum wrong type", "dev.mcpdrift.call", callAttrs(kv{AttrApproval, int64(2)}), ErrWrongType,
+			`dev.mcpdrift.approval: want string, got int 2`},
+		{"enum long value is shortened", "dev.mcpdrift.call", callAttrs(kv{AttrChangeClass, strings.Repeat("é", 40)}), ErrUnknownValue,
+			`dev.mcpdrift.change.class: unknown value "` + strings.Repeat("é", 32) + `"… (80 bytes) (want one of additive, bounded_migration, semantic, authority, removal)`},
+		{"long value is cut on a rune boundary", "dev.mcpdrift.call", callAttrs(kv{AttrApproval, "a" + strings.Repeat("é", 40)}), ErrUnknownValue,
+			`dev.mcpdrift.approval: unknown value "a` + strings.Repeat("é", 31) + `"… (81 bytes) (want one of none, session, per_call, denied)`},
+		{"bool from other string", "dev.mcpdrift.call", callAttrs(kv{AttrSideEffectStarted, "maybe"}), ErrWrongType,
+			`dev.mcpdrift.side_effect.started: want bool, got string "maybe"`},
+		{"bool from int", "dev.mcpdrift.call", callAttrs(kv{AttrRepairAutomatic, int64(1)}), ErrWrongType,
+			`dev.mcpdrift.repair.automatic: want bool, got int 1`},
+		{"bool from TRUE", "dev.mcpdrift.call", callAttrs(kv{AttrRepairAutomatic, "TRUE"}), ErrWrongType,
+			`dev.mcpdrift.repair.automatic: want bool, got string "TRUE"`},
+		{"int from non-digits", "dev.mcpdrift.call", callAttrs(kv{AttrRetryAttempt, "two"}), ErrWrongType,
+			`dev.mcpdrift.retry.attempt: want int, got string "two"`},
+		{"int from empty string", "dev.mcpdrift.call", callAttrs(kv{AttrRetryAttempt, ""}), ErrWrongType,
+			`dev.mcpdrift.retry.attempt: want int, got string ""`},
+		{"int from hex", "dev.mcpdrift.call", callAttrs(kv{AttrRetryAttempt, "0x10"}), ErrWrongType,
+			`dev.mcpdrift.retry.attempt: want int, got string "0x10"`},
+		{"int overflow", "dev.mcpdrift.call", callAttrs(kv{AttrSessionAgeS, "9223372036854775808"}), ErrWrongType,
+			`dev.mcpdrift.session.age_s: want int, got string "9223372036854775808"`},
+		{"int from fraction", "dev.mcpdrift.call", callAttrs(kv{AttrExternalRequests, 1.5}), ErrWrongType,
+			`dev.mcpdrift.external.requests: want int, got double 1.5`},
+		{"int from huge double", "dev.mcpdrift.call", callAttrs(kv{AttrExternalRequests, 1e19}), ErrWrongType,
+			`dev.mcpdrift.external.requests: want int, got double 1e+19`},
+		{"int from bool", "dev.mcpdrift.call", callAttrs(kv{AttrNotificationLagMs, true}), ErrWrongType,
+			`dev.mcpdrift.notification.lag_ms: want int, got bool true`},
+		{"string from double", "dev.mcpdrift.call", callAttrs(kv{AttrRequestID, 1.5}), ErrWrongType,
 			`jsonrpc.request.id: want string, got double 1.5`},
-		{"string from bool", "mcp.drift.call", callAttrs(kv{AttrSessionID, false}), ErrWrongType,
+		{"string from bool", "dev.mcpdrift.call", callAttrs(kv{AttrSessionID, false}), ErrWrongType,
 			`mcp.session.id: want string, got bool false`},
-		{"string from bytes", "mcp.drift.call", callAttrs(kv{AttrRunID, []byte{1, 2, 3}}), ErrWrongType,
-			`mcp.drift.run.id: want string, got bytes (3 bytes)`},
-		{"string from map", "mcp.drift.call", callAttrs(kv{AttrClientName, map[string]any{"a": 1, "b": 2}}), ErrWrongType,
-			`mcp.client.name: want string, got map (2 entries)`},
-		{"string from slice", "mcp.drift.call", callAttrs(kv{AttrClientVersion, []any{"1"}}), ErrWrongType,
-			`mcp.client.version: want string, got slice (1 elements)`},
-		{"string from empty", "mcp.drift.call", callAttrs(kv{AttrErrorCode, nil}), ErrWrongType,
-			`mcp.drift.error.code: want string, got empty value`},
-		{"timestamp not RFC 3339", "mcp.drift.adapter", []kv{{AttrToolName, "t"}, {AttrAdapterID, "a"}, {AttrAdapterWindowEnd, "2026-07-01"}}, ErrWrongType,
-			`mcp.drift.adapter.window_end: want RFC 3339 timestamp, got string "2026-07-01"`},
-		{"timestamp from double", "mcp.drift.adapter", []kv{{AttrToolName, "t"}, {AttrAdapterID, "a"}, {AttrAdapterWindowEnd, 1.5}}, ErrWrongType,
-			`mcp.drift.adapter.window_end: want RFC 3339 string or int Unix seconds, got double 1.5`},
-		{"event-name attribute wrong type", "mcp.drift.call", callAttrs(kv{AttrEventName, 1.0}), ErrWrongType,
+		{"string from bytes", "dev.mcpdrift.call", callAttrs(kv{AttrRunID, []byte{1, 2, 3}}), ErrWrongType,
+			`dev.mcpdrift.run.id: want string, got bytes (3 bytes)`},
+		{"string from map", "dev.mcpdrift.call", callAttrs(kv{AttrClientName, map[string]any{"a": 1, "b": 2}}), ErrWrongType,
+			`dev.mcpdrift.client.name: want string, got map (2 entries)`},
+		{"string from slice", "dev.mcpdrift.call", callAttrs(kv{AttrClientVersion, []any{"1"}}), ErrWrongType,
+			`dev.mcpdrift.client.version: want string, got slice (1 elements)`},
+		{"string from empty", "dev.mcpdrift.call", callAttrs(kv{AttrErrorCode, nil}), ErrWrongType,
+			`dev.mcpdrift.error.code: want string, got empty value`},
+		{"timestamp not RFC 3339", "dev.mcpdrift.adapter", []kv{{AttrToolName, "t"}, {AttrAdapterID, "a"}, {AttrAdapterWindowEnd, "2026-07-01"}}, ErrWrongType,
+			`dev.mcpdrift.adapter.window_end: want RFC 3339 timestamp, got string "2026-07-01"`},
+		{"timestamp from double", "dev.mcpdrift.adapter", []kv{{AttrToolName, "t"}, {AttrAdapterID, "a"}, {AttrAdapterWindowEnd, 1.5}}, ErrWrongType,
+			`dev.mcpdrift.adapter.window_end: want RFC 3339 string or int Unix seconds, got double 1.5`},
+		{"event-name attribute wrong type", "dev.mcpdrift.call", callAttrs(kv{AttrEventName, 1.0}), ErrWrongType,
 			`event.name: want string, got double 1`},
-		{"missing tool on call", "mcp.drift.call", []kv{{AttrOutcome, "current"}}, ErrMissingAttribute,
-			`mcp.drift.call: missing required attribute gen_ai.tool.name`},
-		{"empty tool on call", "mcp.drift.call", []kv{{AttrToolName, ""}, {AttrOutcome, "current"}}, ErrMissingAttribute,
-			`mcp.drift.call: missing required attribute gen_ai.tool.name`},
-		{"missing outcome on call", "mcp.drift.call", []kv{{AttrToolName, "t"}}, ErrMissingAttribute,
-			`mcp.drift.call: missing required attribute mcp.drift.outcome`},
-		{"missing adapter id", "mcp.drift.adapter", []kv{{AttrToolName, "t"}}, ErrMissingAttribute,
-			`mcp.drift.adapter: missing required attribute mcp.drift.adapter.id`},
-		{"missing tool on adapter", "mcp.drift.adapter", []kv{{AttrAdapterID, "a"}}, ErrMissingAttribute,
-			`mcp.drift.adapter: missing required attribute gen_ai.tool.name`},
-		{"missing repair action", "mcp.drift.repair", []kv{{AttrToolName, "t"}, {AttrRepairResult, "success"}}, ErrMissingAttribute,
-			`mcp.drift.repair: missing required attribute mcp.drift.repair.action`},
-		{"string over MaxValueBytes", "mcp.drift.call", callAttrs(kv{AttrExternalTarget, big}), ErrTooLong,
-			`mcp.drift.external.target: value of 16385 bytes exceeds MaxValueBytes 16384`},
-		{"args over MaxArgsBytes", "mcp.drift.call", callAttrs(kv{AttrArgsNormalized, strings.Repeat("x", 256<<10+1)}), ErrTooLong,
-			`mcp.drift.args.normalized: value of 262145 bytes exceeds MaxArgsBytes 262144`},
-		{"extra value over MaxValueBytes", "mcp.drift.call", callAttrs(kv{"custom", big}), ErrTooLong,
+		{"missing tool on call", "dev.mcpdrift.call", []kv{{AttrOutcome, "current"}}, ErrMissingAttribute,
+			`dev.mcpdrift.call: missing required attribute gen_ai.tool.name`},
+		{"empty tool on call", "dev.mcpdrift.call", []kv{{AttrToolName, ""}, {AttrOutcome, "current"}}, ErrMissingAttribute,
+			`dev.mcpdrift.call: missing required attribute gen_ai.tool.name`},
+		{"missing outcome on call", "dev.mcpdrift.call", []kv{{AttrToolName, "t"}}, ErrMissingAttribute,
+			`dev.mcpdrift.call: missing required attribute dev.mcpdrift.outcome`},
+		{"missing adapter id", "dev.mcpdrift.adapter", []kv{{AttrToolName, "t"}}, ErrMissingAttribute,
+			`dev.mcpdrift.adapter: missing required attribute dev.mcpdrift.adapter.id`},
+		{"missing tool on adapter", "dev.mcpdrift.adapter", []kv{{AttrAdapterID, "a"}}, ErrMissingAttribute,
+			`dev.mcpdrift.adapter: missing required attribute gen_ai.tool.name`},
+		{"missing repair action", "dev.mcpdrift.repair", []kv{{AttrToolName, "t"}, {AttrRepairResult, "success"}}, ErrMissingAttribute,
+			`dev.mcpdrift.repair: missing required attribute dev.mcpdrift.repair.action`},
+		{"string over MaxValueBytes", "dev.mcpdrift.call", callAttrs(kv{AttrExternalTarget, big}), ErrTooLong,
+			`dev.mcpdrift.external.target: value of 16385 bytes exceeds MaxValueBytes 16384`},
+		{"args over MaxArgsBytes", "dev.mcpdrift.call", callAttrs(kv{AttrArgsNormalized, strings.Repeat("x", 256<<10+1)}), ErrTooLong,
+			`dev.mcpdrift.args.normalized: value of 262145 bytes exceeds MaxArgsBytes 262144`},
+		{"extra value over MaxValueBytes", "dev.mcpdrift.call", callAttrs(kv{"custom", big}), ErrTooLong,
 			`custom: value of 16385 bytes exceeds MaxValueBytes 16384`},
-		{"extra key over MaxValueBytes", "mcp.drift.call", callAttrs(kv{big, "v"}), ErrTooLong,
+		{"extra key over MaxValueBytes", "dev.mcpdrift.call", callAttrs(kv{big, "v"}), ErrTooLong,
 			`attribute key of 16385 bytes exceeds MaxValueBytes 16384`},
-		{"invalid UTF-8 value", "mcp.drift.call", callAttrs(kv{AttrToolName, "bad\xc3"}), ErrInvalidUTF8,
+		{"invalid UTF-8 value", "dev.mcpdrift.call", callAttrs(kv{AttrToolName, "bad\xc3"}), ErrInvalidUTF8,
 			`gen_ai.tool.name: invalid UTF-8 in value`},
-		{"invalid UTF-8 args", "mcp.drift.call", callAttrs(kv{AttrArgsRaw, "{\"a\":\"\xff\"}"}), ErrInvalidUTF8,
-			`mcp.drift.args.raw: invalid UTF-8 in value`},
-		{"invalid UTF-8 extra value", "mcp.drift.call", callAttrs(kv{"custom", "\xff"}), ErrInvalidUTF8,
+		{"invalid UTF-8 args", "dev.mcpdrift.call", callAttrs(kv{AttrArgsRaw, "{\"a\":\"\xff\"}"}), ErrInvalidUTF8,
+			`dev.mcpdrift.args.raw: invalid UTF-8 in value`},
+		{"invalid UTF-8 extra value", "dev.mcpdrift.call", callAttrs(kv{"custom", "\xff"}), ErrInvalidUTF8,
 			`custom: invalid UTF-8 in value`},
-		{"invalid UTF-8 key", "mcp.drift.call", callAttrs(kv{"cus\xfftom", "v"}), ErrInvalidUTF8,
+		{"invalid UTF-8 key", "dev.mcpdrift.call", callAttrs(kv{"cus\xfftom", "v"}), ErrInvalidUTF8,
 			`attribute key "cus\xfftom": invalid UTF-8`},
 	}
 	for _, tt := range tests {
@@ -377,13 +377,13 @@ func TestDecodeLimits(t *testing.T) {
 	t.Run("attributes at the limit", func(t *testing.T) {
 		d := testDecoder()
 		d.Limits.MaxAttributes = 10 // 5 on the resource, 5 on the record
-		_, err, _ := decodeOne(t, d, logsWith(t, testResource, "mcp.drift.call", many(5)))
+		_, err, _ := decodeOne(t, d, logsWith(t, testResource, "dev.mcpdrift.call", many(5)))
 		checkErr(t, err, "")
 	})
 	t.Run("attributes over the limit", func(t *testing.T) {
 		d := testDecoder()
 		d.Limits.MaxAttributes = 10
-		_, err, _ := decodeOne(t, d, logsWith(t, testResource, "mcp.drift.call", many(6)))
+		_, err, _ := decodeOne(t, d, logsWith(t, testResource, "dev.mcpdrift.call", many(6)))
 		checkErr(t, err, "too many attributes: 11 (resource and scope 5, record 6) exceed MaxAttributes 10")
 		if !errors.Is(err, ErrTooManyAttributes) {
 			t.Error("error does not wrap ErrTooManyAttributes")
@@ -392,17 +392,17 @@ func TestDecodeLimits(t *testing.T) {
 	t.Run("scope attributes count", func(t *testing.T) {
 		d := testDecoder()
 		d.Limits.MaxAttributes = 10
-		ld := logsWith(t, testResource, "mcp.drift.call", many(5))
+		ld := logsWith(t, testResource, "dev.mcpdrift.call", many(5))
 		ld.ResourceLogs().At(0).ScopeLogs().At(0).Scope().Attributes().PutStr("scope.x", "1")
 		_, err, _ := decodeOne(t, d, ld)
 		checkErr(t, err, "too many attributes: 11 (resource and scope 6, record 5) exceed MaxAttributes 10")
 	})
 	t.Run("default limit", func(t *testing.T) {
-		_, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call", many(252)))
+		_, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call", many(252)))
 		checkErr(t, err, "too many attributes: 257 (resource and scope 5, record 252) exceed MaxAttributes 256")
 	})
 	t.Run("args between MaxValueBytes and MaxArgsBytes", func(t *testing.T) {
-		ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call",
+		ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call",
 			callAttrs(kv{AttrArgsRaw, strings.Repeat("x", 100<<10)})))
 		checkErr(t, err, "")
 		if len(ev.ArgsRaw) != 100<<10 {
@@ -410,14 +410,14 @@ func TestDecodeLimits(t *testing.T) {
 		}
 	})
 	t.Run("value at MaxValueBytes", func(t *testing.T) {
-		_, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call",
+		_, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call",
 			callAttrs(kv{AttrExternalTarget, strings.Repeat("x", 16<<10)})))
 		checkErr(t, err, "")
 	})
 	t.Run("zero limits disable the checks", func(t *testing.T) {
 		d := &Decoder{Now: func() time.Time { return testNow }}
 		attrs := append(many(300), kv{AttrExternalTarget, strings.Repeat("x", 1<<20)})
-		ld := logsWith(t, testResource, "mcp.drift.call", attrs)
+		ld := logsWith(t, testResource, "dev.mcpdrift.call", attrs)
 		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).SetTimestamp(1)
 		_, err, _ := decodeOne(t, d, ld)
 		checkErr(t, err, "")
@@ -455,7 +455,7 @@ func TestDecodeTime(t *testing.T) {
 			if tt.limits != nil {
 				tt.limits(&d.Limits)
 			}
-			ld := logsWith(t, testResource, "mcp.drift.call", callAttrs())
+			ld := logsWith(t, testResource, "dev.mcpdrift.call", callAttrs())
 			lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 			lr.SetTimestamp(tt.timestamp)
 			lr.SetObservedTimestamp(tt.observ)
@@ -474,7 +474,7 @@ func TestDecodeTime(t *testing.T) {
 	}
 	t.Run("nil Now is the wall clock", func(t *testing.T) {
 		d := &Decoder{Limits: DefaultLimits()}
-		ld := logsWith(t, testResource, "mcp.drift.call", callAttrs())
+		ld := logsWith(t, testResource, "dev.mcpdrift.call", callAttrs())
 		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).SetTimestamp(0)
 		before := time.Now().UnixNano()
 		ev, err, _ := decodeOne(t, d, ld)
@@ -502,7 +502,7 @@ func TestDecodeResourceAndScope(t *testing.T) {
 		{"scope.only", "dropped"},
 	})
 	lr := sl.LogRecords().AppendEmpty()
-	lr.SetEventName("mcp.drift.call")
+	lr.SetEventName("dev.mcpdrift.call")
 	putAll(t, lr.Attributes(), callAttrs(
 		kv{AttrServiceName, "from-record"},
 		kv{AttrSessionID, "sess-record"},
@@ -533,7 +533,7 @@ func TestDecodeSharedErrors(t *testing.T) {
 	rl := ld.ResourceLogs().AppendEmpty()
 	putAll(t, rl.Resource().Attributes(), []kv{{AttrServiceName, map[string]any{"a": "b"}}})
 	sl := rl.ScopeLogs().AppendEmpty()
-	for _, name := range []string{"mcp.drift.call", "app.log", "mcp.drift.call"} {
+	for _, name := range []string{"dev.mcpdrift.call", "app.log", "dev.mcpdrift.call"} {
 		lr := sl.LogRecords().AppendEmpty()
 		lr.SetEventName(name)
 		putAll(t, lr.Attributes(), callAttrs())
@@ -543,11 +543,11 @@ func TestDecodeSharedErrors(t *testing.T) {
 	sl2 := rl2.ScopeLogs().AppendEmpty()
 	putAll(t, sl2.Scope().Attributes(), []kv{{AttrPrivilege, "root"}})
 	lr := sl2.LogRecords().AppendEmpty()
-	lr.SetEventName("mcp.drift.call")
+	lr.SetEventName("dev.mcpdrift.call")
 	putAll(t, lr.Attributes(), callAttrs())
 	sl3 := rl2.ScopeLogs().AppendEmpty()
 	lr = sl3.LogRecords().AppendEmpty()
-	lr.SetEventName("mcp.drift.call")
+	lr.SetEventName("dev.mcpdrift.call")
 	putAll(t, lr.Attributes(), callAttrs())
 
 	events, res := testDecoder().DecodeLogs(ld, nil)
@@ -557,7 +557,7 @@ func TestDecodeSharedErrors(t *testing.T) {
 	want := []string{
 		"resource 0, scope 0, record 0: resource attributes: service.name: want string, got map (1 entries)",
 		"resource 0, scope 0, record 2: resource attributes: service.name: want string, got map (1 entries)",
-		`resource 1, scope 0, record 0: scope attributes: mcp.drift.privilege: unknown value "root" (want one of read, write, destructive, credentialed)`,
+		`resource 1, scope 0, record 0: scope attributes: dev.mcpdrift.privilege: unknown value "root" (want one of read, write, destructive, credentialed)`,
 	}
 	for i, e := range res.Errors {
 		if e.Error() != want[i] {
@@ -570,14 +570,14 @@ func TestDecodeSharedErrors(t *testing.T) {
 }
 
 func TestDecodeExtraAttributes(t *testing.T) {
-	ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call", callAttrs()))
+	ev, err, _ := decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call", callAttrs()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ev.Attributes != nil {
 		t.Errorf("Attributes = %#v, want nil when there are none", ev.Attributes)
 	}
-	ev, err, _ = decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call", callAttrs(
+	ev, err, _ = decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call", callAttrs(
 		kv{"s", "str"},
 		kv{"i", int64(-12)},
 		kv{"d", 2.5},
@@ -600,7 +600,7 @@ func TestDecodeExtraAttributes(t *testing.T) {
 }
 
 func TestDecodeAppendsToDst(t *testing.T) {
-	ld := logsWith(t, testResource, "mcp.drift.call",
+	ld := logsWith(t, testResource, "dev.mcpdrift.call",
 		callAttrs(kv{AttrRequestID, "1"}),
 		callAttrs(kv{AttrOutcome, "bad"}),
 		callAttrs(kv{AttrRequestID, "3"}),
@@ -625,7 +625,7 @@ func TestDecodeAppendsToDst(t *testing.T) {
 func TestEventID(t *testing.T) {
 	decode := func(attrs []kv, body string) Event {
 		t.Helper()
-		ld := logsWith(t, testResource, "mcp.drift.call", attrs)
+		ld := logsWith(t, testResource, "dev.mcpdrift.call", attrs)
 		if body != "" {
 			ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().SetStr(body)
 		}
@@ -702,7 +702,7 @@ func TestResultMessage(t *testing.T) {
 		records = append(records, callAttrs(kv{AttrOutcome, fmt.Sprintf("bad%d", i)}))
 	}
 	records = append(records, callAttrs(), callAttrs())
-	events, res := testDecoder().DecodeLogs(logsWith(t, testResource, "mcp.drift.call", records...), nil)
+	events, res := testDecoder().DecodeLogs(logsWith(t, testResource, "dev.mcpdrift.call", records...), nil)
 	if len(events) != 2 || res.Accepted != 2 || res.Rejected != 8 || len(res.Errors) != MaxErrors {
 		t.Fatalf("got %d events, %+v", len(events), res)
 	}
@@ -712,7 +712,7 @@ func TestResultMessage(t *testing.T) {
 		}
 	}
 	msg := res.Message()
-	wantPrefix := `8 of 10 log records rejected: resource 0, scope 0, record 0: mcp.drift.outcome: unknown value "bad0" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed); resource 0, scope 0, record 1: `
+	wantPrefix := `8 of 10 log records rejected: resource 0, scope 0, record 0: dev.mcpdrift.outcome: unknown value "bad0" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed); resource 0, scope 0, record 1: `
 	if !strings.HasPrefix(msg, wantPrefix) {
 		t.Errorf("message\n got %q\nwant prefix %q", msg, wantPrefix)
 	}
@@ -723,11 +723,11 @@ func TestResultMessage(t *testing.T) {
 		t.Errorf("message names %d errors, want %d", got, MaxErrors)
 	}
 
-	_, res = testDecoder().DecodeLogs(logsWith(t, testResource, "mcp.drift.call", callAttrs(kv{AttrOutcome, "x"}), callAttrs()), nil)
-	if got, want := res.Message(), `1 of 2 log records rejected: resource 0, scope 0, record 0: mcp.drift.outcome: unknown value "x" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed)`; got != want {
+	_, res = testDecoder().DecodeLogs(logsWith(t, testResource, "dev.mcpdrift.call", callAttrs(kv{AttrOutcome, "x"}), callAttrs()), nil)
+	if got, want := res.Message(), `1 of 2 log records rejected: resource 0, scope 0, record 0: dev.mcpdrift.outcome: unknown value "x" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed)`; got != want {
 		t.Errorf("message\n got %q\nwant %q", got, want)
 	}
-	_, res = testDecoder().DecodeLogs(logsWith(t, testResource, "mcp.drift.call", callAttrs()), nil)
+	_, res = testDecoder().DecodeLogs(logsWith(t, testResource, "dev.mcpdrift.call", callAttrs()), nil)
 	if got := res.Message(); got != "" {
 		t.Errorf("message %q with nothing rejected", got)
 	}
@@ -762,10 +762,10 @@ func TestResultByReasonCountsEveryRejection(t *testing.T) {
 		lr := lrs.AppendEmpty()
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
 		if i%3 == 0 {
-			lr.SetEventName("mcp.drift.no_such_event")
+			lr.SetEventName("dev.mcpdrift.no_such_event")
 			continue
 		}
-		lr.SetEventName("mcp.drift.call")
+		lr.SetEventName("dev.mcpdrift.call")
 		lr.Attributes().PutStr(AttrToolName, "deploy_preview")
 		if i%3 == 1 {
 			lr.Attributes().PutStr(AttrOutcome, "maybe")
@@ -786,7 +786,7 @@ func TestResultByReasonCountsEveryRejection(t *testing.T) {
 // record sent twice, seconds apart, is one event, over both decoders. A
 // timed record keeps the ID its time gives it.
 func TestUntimedRecordKeepsItsID(t *testing.T) {
-	ld := logsWith(t, testResource, "mcp.drift.call", callAttrs())
+	ld := logsWith(t, testResource, "dev.mcpdrift.call", callAttrs())
 	lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	lr.SetTimestamp(0)
 	body, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
@@ -830,7 +830,7 @@ func TestNegativeCountsRejected(t *testing.T) {
 		{AttrExternalRequests, -1e18},
 		{AttrSessionAgeS, int64(math.MinInt64)},
 	} {
-		_, err, res := decodeOne(t, testDecoder(), logsWith(t, testResource, "mcp.drift.call", callAttrs(kv{tc.attr, tc.value})))
+		_, err, res := decodeOne(t, testDecoder(), logsWith(t, testResource, "dev.mcpdrift.call", callAttrs(kv{tc.attr, tc.value})))
 		if !errors.Is(err, ErrNegative) || !strings.Contains(err.Error(), tc.attr+": ") || res.Rejected != 1 {
 			t.Errorf("%s = %v: %v, want a rejection for a negative value naming the attribute", tc.attr, tc.value, err)
 		}

@@ -135,14 +135,14 @@ func TestEncodeValues(t *testing.T) {
 	e := Event{
 		Name: EventCall, Time: 7, Service: "svc", Tool: "t", Outcome: OutcomeRejectedStale,
 		SideEffectStarted: true, RetryAttempt: 3, AdapterWindowEnd: 99,
-		Attributes: map[string]string{AttrOutcome: "current", AttrEventName: "mcp.drift.refresh", "k": "v"},
+		Attributes: map[string]string{AttrOutcome: "current", AttrEventName: "dev.mcpdrift.refresh", "k": "v"},
 	}
 	lr := plog.NewLogRecord()
 	EncodeLogRecord(&e, lr)
 	res := pcommon.NewResource()
 	EncodeResource(&e, res)
 
-	if got := lr.EventName(); got != "mcp.drift.call" {
+	if got := lr.EventName(); got != "dev.mcpdrift.call" {
 		t.Errorf("EventName = %q", got)
 	}
 	if got := lr.Timestamp(); got != 7 {

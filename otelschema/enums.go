@@ -4,7 +4,7 @@ package otelschema
 // the wire values are the lowercase strings below, and unknown wire values
 // are rejected with the list of accepted ones.
 
-// Outcome is the drift outcome of a tools/call (mcp.drift.outcome).
+// Outcome is the drift outcome of a tools/call (dev.mcpdrift.outcome).
 type Outcome uint8
 
 // Outcomes.
@@ -22,7 +22,7 @@ const (
 var outcomeNames = []string{"", "current", "normalized", "rejected_stale", "rejected_incompatible", "rejected_invalid", "removed", "failed"}
 
 // ChangeClass is the seed's classification of a contract change
-// (mcp.drift.change.class).
+// (dev.mcpdrift.change.class).
 type ChangeClass uint8
 
 // Change classes.
@@ -38,7 +38,7 @@ const (
 var changeClassNames = []string{"", "additive", "bounded_migration", "semantic", "authority", "removal"}
 
 // RepairAction is what a client did after a stale rejection
-// (mcp.drift.repair.action).
+// (dev.mcpdrift.repair.action).
 type RepairAction uint8
 
 // Repair actions.
@@ -52,7 +52,7 @@ const (
 
 var repairActionNames = []string{"", "refresh_retry", "model_repair", "human_approval", "abandon"}
 
-// RepairResult is the result of a repair (mcp.drift.repair.result).
+// RepairResult is the result of a repair (dev.mcpdrift.repair.result).
 type RepairResult uint8
 
 // Repair results.
@@ -64,7 +64,7 @@ const (
 
 var repairResultNames = []string{"", "success", "failure"}
 
-// Approval is the approval decision a call ran under (mcp.drift.approval).
+// Approval is the approval decision a call ran under (dev.mcpdrift.approval).
 type Approval uint8
 
 // Approval decisions.
@@ -78,7 +78,7 @@ const (
 
 var approvalNames = []string{"", "none", "session", "per_call", "denied"}
 
-// Privilege is the highest privilege a call needs (mcp.drift.privilege).
+// Privilege is the highest privilege a call needs (dev.mcpdrift.privilege).
 // The order of the constants is the order of privilege.
 type Privilege uint8
 
@@ -94,7 +94,7 @@ const (
 var privilegeNames = []string{"", "read", "write", "destructive", "credentialed"}
 
 // RefreshResult is the result of a tools/list refresh
-// (mcp.drift.refresh.result).
+// (dev.mcpdrift.refresh.result).
 type RefreshResult uint8
 
 // Refresh results.
@@ -107,7 +107,7 @@ const (
 var refreshResultNames = []string{"", "ok", "failed"}
 
 // RevisionSource is where the client revision of a call came from
-// (mcp.drift.revision.client.source). Unset with a client revision means
+// (dev.mcpdrift.revision.client.source). Unset with a client revision means
 // the emitter did not say, which readers take as declared (the only source
 // before the attribute existed); unset without one means unknown.
 type RevisionSource uint8

@@ -33,12 +33,12 @@ type seedRequest struct {
 
 // driftRequest is a valid request: a call, a repair and a foreign record.
 func driftRequest(t testing.TB) plog.Logs {
-	ld := logsWith(t, []kv{{AttrServiceName, "billing"}}, "mcp.drift.call",
+	ld := logsWith(t, []kv{{AttrServiceName, "billing"}}, "dev.mcpdrift.call",
 		[]kv{{AttrToolName, "pay"}, {AttrOutcome, "normalized"}, {AttrRequestID, int64(7)}, {AttrSideEffectStarted, "false"}, {AttrRetryAttempt, "1"}})
 	sl := ld.ResourceLogs().At(0).ScopeLogs().At(0)
 	sl.Scope().SetName("")
 	lr := sl.LogRecords().AppendEmpty()
-	lr.SetEventName("mcp.drift.repair")
+	lr.SetEventName("dev.mcpdrift.repair")
 	putAll(t, lr.Attributes(), []kv{{AttrRepairAction, "refresh_retry"}, {AttrAdapterWindowEnd, "2026-07-01T00:00:00Z"}, {"x", 1.5}})
 	lr = sl.LogRecords().AppendEmpty()
 	putAll(t, lr.Attributes(), []kv{{AttrEventName, "app.log"}})
@@ -47,7 +47,7 @@ func driftRequest(t testing.TB) plog.Logs {
 
 // badRequest carries rejections of several kinds, and a good record.
 func badRequest(t testing.TB) plog.Logs {
-	ld := logsWith(t, nil, "mcp.drift.call",
+	ld := logsWith(t, nil, "dev.mcpdrift.call",
 		[]kv{{AttrToolName, "pay"}, {AttrOutcome, "maybe"}},
 		[]kv{{AttrOutcome, "current"}},
 		[]kv{{AttrToolName, "pay"}, {AttrOutcome, "current"}, {AttrSideEffectStarted, "maybe"}},
@@ -55,7 +55,7 @@ func badRequest(t testing.TB) plog.Logs {
 	)
 	sl := ld.ResourceLogs().At(0).ScopeLogs().At(0)
 	sl.Scope().SetName("")
-	sl.LogRecords().AppendEmpty().SetEventName("mcp.drift.nope")
+	sl.LogRecords().AppendEmpty().SetEventName("dev.mcpdrift.nope")
 	return ld
 }
 

@@ -24,15 +24,15 @@ const (
 
 var eventNames = [...]string{
 	EventUnspecified:   "",
-	EventCall:          "mcp.drift.call",
-	EventListChanged:   "mcp.drift.list_changed",
-	EventRefresh:       "mcp.drift.refresh",
-	EventRepair:        "mcp.drift.repair",
-	EventContractError: "mcp.drift.contract_error",
-	EventAdapter:       "mcp.drift.adapter",
+	EventCall:          "dev.mcpdrift.call",
+	EventListChanged:   "dev.mcpdrift.list_changed",
+	EventRefresh:       "dev.mcpdrift.refresh",
+	EventRepair:        "dev.mcpdrift.repair",
+	EventContractError: "dev.mcpdrift.contract_error",
+	EventAdapter:       "dev.mcpdrift.adapter",
 }
 
-// String returns the wire name, such as "mcp.drift.call".
+// String returns the wire name, such as "dev.mcpdrift.call".
 func (e EventName) String() string {
 	if int(e) < len(eventNames) {
 		return eventNames[e]
@@ -40,9 +40,24 @@ func (e EventName) String() string {
 	return ""
 }
 
-// EventNamePrefix prefixes every drift event name. Records named under it but
-// not listed above are rejected; records under other names are ignored.
-const EventNamePrefix = "mcp.drift."
+// EventNamePrefix prefixes every drift event name and mcpdrift's own
+// attributes: a reverse-DNS namespace that no OpenTelemetry convention
+// claims (the conventions reserve mcp.*), the one the _meta keys of
+// otelschema/mcpgo already use. Records named under it, or under
+// LegacyPrefix, but not listed above are rejected; records under other
+// names are ignored.
+const EventNamePrefix = "dev.mcpdrift."
+
+// Stored returns the name the store keeps the event under: its name of the
+// releases before the move to EventNamePrefix (mcp.drift.call, …). The
+// stored data, the report queries and the materialised views name events
+// so, whatever name they came in under.
+func (e EventName) Stored() string {
+	if s := e.String(); s != "" {
+		return LegacyPrefix + s[len(EventNamePrefix):]
+	}
+	return ""
+}
 
 // ParseEventName returns the event for a wire name.
 func ParseEventName(s string) (EventName, bool) {
@@ -54,8 +69,10 @@ func ParseEventName(s string) (EventName, bool) {
 	return EventUnspecified, false
 }
 
-// Attribute names. OpenTelemetry names are reused where they exist; ours live
-// under mcp.drift.*.
+// Attribute names. OpenTelemetry names are reused where a convention defines
+// the meaning; ours live under EventNamePrefix, dev.mcpdrift.*. The names of
+// earlier releases (mcp.drift.*, mcp.client.*) are still read: see
+// LegacyNames.
 const (
 	// Resource attributes.
 	AttrServiceName       = "service.name"
@@ -74,56 +91,57 @@ const (
 	AttrRequestID       = "jsonrpc.request.id"
 	AttrSessionID       = "mcp.session.id"
 	AttrProtocolVersion = "mcp.protocol.version"
-	AttrClientName      = "mcp.client.name"
-	AttrClientVersion   = "mcp.client.version"
+	// The client identity: no convention defines it.
+	AttrClientName    = "dev.mcpdrift.client.name"
+	AttrClientVersion = "dev.mcpdrift.client.version"
 
 	// Revisions: the three states of the seed.
-	AttrRevisionClient       = "mcp.drift.revision.client"
-	AttrRevisionClientSource = "mcp.drift.revision.client.source"
-	AttrRevisionServer       = "mcp.drift.revision.server"
-	AttrRevisionValidated    = "mcp.drift.validated.revision"
-	AttrRevisionBefore       = "mcp.drift.revision.before"
-	AttrRevisionAfter        = "mcp.drift.revision.after"
+	AttrRevisionClient       = "dev.mcpdrift.revision.client"
+	AttrRevisionClientSource = "dev.mcpdrift.revision.client.source"
+	AttrRevisionServer       = "dev.mcpdrift.revision.server"
+	AttrRevisionValidated    = "dev.mcpdrift.validated.revision"
+	AttrRevisionBefore       = "dev.mcpdrift.revision.before"
+	AttrRevisionAfter        = "dev.mcpdrift.revision.after"
 
 	// Call outcome.
-	AttrOutcome           = "mcp.drift.outcome"
-	AttrAdapterID         = "mcp.drift.adapter.id"
-	AttrChangeClass       = "mcp.drift.change.class"
-	AttrSideEffectStarted = "mcp.drift.side_effect.started"
-	AttrExternalRequests  = "mcp.drift.external.requests"
-	AttrExternalTarget    = "mcp.drift.external.target"
-	AttrErrorCode         = "mcp.drift.error.code"
-	AttrRequiredAction    = "mcp.drift.required_action"
+	AttrOutcome           = "dev.mcpdrift.outcome"
+	AttrAdapterID         = "dev.mcpdrift.adapter.id"
+	AttrChangeClass       = "dev.mcpdrift.change.class"
+	AttrSideEffectStarted = "dev.mcpdrift.side_effect.started"
+	AttrExternalRequests  = "dev.mcpdrift.external.requests"
+	AttrExternalTarget    = "dev.mcpdrift.external.target"
+	AttrErrorCode         = "dev.mcpdrift.error.code"
+	AttrRequiredAction    = "dev.mcpdrift.required_action"
 
 	// Retries and repairs.
-	AttrRetryOf          = "mcp.drift.retry.of"
-	AttrRetryAttempt     = "mcp.drift.retry.attempt"
-	AttrRetryAfter       = "mcp.drift.retry.after"
-	AttrIdempotencyKey   = "mcp.drift.idempotency_key"
-	AttrRepairAction     = "mcp.drift.repair.action"
-	AttrRepairAutomatic  = "mcp.drift.repair.automatic"
-	AttrRepairResult     = "mcp.drift.repair.result"
-	AttrRepairDurationMs = "mcp.drift.repair.duration_ms"
+	AttrRetryOf          = "dev.mcpdrift.retry.of"
+	AttrRetryAttempt     = "dev.mcpdrift.retry.attempt"
+	AttrRetryAfter       = "dev.mcpdrift.retry.after"
+	AttrIdempotencyKey   = "dev.mcpdrift.idempotency_key"
+	AttrRepairAction     = "dev.mcpdrift.repair.action"
+	AttrRepairAutomatic  = "dev.mcpdrift.repair.automatic"
+	AttrRepairResult     = "dev.mcpdrift.repair.result"
+	AttrRepairDurationMs = "dev.mcpdrift.repair.duration_ms"
 
 	// Authority and callers.
-	AttrApproval    = "mcp.drift.approval"
-	AttrPrivilege   = "mcp.drift.privilege"
-	AttrRunID       = "mcp.drift.run.id"
-	AttrSessionAgeS = "mcp.drift.session.age_s"
+	AttrApproval    = "dev.mcpdrift.approval"
+	AttrPrivilege   = "dev.mcpdrift.privilege"
+	AttrRunID       = "dev.mcpdrift.run.id"
+	AttrSessionAgeS = "dev.mcpdrift.session.age_s"
 
 	// Refresh and notification.
-	AttrRefreshResult     = "mcp.drift.refresh.result"
-	AttrNotificationLagMs = "mcp.drift.notification.lag_ms"
+	AttrRefreshResult     = "dev.mcpdrift.refresh.result"
+	AttrNotificationLagMs = "dev.mcpdrift.notification.lag_ms"
 
 	// Adapter registry.
-	AttrAdapterRevisionFrom = "mcp.drift.adapter.revision.from"
-	AttrAdapterRevisionTo   = "mcp.drift.adapter.revision.to"
-	AttrAdapterWindowEnd    = "mcp.drift.adapter.window_end"
+	AttrAdapterRevisionFrom = "dev.mcpdrift.adapter.revision.from"
+	AttrAdapterRevisionTo   = "dev.mcpdrift.adapter.revision.to"
+	AttrAdapterWindowEnd    = "dev.mcpdrift.adapter.window_end"
 
 	// Output contract.
-	AttrContractField = "mcp.drift.contract.field"
+	AttrContractField = "dev.mcpdrift.contract.field"
 
 	// Audit only: redacted at ingest per configuration, never logged.
-	AttrArgsRaw        = "mcp.drift.args.raw"
-	AttrArgsNormalized = "mcp.drift.args.normalized"
+	AttrArgsRaw        = "dev.mcpdrift.args.raw"
+	AttrArgsNormalized = "dev.mcpdrift.args.normalized"
 )

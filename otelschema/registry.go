@@ -197,13 +197,13 @@ var registry = [...]Attribute{
 	strAttr(AttrClientName, func(e *Event) *string { return &e.ClientName },
 		"The client name from `initialize.clientInfo` or the `io.modelcontextprotocol/clientInfo` `_meta` key.").on(clientEvents...),
 	strAttr(AttrClientVersion, func(e *Event) *string { return &e.ClientVersion },
-		"The client version, from the same source as `mcp.client.name`.").on(clientEvents...),
+		"The client version, from the same source as `dev.mcpdrift.client.name`.").on(clientEvents...),
 
 	// Revisions.
 	strAttr(AttrRevisionClient, func(e *Event) *string { return &e.RevisionClient },
 		"The revision of the tool in the client snapshot: the one the client planned with. Absent when it is unknown: never read as the current revision.").on(EventCall, EventRepair, EventContractError),
 	enumAttr(AttrRevisionClientSource, revisionSourceNames, func(e *Event) *RevisionSource { return &e.RevisionClientSource },
-		"Where `mcp.drift.revision.client` came from: `declared` by the client in the call's `_meta`; `listed`, the revision this server last listed to the session; `inferred` from the arguments, valid under that revision only among those the server knows. Absent with a client revision: the emitter did not say, read as `declared`; absent without one: unknown.").on(EventCall, EventContractError),
+		"Where `dev.mcpdrift.revision.client` came from: `declared` by the client in the call's `_meta`; `listed`, the revision this server last listed to the session; `inferred` from the arguments, valid under that revision only among those the server knows. Absent with a client revision: the emitter did not say, read as `declared`; absent without one: unknown.").on(EventCall, EventContractError),
 	strAttr(AttrRevisionServer, func(e *Event) *string { return &e.RevisionServer },
 		"The revision of the execution contract that ran the call (after a list_changed: the newly advertised revision).").on(EventCall, EventListChanged, EventContractError),
 	strAttr(AttrRevisionValidated, func(e *Event) *string { return &e.RevisionValidated },
@@ -215,7 +215,7 @@ var registry = [...]Attribute{
 
 	// Call outcome.
 	enumAttr(AttrOutcome, outcomeNames, func(e *Event) *Outcome { return &e.Outcome },
-		"The drift outcome of the call. `current` means it ran unadapted under `mcp.drift.revision.server`; it says the client planned with that revision only when `mcp.drift.revision.client` does.").on(EventCall).required(EventCall),
+		"The drift outcome of the call. `current` means it ran unadapted under `dev.mcpdrift.revision.server`; it says the client planned with that revision only when `dev.mcpdrift.revision.client` does.").on(EventCall).required(EventCall),
 	strAttr(AttrAdapterID, func(e *Event) *string { return &e.AdapterID },
 		"The compatibility adapter that normalised the call, or the adapter an adapter event describes.").on(EventCall, EventAdapter).required(EventAdapter),
 	enumAttr(AttrChangeClass, changeClassNames, func(e *Event) *ChangeClass { return &e.ChangeClass },
@@ -237,13 +237,13 @@ var registry = [...]Attribute{
 	intAttr(AttrRetryAttempt, func(e *Event) *int64 { return &e.RetryAttempt },
 		"The retry attempt, 1 for the first retry.").on(EventCall, EventRepair),
 	enumAttr(AttrRetryAfter, outcomeNames, func(e *Event) *Outcome { return &e.RetryAfter },
-		"On a call that retries another (`mcp.drift.retry.of`), the outcome of the call it retries, as the client saw it: `rejected_stale`, `rejected_incompatible`, `rejected_invalid` or `removed` after a rejection (absent when the client did not say).").on(EventCall),
+		"On a call that retries another (`dev.mcpdrift.retry.of`), the outcome of the call it retries, as the client saw it: `rejected_stale`, `rejected_incompatible`, `rejected_invalid` or `removed` after a rejection (absent when the client did not say).").on(EventCall),
 	strAttr(AttrIdempotencyKey, func(e *Event) *string { return &e.IdempotencyKey },
 		"The idempotency key the client sent with the call.").on(EventCall, EventRepair),
 	enumAttr(AttrRepairAction, repairActionNames, func(e *Event) *RepairAction { return &e.RepairAction },
 		"What the client did after a stale rejection.").on(EventRepair).required(EventRepair),
 	boolAttr(AttrRepairAutomatic, func(e *Event) *bool { return &e.RepairAutomatic },
-		"Whether the repair ran without a person; on a call that retries another (`mcp.drift.retry.of`), whether the retry was decided without a person, as the client said (absent when it did not).").on(EventRepair, EventCall),
+		"Whether the repair ran without a person; on a call that retries another (`dev.mcpdrift.retry.of`), whether the retry was decided without a person, as the client said (absent when it did not).").on(EventRepair, EventCall),
 	enumAttr(AttrRepairResult, repairResultNames, func(e *Event) *RepairResult { return &e.RepairResult },
 		"The result of the repair.").on(EventRepair),
 	intAttr(AttrRepairDurationMs, func(e *Event) *int64 { return &e.RepairDurationMs },
@@ -281,7 +281,7 @@ var registry = [...]Attribute{
 	strAttr(AttrArgsRaw, func(e *Event) *string { return &e.ArgsRaw },
 		"The call's arguments as received, JSON (audit only; redacted at ingest per configuration, never logged; limited by MaxArgsBytes).").on(EventCall),
 	strAttr(AttrArgsNormalized, func(e *Event) *string { return &e.ArgsNormalized },
-		"The call's arguments after normalisation, JSON (audit only, as `mcp.drift.args.raw`).").on(EventCall),
+		"The call's arguments after normalisation, JSON (audit only, as `dev.mcpdrift.args.raw`).").on(EventCall),
 }
 
 // EventSpec describes one drift event of the conventions.

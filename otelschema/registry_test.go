@@ -219,8 +219,8 @@ func TestConventionsContent(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"| `mcp.drift.call` | server (authoritative) or client | `gen_ai.tool.name`, `mcp.drift.outcome` |",
-		"| `mcp.drift.outcome` | enum | `current`, `normalized`, `rejected_stale`, `rejected_incompatible`, `rejected_invalid`, `removed`, `failed` | call | call |",
+		"| `dev.mcpdrift.call` | server (authoritative) or client | `gen_ai.tool.name`, `dev.mcpdrift.outcome` |",
+		"| `dev.mcpdrift.outcome` | enum | `current`, `normalized`, `rejected_stale`, `rejected_incompatible`, `rejected_invalid`, `removed`, `failed` | call | call |",
 		"| int | int; string of base-10 digits; double with an integral value — 0 or more: every integer is a count or a duration |",
 		"| `service.name` | string (resource) |",
 	} {

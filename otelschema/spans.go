@@ -18,7 +18,7 @@ import (
 // SERVER, `mcp.client` spans of kind CLIENT, named
 // `{mcp.method.name} {target}`) become drift events, with what the SDKs
 // add in their own shapes (FastMCP's component keys), so that a server
-// already instrumented gets reports by adding two or three mcp.drift.*
+// already instrumented gets reports by adding two or three dev.mcpdrift.*
 // attributes. The rules are documented once, in
 // DecodeTraces, and in the Spans section of CONVENTIONS.md that
 // writeSpanConventions generates.
@@ -47,7 +47,7 @@ const (
 	// SpanAttrToolCallArguments and SpanAttrToolCallResult are the opt-in
 	// GenAI attributes holding a call's arguments and result. They may hold
 	// secrets, so the span decoder drops them: arguments are audited only
-	// through mcp.drift.args.raw, which ingest redacts.
+	// through dev.mcpdrift.args.raw, which ingest redacts.
 	SpanAttrToolCallArguments = "gen_ai.tool.call.arguments"
 	SpanAttrToolCallResult    = "gen_ai.tool.call.result"
 	// SpanAttrFastMCPKey is FastMCP's component key, `tool:{name}@{version}`
@@ -58,9 +58,9 @@ const (
 
 // OutcomeInferredAttr is the key, in Event.Attributes, that marks with the
 // value "true" a call event whose outcome the span decoder inferred because
-// the span had no mcp.drift.outcome. The decoder sets it and removes it: a
+// the span had no dev.mcpdrift.outcome. The decoder sets it and removes it: a
 // span cannot mark its own outcome as inferred.
-const OutcomeInferredAttr = "mcp.drift.outcome.inferred"
+const OutcomeInferredAttr = "dev.mcpdrift.outcome.inferred"
 
 // JSON-RPC 2.0 error codes, as rpc.response.status_code and error.type carry
 // them.
@@ -97,7 +97,7 @@ const statusOK = "OK"
 // refresh, notifications/tools/list_changed a list_changed; every other
 // span is ignored, whatever it carries. Its attributes are decoded as a log
 // record's, with the differences, the outcome inference for calls without
-// mcp.drift.outcome and the session rules that CONVENTIONS.md ("Spans")
+// dev.mcpdrift.outcome and the session rules that CONVENTIONS.md ("Spans")
 // states; writeSpanConventions writes that section from the same constants
 // the decoder uses, and the decoder's tests hold each rule.
 func (d *Decoder) DecodeTraces(td ptrace.Traces, dst []Event) ([]Event, Result) {
@@ -130,7 +130,7 @@ func (d *Decoder) DecodeTraces(td ptrace.Traces, dst []Event) ([]Event, Result) 
 			}
 		}
 	}
-	return w.dst, w.res
+	return w.dst, w.result()
 }
 
 // spanEvent returns the drift event a span becomes and its MCP method;
@@ -223,7 +223,9 @@ func (st *decodeState) decodeSpan(e *Event, name EventName, method string, sp pt
 			}
 		}
 		pv := pdataValue(v)
-		err = st.recordAttr(e, k, attrByName[k], &pv)
+		a, legacy := lookupAttr(k)
+		st.countLegacy(legacy)
+		err = st.recordAttr(e, k, a, &pv)
 		return err == nil
 	})
 	if err != nil {
@@ -318,8 +320,11 @@ func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in 
 			}
 		}
 	case EventCall:
+		// A span cannot mark its own outcome as inferred, under either
+		// name of the marker.
+		delete(e.Attributes, OutcomeInferredAttr)
+		delete(e.Attributes, LegacyPrefix+OutcomeInferredAttr[len(EventNamePrefix):])
 		if e.Outcome != OutcomeUnspecified {
-			delete(e.Attributes, OutcomeInferredAttr)
 			return nil
 		}
 		switch {
@@ -462,7 +467,7 @@ func writeSpanConventions(p func(format string, args ...any)) {
 	p("| `%s` | any: CLIENT where sent, SERVER where received | `%s` |\n", MethodToolsListChanged, EventListChanged)
 	p("\nEvery other span (other MCP methods such as `initialize`, `ping` or `resources/read`,\n")
 	p("and spans that are not MCP spans) is ignored and counted, whatever it carries.\n\n")
-	p("The attributes of a drift span are read as those of a log record, `mcp.drift.*`\n")
+	p("The attributes of a drift span are read as those of a log record, `dev.mcpdrift.*`\n")
 	p("included, with these differences:\n\n")
 	p("- the event time is the span's start time, else its end time, else the time it\n")
 	p("  was received; the trace and span ids are the span's;\n")

@@ -130,7 +130,7 @@ func TestDecodeTraces(t *testing.T) {
 		err     error  // the reason of a rejection
 		msg     string // the rejection contains it
 	}{
-		// Declared drift: mcp.drift.* read as on log events.
+		// Declared drift: dev.mcpdrift.* read as on log events.
 		{name: "declared outcome", span: serverCall(
 			kv{AttrOutcome, "normalized"}, kv{AttrAdapterID, "inv-v7-v9"}, kv{AttrRevisionClient, "7"}, kv{AttrRevisionServer, "9"},
 			kv{AttrClientName, "claude-code"}, kv{AttrClientVersion, "2.1.0"}, kv{AttrRunID, "run-1"}),
@@ -234,7 +234,7 @@ func TestDecodeTraces(t *testing.T) {
 				inferred(e, OutcomeFailed)
 			}},
 		{name: "different revisions cannot be inferred", span: serverCall(kv{AttrRevisionClient, "7"}, kv{AttrRevisionServer, "9"}),
-			err: ErrMissingAttribute, msg: `mcp.drift.call: missing required attribute mcp.drift.outcome, which cannot be inferred when mcp.drift.revision.client "7" differs from mcp.drift.revision.server "9"`},
+			err: ErrMissingAttribute, msg: `dev.mcpdrift.call: missing required attribute dev.mcpdrift.outcome, which cannot be inferred when dev.mcpdrift.revision.client "7" differs from dev.mcpdrift.revision.server "9"`},
 		{name: "different revisions with an error cannot be inferred either", span: serverCall(kv{AttrRevisionClient, "7"}, kv{AttrRevisionServer, "9"}, kv{SpanAttrRPCStatusCode, "-32602"}),
 			err: ErrMissingAttribute, msg: "cannot be inferred"},
 
@@ -309,7 +309,7 @@ func TestDecodeTraces(t *testing.T) {
 				e.ClientName, e.ClientVersion = "claude-code", "3.0.1"
 				e.Attributes[SpanAttrClientInfo+".name"], e.Attributes[SpanAttrClientInfo+".version"] = "claude-code", "3.0.1"
 			}},
-		{name: "mcp.client.name wins over _meta", span: sessionless(kv{AttrClientName, "agent-x"}, kv{SpanAttrClientInfo, map[string]any{"name": "claude-code", "version": "3.0.1"}}),
+		{name: "dev.mcpdrift.client.name wins over _meta", span: sessionless(kv{AttrClientName, "agent-x"}, kv{SpanAttrClientInfo, map[string]any{"name": "claude-code", "version": "3.0.1"}}),
 			want: func(e *Event) {
 				sessionlessWant(e)
 				e.ClientName = "agent-x"
@@ -322,11 +322,11 @@ func TestDecodeTraces(t *testing.T) {
 			}},
 
 		// Rejections.
-		{name: "unknown outcome", span: serverCall(kv{AttrOutcome, "sideways"}), err: ErrUnknownValue, msg: `mcp.drift.outcome: unknown value "sideways"`},
+		{name: "unknown outcome", span: serverCall(kv{AttrOutcome, "sideways"}), err: ErrUnknownValue, msg: `dev.mcpdrift.outcome: unknown value "sideways"`},
 		{name: "status code of a wrong type", span: serverCall(kv{SpanAttrRPCStatusCode, true}), err: ErrWrongType, msg: "rpc.response.status_code: want string or int, got bool true"},
 		{name: "error.type of a wrong type", span: serverCall(kv{SpanAttrErrorType, 1.5}), err: ErrWrongType, msg: "error.type: want string or int, got double 1.5"},
 		{name: "no tool", span: testSpan{name: "tools/call", kind: ptrace.SpanKindServer, attrs: []kv{{AttrMethodName, "tools/call"}}},
-			err: ErrMissingAttribute, msg: `mcp.drift.call: missing required attribute gen_ai.tool.name, and the span name "tools/call" has no target`},
+			err: ErrMissingAttribute, msg: `dev.mcpdrift.call: missing required attribute gen_ai.tool.name, and the span name "tools/call" has no target`},
 		{name: "invalid UTF-8 in the span name's target", span: testSpan{name: "tools/call \xff", kind: ptrace.SpanKindServer},
 			err: ErrInvalidUTF8, msg: "span name target: gen_ai.tool.name: invalid UTF-8"},
 		{name: "too old", span: testSpan{name: "tools/call x", kind: ptrace.SpanKindServer, start: testNow.Add(-31 * 24 * time.Hour)},
@@ -334,7 +334,7 @@ func TestDecodeTraces(t *testing.T) {
 		{name: "clientInfo too long", span: sessionless(kv{SpanAttrClientInfo, map[string]any{"name": strings.Repeat("n", 16<<10)}}),
 			err: ErrTooLong, msg: "io.modelcontextprotocol/clientInfo: value of 16395 bytes exceeds MaxValueBytes"},
 		{name: "clientInfo name not UTF-8", span: sessionless(kv{SpanAttrClientInfo, map[string]any{"name": "\xff"}}),
-			err: ErrInvalidUTF8, msg: "io.modelcontextprotocol/clientInfo: mcp.client.name: invalid UTF-8 in value"},
+			err: ErrInvalidUTF8, msg: "io.modelcontextprotocol/clientInfo: dev.mcpdrift.client.name: invalid UTF-8 in value"},
 
 		// Ignored spans.
 		{name: "initialize", span: testSpan{name: "initialize", kind: ptrace.SpanKindServer, attrs: []kv{{AttrMethodName, "initialize"}, {AttrOutcome, "sideways"}}}, ignored: true},
@@ -484,7 +484,7 @@ func TestDecodeTracesPartial(t *testing.T) {
 	if events[1].Name != EventCall || events[2].Name != EventRefresh || events[1].SpanID != spanIDOf(0) || events[2].SpanID != spanIDOf(3) {
 		t.Errorf("accepted %v/%x and %v/%x", events[1].Name, events[1].SpanID, events[2].Name, events[2].SpanID)
 	}
-	want := `3 of 7 spans rejected: resource 0, scope 0, span 1: mcp.drift.outcome: unknown value "sideways" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed); ` +
+	want := `3 of 7 spans rejected: resource 0, scope 0, span 1: dev.mcpdrift.outcome: unknown value "sideways" (want one of current, normalized, rejected_stale, rejected_incompatible, rejected_invalid, removed, failed); ` +
 		`resource 0, scope 0, span 4: rpc.response.status_code: want string or int, got map (1 entries); ` +
 		`resource 1, scope 0, span 1: resource attributes: service.name: want string, got slice (2 elements)`
 	if got := res.Message(); got != want {

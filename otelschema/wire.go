@@ -35,7 +35,7 @@ func (d *Decoder) DecodeLogsProto(b []byte, dst []Event) ([]Event, Result, error
 		clear(x.w.dst[n:])
 		return dst[:n], Result{}, err
 	}
-	return x.w.dst, x.w.res, nil
+	return x.w.dst, x.w.result(), nil
 }
 
 // wireDecoders holds the state of DecodeLogsProto calls between them, so
@@ -361,11 +361,12 @@ const tagAttributes = 6<<3 | byte(protowire.BytesType)
 // record decodes the record x.rec, the record li of the scope si of the
 // resource ri, as DecodeLogs does.
 func (x *wireDecoder) record(ri, si, li int) {
-	name, err := recordEvent(x.strs.get(x.rec.name), x.recordAttr)
+	name, legacy, err := recordEvent(x.strs.get(x.rec.name), x.recordAttr)
 	if name == EventUnspecified && err == nil {
 		x.w.res.Ignored++
 		return
 	}
+	x.w.st.countLegacy(legacy)
 	var e *Event
 	if err == nil {
 		e, err = x.w.event(x.decodeResource, x.decodeScope)
@@ -397,6 +398,7 @@ func (x *wireDecoder) decodeShared(e *Event, attrs []wireAttr, resource bool) er
 		if !sharedAttr(k.attr, resource) {
 			continue
 		}
+		x.w.st.countLegacy(k.legacy)
 		v := x.value(&attrs[i].val, k.intern)
 		if err := x.w.st.setAttr(e, k.attr, &v); err != nil {
 			return err
@@ -441,6 +443,7 @@ func (x *wireDecoder) decodeAttr(e *Event, prev *int, a *wireAttr) error {
 	}
 	*prev = k.id
 	st := &x.w.st
+	st.countLegacy(k.legacy)
 	if a.val.typ != pcommon.ValueTypeStr || !k.intern || k.attr == nil {
 		v := x.value(&a.val, k.intern)
 		return st.recordAttr(e, k.name, k.attr, &v)
@@ -565,6 +568,9 @@ type wireKey struct {
 	attr   *Attribute
 	id     int
 	intern bool
+	// legacy is, for a name of an earlier release, its index in
+	// legacyNames plus one; 0 for a current name.
+	legacy int
 }
 
 // uninterned lists the attributes whose values are unique to a call, or
@@ -593,6 +599,17 @@ var wireKeys = func() (t [keySlots][]wireKey) {
 		a := &registry[i]
 		s := keySlot([]byte(a.Name))
 		t[s] = append(t[s], wireKey{name: a.Name, attr: a, id: i, intern: !uninterned[a.Name]})
+	}
+	for li, l := range legacyNames {
+		if l.event != EventUnspecified {
+			continue
+		}
+		for i := range registry {
+			if a := &registry[i]; a.Name == l.now {
+				s := keySlot([]byte(l.old))
+				t[s] = append(t[s], wireKey{name: l.old, attr: a, id: i, intern: !uninterned[a.Name], legacy: li + 1})
+			}
+		}
 	}
 	return t
 }()

@@ -44,8 +44,8 @@ func TestReadKeyValueFast(t *testing.T) {
 		kv   pb
 		fast bool
 	}{
-		{"string", kvStr("mcp.drift.outcome", "current"), true},
-		{"value first, as pdata writes", valueFirst("mcp.drift.outcome", strVal("current")), true},
+		{"string", kvStr("dev.mcpdrift.outcome", "current"), true},
+		{"value first, as pdata writes", valueFirst("dev.mcpdrift.outcome", strVal("current")), true},
 		{"empty key", kvStr("", "v"), true},
 		{"empty string", kvStr("k", ""), true},
 		{"int", kvOf("k", pb(nil).varint(3, 1<<40)), true},
@@ -94,7 +94,7 @@ func TestReadKeyValueFast(t *testing.T) {
 
 // FuzzReadKeyValueFast checks readKeyValueFast against readKeyValue.
 func FuzzReadKeyValueFast(f *testing.F) {
-	f.Add([]byte(kvStr("mcp.drift.outcome", "current")))
+	f.Add([]byte(kvStr("dev.mcpdrift.outcome", "current")))
 	f.Add([]byte(pb(nil).bytes(2, pb(nil).varint(3, 7)).str(1, "k")))
 	f.Add([]byte(kvOf("k", pb(nil).fixed64(4, 1))))
 	f.Add([]byte(kvOf("k", pb(nil).varint(2, 1))))
@@ -128,7 +128,7 @@ func TestDecodeLogsProtoLimitsPerCall(t *testing.T) {
 	tight := &Decoder{Limits: Limits{MaxValueBytes: 8}, Now: testDecoder().Now}
 	// Only the session id is over the tight limit.
 	attrs := []kv{{AttrToolName, "pay"}, {AttrOutcome, "current"}, {AttrSessionID, "session-0123456789"}}
-	ld := logsWith(t, []kv{{AttrServiceName, "svc"}}, "mcp.drift.call", attrs, attrs)
+	ld := logsWith(t, []kv{{AttrServiceName, "svc"}}, "dev.mcpdrift.call", attrs, attrs)
 	b, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestDecodeLogsProtoCopies(t *testing.T) {
 				kv{AttrArgsNormalized, strings.Repeat("n", copyMax+j%2)},
 				kv{"x.extra", strings.Repeat("x", j)}))
 		}
-		b, err := plogotlp.NewExportRequestFromLogs(logsWith(t, testResource, "mcp.drift.call", records...)).MarshalProto()
+		b, err := plogotlp.NewExportRequestFromLogs(logsWith(t, testResource, "dev.mcpdrift.call", records...)).MarshalProto()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestDecodeLogsProtoValueCache(t *testing.T) {
 		}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := plogotlp.NewExportRequestFromLogs(logsWith(t, []kv{{AttrServiceName, "svc"}}, "mcp.drift.call", tc.records...)).MarshalProto()
+			b, err := plogotlp.NewExportRequestFromLogs(logsWith(t, []kv{{AttrServiceName, "svc"}}, "dev.mcpdrift.call", tc.records...)).MarshalProto()
 			if err != nil {
 				t.Fatal(err)
 			}

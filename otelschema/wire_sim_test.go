@@ -102,7 +102,7 @@ func mutateRecord(rng *rand.Rand, lr plog.LogRecord) {
 		a.PutInt(otelschema.AttrEventName, 1)
 		lr.SetEventName("")
 	case 6:
-		lr.SetEventName("mcp.drift.nope")
+		lr.SetEventName("dev.mcpdrift.nope")
 	case 7:
 		lr.SetEventName("")
 		lr.Body().SetStr("GET /healthz 200")

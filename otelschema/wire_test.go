@@ -120,7 +120,7 @@ func attrs(n protowire.Number, kvs ...pb) pb {
 
 // wireCall is a valid call record's fields, at testTime.
 func wireCall() pb {
-	return pb(nil).fixed64(1, uint64(testTime.UnixNano())).str(12, "mcp.drift.call").
+	return pb(nil).fixed64(1, uint64(testTime.UnixNano())).str(12, "dev.mcpdrift.call").
 		bytes(6, kvStr(AttrToolName, "pay")).bytes(6, kvStr(AttrOutcome, "current"))
 }
 
@@ -167,7 +167,7 @@ func TestDecodeLogsProtoWire(t *testing.T) {
 			b:     pb(nil).bytes(1, pb(nil).bytes(2, attrs(2, wireCall())).bytes(1000, attrs(2, pb(nil).bytes(9, []byte{1, 2})))),
 			check: refused},
 		{name: "repeated scalars: the last wins",
-			b: wireRequest(svc, pb(nil).str(12, "mcp.drift.nope").fixed64(1, 1).str(12, "mcp.drift.call").fixed64(1, ts).
+			b: wireRequest(svc, pb(nil).str(12, "dev.mcpdrift.nope").fixed64(1, 1).str(12, "dev.mcpdrift.call").fixed64(1, ts).
 				bytes(6, kvStr(AttrToolName, "a")).bytes(6, kvStr(AttrOutcome, "current")).bytes(6, kvStr(AttrToolName, "b"))),
 			check: accepted(1, func(e Event) bool { return e.Tool == "b" && e.Time == int64(ts) })},
 		{name: "repeated bodies and values merge",
@@ -175,8 +175,8 @@ func TestDecodeLogsProtoWire(t *testing.T) {
 				bytes(6, pb(nil).str(1, "k").bytes(2, strVal("v1")).str(1, "key").bytes(2, pb(nil).varint(3, 1).str(1, "v2")).bytes(2, nil))),
 			check: accepted(1, func(e Event) bool { return e.Attributes["key"] == "v2" && len(e.Attributes) == 1 })},
 		{name: "event name from the first event.name attribute",
-			b:     wireRequest(svc, pb(nil).fixed64(1, ts).bytes(6, kvOf(AttrEventName, pb(nil).varint(3, 1))).bytes(6, kvStr(AttrEventName, "mcp.drift.call")).bytes(6, kvStr(AttrOtelEventName, "mcp.drift.adapter"))),
-			check: func(t *testing.T, _ []Event, res Result, _ error) { wantRejected(t, res, "mcp.drift.adapter") }},
+			b:     wireRequest(svc, pb(nil).fixed64(1, ts).bytes(6, kvOf(AttrEventName, pb(nil).varint(3, 1))).bytes(6, kvStr(AttrEventName, "dev.mcpdrift.call")).bytes(6, kvStr(AttrOtelEventName, "dev.mcpdrift.adapter"))),
+			check: func(t *testing.T, _ []Event, res Result, _ error) { wantRejected(t, res, "dev.mcpdrift.adapter") }},
 		{name: "trace id set then emptied", b: wireRequest(svc, wireCall().bytes(9, bytes.Repeat([]byte{1}, 16)).bytes(9, nil).bytes(10, bytes.Repeat([]byte{2}, 8))),
 			check: accepted(1, func(e Event) bool { return e.TraceID == [16]byte{} && e.SpanID == [8]byte{2, 2, 2, 2, 2, 2, 2, 2} })},
 		{name: "trace id of 15 bytes", b: wireRequest(svc, wireCall().bytes(9, make([]byte, 15))), check: refused},
@@ -186,7 +186,7 @@ func TestDecodeLogsProtoWire(t *testing.T) {
 			check: accepted(1, func(e Event) bool { return e.RetryAttempt == 2 })},
 		{name: "11-byte varint", b: wireRequest(svc, wireCall().bytes(6, kvOf(AttrRetryAttempt, pb(nil).raw(3<<3, 0x82, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0)))), check: refused},
 		{name: "field number truncated to 32 bits",
-			b:     wireRequest(svc, protowire.AppendBytes(protowire.AppendVarint(pb(nil).fixed64(1, ts), (1<<32+12)<<3|2), []byte("mcp.drift.adapter"))),
+			b:     wireRequest(svc, protowire.AppendBytes(protowire.AppendVarint(pb(nil).fixed64(1, ts), (1<<32+12)<<3|2), []byte("dev.mcpdrift.adapter"))),
 			check: func(t *testing.T, _ []Event, res Result, _ error) { wantRejected(t, res, AttrToolName) }},
 		{name: "field number 0", b: wireRequest(svc, wireCall().raw(0<<3|0, 1)), check: refused},
 		{name: "wire type 7", b: wireRequest(svc, wireCall().raw(14<<3|7, 1)), check: refused},

@@ -11,7 +11,7 @@ import (
 type CheckUsageRow struct {
 	Tool string `json:"tool"`
 	// RevisionClient is the revision the calls were planned with, "" for
-	// the calls that did not say (mcp.drift.revision.client absent).
+	// the calls that did not say (dev.mcpdrift.revision.client absent).
 	RevisionClient string `json:"revision_client"`
 	// Calls, Sessions and Runs are the calls planned with the revision and
 	// their distinct session keys and runs; Clients the distinct

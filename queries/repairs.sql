@@ -1,5 +1,5 @@
 -- Repairs per tool: the stale rejections (calls rejected_stale), the retry
--- calls (calls with mcp.drift.retry.of) and what clients did about them
+-- calls (calls with dev.mcpdrift.retry.of) and what clients did about them
 -- (repair events by action), the success of automatic repairs, and the time
 -- to repair. The call figures are served from usage_* when the filter
 -- names no client, from the call rollups otherwise ("traffic" in
@@ -11,12 +11,12 @@
 -- failure) among them, null when there are none. amplification: retry calls
 -- per rejected call of any kind (rejected_stale, rejected_incompatible,
 -- rejected_invalid, removed), null when there is none; by kind, the retry
--- calls that followed a rejection of that kind (mcp.drift.retry.after, as
+-- calls that followed a rejection of that kind (dev.mcpdrift.retry.after, as
 -- the client stated it) per rejected call of that kind, null when there is
 -- none of that kind: kind_totals, from the rejection and retry rollups
 -- (rejected_1h, retries_1h). Retry calls whose client stated no rejection
 -- are retries_after_other. Time to repair: a
--- t-digest median and p95 of mcp.drift.repair.duration_ms over the
+-- t-digest median and p95 of dev.mcpdrift.repair.duration_ms over the
 -- successful repairs that report one, for the automatic repairs apart from
 -- the others, which waited on a person (approximate; null when none).
 WITH

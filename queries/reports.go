@@ -151,7 +151,7 @@ type RepairRow struct {
 	// StaleRejections counts the calls rejected_stale, Rejections the
 	// calls rejected of any kind (stale, incompatible, invalid, and calls
 	// to a removed tool); RetryCalls the calls that retried another
-	// (mcp.drift.retry.of set); Amplification is RetryCalls / Rejections,
+	// (dev.mcpdrift.retry.of set); Amplification is RetryCalls / Rejections,
 	// nil when there is no rejection.
 	StaleRejections uint64   `json:"stale_rejections"`
 	Rejections      uint64   `json:"rejections"`
@@ -159,7 +159,7 @@ type RepairRow struct {
 	Amplification   *float64 `json:"amplification"`
 	// By the kind of the rejection: the calls rejected_incompatible,
 	// rejected_invalid and removed, the retry calls that followed a
-	// rejection of each kind (mcp.drift.retry.after, as the client stated
+	// rejection of each kind (dev.mcpdrift.retry.after, as the client stated
 	// it; RetriesAfterOther those that stated none, or followed no
 	// rejection), and each kind's amplification, its retries per rejected
 	// call of that kind, nil when there is none of that kind. The

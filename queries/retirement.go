@@ -47,10 +47,10 @@ type RetirementOptions struct {
 	// DefaultTopClients.
 	TopClients int
 	// UnknownSafe judges calls without a session age
-	// (mcp.drift.session.age_s absent or not positive) or without a
-	// privilege (mcp.drift.privilege absent) as short-lived and
+	// (dev.mcpdrift.session.age_s absent or not positive) or without a
+	// privilege (dev.mcpdrift.privilege absent) as short-lived and
 	// unprivileged, and calls to the adapter's tool without a client
-	// revision (mcp.drift.revision.client absent) as not stale. By
+	// revision (dev.mcpdrift.revision.client absent) as not stale. By
 	// default they make an adapter within the thresholds at_risk: the
 	// seed's long-lived and privileged callers are exactly the ones an
 	// instrumentation may fail to describe, and a stock client that
@@ -109,7 +109,7 @@ type ClientUsage struct {
 type AdapterRow struct {
 	AdapterID string `json:"adapter_id"`
 	Tool      string `json:"tool"`
-	// Registered is true when a server declared the adapter (mcp.drift.adapter);
+	// Registered is true when a server declared the adapter (dev.mcpdrift.adapter);
 	// the next four fields come from its latest declaration.
 	Registered   bool       `json:"registered"`
 	RevisionFrom string     `json:"revision_from"`
@@ -149,7 +149,7 @@ type AdapterRow struct {
 	UnknownPrivilegeCalls uint64 `json:"unknown_privilege_calls"`
 	// UnknownRevisionCalls counts the calls to the adapter's tool in the
 	// window, through the adapter or not, that did not say which revision
-	// their client planned with (mcp.drift.revision.client absent), under
+	// their client planned with (dev.mcpdrift.revision.client absent), under
 	// the report's filters and client exclusions. The adapter may serve
 	// such a caller unbeknown: any puts an adapter within the thresholds
 	// at risk, unless RetirementOptions.UnknownSafe.

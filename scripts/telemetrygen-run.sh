@@ -67,12 +67,12 @@ log=$(mktemp "${TMPDIR:-/tmp}/telemetrygen-run.XXXXXX")
 trap 'rm -f "$log"' EXIT
 echo "telemetrygen-run: sending $LOGS calls of tool $tool to $ENDPOINT with $tg"
 if ! "$tg" logs --otlp-insecure --otlp-endpoint "$ENDPOINT" --logs "$LOGS" --rate 0 \
-	--telemetry-attributes 'event.name="mcp.drift.call"' \
+	--telemetry-attributes 'event.name="dev.mcpdrift.call"' \
 	--telemetry-attributes "gen_ai.tool.name=\"$tool\"" \
-	--telemetry-attributes 'mcp.drift.outcome="normalized"' \
-	--telemetry-attributes 'mcp.drift.revision.client="1"' \
-	--telemetry-attributes 'mcp.drift.revision.server="2"' \
-	--telemetry-attributes "mcp.drift.adapter.id=\"$tool-r1-r2\"" >"$log" 2>&1; then
+	--telemetry-attributes 'dev.mcpdrift.outcome="normalized"' \
+	--telemetry-attributes 'dev.mcpdrift.revision.client="1"' \
+	--telemetry-attributes 'dev.mcpdrift.revision.server="2"' \
+	--telemetry-attributes "dev.mcpdrift.adapter.id=\"$tool-r1-r2\"" >"$log" 2>&1; then
 	cat "$log" >&2
 	echo "telemetrygen-run: telemetrygen failed against $ENDPOINT" >&2
 	exit 1

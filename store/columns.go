@@ -123,7 +123,8 @@ const TenantColumn = "tenant"
 // that adds it to events_in and to what reads it.
 var EventColumns = []Column{
 	{Name: "event_id", Kind: KindUInt64, Uint: func(e *otelschema.Event) *uint64 { return &e.ID }},
-	enum("event_name", func(e *otelschema.Event) *otelschema.EventName { return &e.Name }),
+	{Name: "event_name", Kind: KindEnum, Names: storedEventNames(),
+		Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(unsafe.Pointer(&e.Name)) }},
 	{Name: "time", Kind: KindNanos, Int: func(e *otelschema.Event) *int64 { return &e.Time }},
 	{Name: "trace_id", Kind: KindFixed, Size: 16, Fixed: func(e *otelschema.Event) []byte { return e.TraceID[:] }},
 	{Name: "span_id", Kind: KindFixed, Size: 8, Fixed: func(e *otelschema.Event) []byte { return e.SpanID[:] }},
@@ -190,6 +191,17 @@ type enumValue interface {
 func enum[T enumValue](name string, field func(*otelschema.Event) *T) Column {
 	return Column{Name: name, Kind: KindEnum, Names: EnumNames[T](),
 		Enum: func(e *otelschema.Event) *uint8 { return (*uint8)(unsafe.Pointer(field(e))) }}
+}
+
+// storedEventNames returns the stored names of the events by number, ""
+// for 0: the store keeps the names of its first version
+// (otelschema.EventName.Stored), whatever name an event came in under.
+func storedEventNames() []string {
+	names := []string{""}
+	for e := otelschema.EventName(1); e.String() != ""; e++ {
+		names = append(names, e.Stored())
+	}
+	return names
 }
 
 // EnumNames returns the wire values of an otelschema enum by number, ""

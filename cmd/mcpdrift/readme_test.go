@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -148,7 +149,7 @@ func readmeGate(ctx context.Context, t *testing.T, readme, bin, api string) {
 		for _, sl := range rl.ScopeLogs {
 			for _, lr := range sl.LogRecords {
 				for _, a := range lr.Attributes {
-					if a.Key == "mcp.drift.adapter.id" {
+					if a.Key == otelschema.AttrAdapterID {
 						ids = append(ids, a.Value.StringValue)
 					}
 				}

@@ -54,39 +54,39 @@ func run(endpoint string) error {
 		logger.Emit(ctx, r)
 	}
 	// The server declares its compatibility adapter for deploy_preview 1 → 2.
-	emit("mcp.drift.adapter",
+	emit("dev.mcpdrift.adapter",
 		attribute.String("gen_ai.tool.name", "deploy_preview"),
-		attribute.String("mcp.drift.adapter.id", "deploy_preview-r1-r2"),
-		attribute.String("mcp.drift.adapter.revision.from", "1"),
-		attribute.String("mcp.drift.adapter.revision.to", "2"),
-		attribute.String("mcp.drift.change.class", "bounded_migration"),
-		attribute.String("mcp.drift.adapter.window_end", time.Now().Add(14*24*time.Hour).UTC().Format(time.RFC3339)),
+		attribute.String("dev.mcpdrift.adapter.id", "deploy_preview-r1-r2"),
+		attribute.String("dev.mcpdrift.adapter.revision.from", "1"),
+		attribute.String("dev.mcpdrift.adapter.revision.to", "2"),
+		attribute.String("dev.mcpdrift.change.class", "bounded_migration"),
+		attribute.String("dev.mcpdrift.adapter.window_end", time.Now().Add(14*24*time.Hour).UTC().Format(time.RFC3339)),
 	)
 	// An agent that planned with revision 1 calls; the adapter fills region.
-	emit("mcp.drift.call",
+	emit("dev.mcpdrift.call",
 		attribute.String("gen_ai.tool.name", "deploy_preview"),
 		attribute.String("mcp.session.id", "session-7f3a"),
-		attribute.String("mcp.client.name", "release-agent"),
-		attribute.String("mcp.client.version", "1.4.0"),
-		attribute.String("mcp.drift.revision.client", "1"),
-		attribute.String("mcp.drift.revision.server", "2"),
-		attribute.String("mcp.drift.outcome", "normalized"),
-		attribute.String("mcp.drift.adapter.id", "deploy_preview-r1-r2"),
-		attribute.String("mcp.drift.privilege", "write"),
-		attribute.Int64("mcp.drift.session.age_s", 5400),
+		attribute.String("dev.mcpdrift.client.name", "release-agent"),
+		attribute.String("dev.mcpdrift.client.version", "1.4.0"),
+		attribute.String("dev.mcpdrift.revision.client", "1"),
+		attribute.String("dev.mcpdrift.revision.server", "2"),
+		attribute.String("dev.mcpdrift.outcome", "normalized"),
+		attribute.String("dev.mcpdrift.adapter.id", "deploy_preview-r1-r2"),
+		attribute.String("dev.mcpdrift.privilege", "write"),
+		attribute.Int64("dev.mcpdrift.session.age_s", 5400),
 	)
 	// Another tool gained an approval scope: the stale call is rejected
 	// before anything external happens.
-	emit("mcp.drift.call",
+	emit("dev.mcpdrift.call",
 		attribute.String("gen_ai.tool.name", "run_report"),
 		attribute.String("mcp.session.id", "session-9c21"),
-		attribute.String("mcp.drift.revision.client", "3"),
-		attribute.String("mcp.drift.revision.server", "4"),
-		attribute.String("mcp.drift.outcome", "rejected_stale"),
-		attribute.String("mcp.drift.change.class", "authority"),
-		attribute.String("mcp.drift.error.code", "STALE_TOOL_SCHEMA"),
-		attribute.String("mcp.drift.required_action", "refresh_tools"),
-		attribute.Bool("mcp.drift.side_effect.started", false),
+		attribute.String("dev.mcpdrift.revision.client", "3"),
+		attribute.String("dev.mcpdrift.revision.server", "4"),
+		attribute.String("dev.mcpdrift.outcome", "rejected_stale"),
+		attribute.String("dev.mcpdrift.change.class", "authority"),
+		attribute.String("dev.mcpdrift.error.code", "STALE_TOOL_SCHEMA"),
+		attribute.String("dev.mcpdrift.required_action", "refresh_tools"),
+		attribute.Bool("dev.mcpdrift.side_effect.started", false),
 	)
 	return provider.Shutdown(ctx)
 }

@@ -55,11 +55,11 @@ var (
 	pLongSession = param{name: "long_session", schema: strSchema, example: "24h",
 		desc: "Session age from which a caller counts as long-running (`24h`, `3d`). Default 24h."}
 	pUnknownCallers = param{name: "unknown_callers", schema: map[string]any{"type": "string", "enum": []string{"at_risk", "safe"}},
-		desc: "How calls that leave out what a verdict needs are judged: calls without a session age or a privilege, and calls that did not say which revision their client planned with (`mcp.drift.revision.client` absent) to an adapter's tool or to a tool the release check finds changed or removed. `at_risk` (the default) puts an adapter they use at risk and keeps a change that needs a decision so; `safe` counts them as short-lived, unprivileged and not stale."}
+		desc: "How calls that leave out what a verdict needs are judged: calls without a session age or a privilege, and calls that did not say which revision their client planned with (`dev.mcpdrift.revision.client` absent) to an adapter's tool or to a tool the release check finds changed or removed. `at_risk` (the default) puts an adapter they use at risk and keeps a change that needs a decision so; `safe` counts them as short-lived, unprivileged and not stale."}
 	pAdapter    = param{name: "adapter", schema: strSchema, desc: "Only this adapter id."}
 	pTopClients = param{name: "top_clients", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 100},
 		desc: "How many blocking clients to list per adapter. Default 5."}
-	pRun       = param{name: "run", schema: strSchema, desc: "Only calls of this agent run (`mcp.drift.run.id`)."}
+	pRun       = param{name: "run", schema: strSchema, desc: "Only calls of this agent run (`dev.mcpdrift.run.id`)."}
 	pSession   = param{name: "session", schema: strSchema, desc: "Only calls of this session (`mcp.session.id`)."}
 	pRequestID = param{name: "request_id", schema: strSchema, desc: "Only the call with this JSON-RPC request id (`jsonrpc.request.id`)."}
 )

@@ -163,7 +163,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Tenant, "ingest.tenant", c.Tenant, "tenant every event is stored under while ingest runs without tokens")
 	fs.IntVar(&c.Limits.MaxAttributes, "ingest.limits.max-attributes", c.Limits.MaxAttributes, "most attributes on one record; records with more are rejected through partial success")
 	fs.IntVar(&c.Limits.MaxValueBytes, "ingest.limits.max-value-bytes", c.Limits.MaxValueBytes, "largest attribute value, in bytes, call arguments excepted")
-	fs.IntVar(&c.Limits.MaxArgsBytes, "ingest.limits.max-args-bytes", c.Limits.MaxArgsBytes, "largest call arguments (mcp.drift.args.*), in bytes")
+	fs.IntVar(&c.Limits.MaxArgsBytes, "ingest.limits.max-args-bytes", c.Limits.MaxArgsBytes, "largest call arguments (dev.mcpdrift.args.*), in bytes")
 	fs.DurationVar(&c.Limits.MaxPast, "ingest.limits.max-past", c.Limits.MaxPast, "oldest event time accepted, before now")
 	fs.DurationVar(&c.Limits.MaxFuture, "ingest.limits.max-future", c.Limits.MaxFuture, "latest event time accepted, after now")
 	fs.StringVar(&c.Spool.Dir, "ingest.spool.dir", c.Spool.Dir, `write-ahead spool directory, owned by one process ("off": exports are acknowledged only once stored)`)

@@ -28,7 +28,7 @@ func WithAdapterWindows(q store.Querier, database string) Option {
 
 // retirement counts the calls made through an adapter after the end of
 // its compatibility window, as the adapter's latest declaration
-// (mcp.drift.adapter.window_end) states it: an adapter used again after
+// (dev.mcpdrift.adapter.window_end) states it: an adapter used again after
 // being declared retired. It learns the windows from the adapter events
 // the batchers write, and from the store at start-up.
 type retirement struct {

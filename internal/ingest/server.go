@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -80,6 +81,7 @@ func New(cfg Config, w store.Writer, logger *slog.Logger, opts ...Option) (*Serv
 		decoder:  otelschema.Decoder{Limits: cfg.Limits},
 		inflight: newBudget(cfg.MaxInflightBytes),
 	}
+	s.stats.legacy = make([]atomic.Uint64, len(otelschema.LegacyNames()))
 	s.tenants.w = w
 	s.initSecurity(opts)
 	s.handler = s.observeHTTP(s.authHTTP(s.newMux()))
@@ -290,6 +292,7 @@ func (s *Server) countLogs(res otelschema.Result) {
 	s.stats.rejected.Add(uint64(res.Rejected))
 	s.stats.ignored.Add(uint64(res.Ignored))
 	s.stats.countRejections(res)
+	s.stats.countLegacy(res)
 }
 
 // ingestTraces decodes the MCP spans of td into events, batches them and
@@ -304,6 +307,7 @@ func (s *Server) ingestTraces(ctx context.Context, td ptrace.Traces) (res otelsc
 	s.stats.spansRejected.Add(uint64(res.Rejected))
 	s.stats.spansIgnored.Add(uint64(res.Ignored))
 	s.stats.countRejections(res)
+	s.stats.countLegacy(res)
 	return res, s.store(ctx, dst, events)
 }
 

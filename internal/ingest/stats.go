@@ -50,6 +50,10 @@ type Stats struct {
 	RejectedByReason map[string]uint64
 	// SpansRejectedByReason is RejectedByReason for spans.
 	SpansRejectedByReason map[string]uint64
+	// LegacyNames counts the uses of the names of earlier releases
+	// (otelschema.LegacyNames) in records and spans, by name; only the
+	// names used since the start are present.
+	LegacyNames map[string]uint64
 	// Batches is the batches the batchers wrote or tried to write, replays
 	// from the spool not included.
 	Batches uint64
@@ -155,6 +159,9 @@ type counters struct {
 	// rejectedBy counts rejected records by signal (0 logs, 1 spans) and
 	// reason, indexed as RejectReasons.
 	rejectedBy [2][len(rejectReasons)]atomic.Uint64
+	// legacy counts the uses of the names of earlier releases, indexed as
+	// otelschema.LegacyNames.
+	legacy     []atomic.Uint64
 	batches    atomic.Uint64
 	batchSize  histogram
 	insertSize histogram
@@ -172,6 +179,15 @@ var rejectReasons = [len(otelschema.Reasons) + 1]string{
 // RejectReasons returns the reasons of Stats.RejectedByReason, in order.
 func RejectReasons() []string {
 	return append([]string(nil), rejectReasons[:]...)
+}
+
+// countLegacy adds the uses of the names of earlier releases in res.
+func (c *counters) countLegacy(res otelschema.Result) {
+	for i, n := range res.Legacy {
+		if n > 0 && i < len(c.legacy) {
+			c.legacy[i].Add(uint64(n))
+		}
+	}
 }
 
 // countRejections adds the rejections of res to the per-reason counters.
@@ -278,6 +294,7 @@ func (c *counters) snapshot() Stats {
 		StoreWrite:            c.storeWrite.snapshot(storeWriteBounds, 1e9),
 		RejectedByReason:      map[string]uint64{},
 		SpansRejectedByReason: map[string]uint64{},
+		LegacyNames:           map[string]uint64{},
 		Spool: SpoolStats{
 			Spooled:        c.spooled.Load(),
 			SpooledEvents:  c.spooledEvents.Load(),
@@ -304,6 +321,13 @@ func (c *counters) snapshot() Stats {
 	for i, name := range rejectReasons {
 		st.RejectedByReason[name] = c.rejectedBy[0][i].Load()
 		st.SpansRejectedByReason[name] = c.rejectedBy[1][i].Load()
+	}
+	for i, name := range otelschema.LegacyNames() {
+		if i < len(c.legacy) {
+			if n := c.legacy[i].Load(); n > 0 {
+				st.LegacyNames[name] = n
+			}
+		}
 	}
 	return st
 }

@@ -190,7 +190,7 @@ func TestTracesEndToEnd(t *testing.T) {
 			q := store.Query{Name: "e2e_trace_counts", SQL: `SELECT toString(event_name) AS event_name, toString(outcome) AS outcome,
 					toString(refresh_result) AS refresh_result, client_name || '/' || client_version AS client,
 					if(session_id != '', 'session', if(run_id != '', 'run', '')) AS keyed,
-					error_code, attributes['mcp.drift.outcome.inferred'] AS inferred, count() AS n
+					error_code, attributes['dev.mcpdrift.outcome.inferred'] AS inferred, count() AS n
 				FROM mcpdrift.events WHERE service = {service:String} AND service_version = '2.3.0' AND environment = 'test'
 				GROUP BY ALL ORDER BY ALL`}
 			if err := st.Query(ctx, q, store.Params{}.String("service", service), &rows); err != nil {

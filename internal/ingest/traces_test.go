@@ -198,7 +198,7 @@ func TestHTTPTraces(t *testing.T) {
 		}{
 			{name: "valid", spans: mcpSpans{declared: 3, invalid: 2}, status: 200, stored: 5},
 			{name: "partial success", spans: mcpSpans{declared: 2, unknown: 2, other: 3}, status: 200, stored: 2, rejected: 2,
-				msg: []string{"2 of 7 spans rejected: resource 0, scope 0, span 2: mcp.drift.outcome: unknown value \"sideways\"", "span 3: "}},
+				msg: []string{"2 of 7 spans rejected: resource 0, scope 0, span 2: dev.mcpdrift.outcome: unknown value \"sideways\"", "span 3: "}},
 			{name: "only other spans", spans: mcpSpans{other: 4}, status: 200},
 			{name: "empty request", status: 200},
 			{name: "gzip", encoding: "gzip", spans: mcpSpans{invalid: 1, unknown: 1}, status: 200, stored: 1, rejected: 1},
@@ -328,7 +328,7 @@ func TestGRPCTraces(t *testing.T) {
 	}{
 		{name: "valid", spans: mcpSpans{declared: 4, invalid: 3}, stored: 7},
 		{name: "partially invalid", spans: mcpSpans{declared: 1, invalid: 1, unknown: 3, other: 5}, stored: 2, rejected: 3,
-			msg: []string{"3 of 10 spans rejected", "span 2: mcp.drift.outcome", "sideways"}},
+			msg: []string{"3 of 10 spans rejected", "span 2: dev.mcpdrift.outcome", "sideways"}},
 		{name: "gzip", spans: mcpSpans{invalid: 2, unknown: 1}, opts: []grpc.CallOption{grpc.UseCompressor(gzip.Name)}, stored: 2, rejected: 1},
 		{name: "empty", spans: mcpSpans{}},
 	} {

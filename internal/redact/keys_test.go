@@ -158,7 +158,7 @@ func FuzzKeyScan(f *testing.F) {
 func BenchmarkSecretKey(b *testing.B) {
 	r := newTestRedactor(b, Rules{})
 	keys := []string{"branch", "region", "max_tokens", "http.request.header.authorization", "apiKey", "password",
-		"mcp.drift.session.age_s", "gen_ai.tool.name", "query", "X-Api-Key"}
+		"dev.mcpdrift.session.age_s", "gen_ai.tool.name", "query", "X-Api-Key"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r.secretKey(keys[i%len(keys)])

@@ -68,7 +68,7 @@ func authFailuresDesc(listener string) *prometheus.Desc {
 type ingestCollector struct {
 	src IngestSource
 
-	requests, records, recordRejections, refused                                  *prometheus.Desc
+	requests, records, recordRejections, refused, legacyNames                     *prometheus.Desc
 	batches, batchSize, insertSize, storeInsert, eventsStored, writeErrors, dedup *prometheus.Desc
 	afterWindow                                                                   *prometheus.Desc
 	spoolBytes, spoolFullest, spoolLimit, spoolRecords                            *prometheus.Desc
@@ -83,6 +83,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 		requests:         desc("ingest_requests_total", "OTLP export requests received, both protocols and signals.", nil, nil),
 		records:          desc("ingest_records_total", "Log records (signal=logs) and spans (signal=spans) decoded, by what became of them.", []string{"signal", "result"}, nil),
 		recordRejections: desc("ingest_records_rejected_total", "Records rejected through partial success, by reason (unclassified: none of the known reasons).", []string{"signal", "reason"}, nil),
+		legacyNames:      desc("ingest_legacy_names_total", "Uses of an event or attribute name of an earlier release (mcp.drift.*, mcp.client.*), read as its current name: zero once every sender has moved. Only the names used since the start are exported.", []string{"name"}, nil),
 		refused:          desc("ingest_requests_refused_total", "Export requests answered with an error, by reason.", []string{"reason"}, nil),
 		batches:          desc("ingest_batches_total", "Batches written, or tried, to the store; spool replays not included.", nil, nil),
 		batchSize:        desc("ingest_batch_size_events", "Events per batch made durable at once: written to the store, or appended to the spool.", nil, nil),
@@ -91,7 +92,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 		eventsStored:     desc("ingest_events_stored_total", "Events written durably to the store.", nil, nil),
 		writeErrors:      desc("store_write_errors_total", "Failed store writes, retries included.", nil, nil),
 		dedup:            desc("ingest_dedup_hits_total", "Events dropped as retries of events stored recently.", nil, nil),
-		afterWindow:      desc("adapter_calls_after_window_total", "Calls written through an adapter after the end of the compatibility window its latest declaration states (mcp.drift.adapter.window_end): an adapter used again after being declared retired.", nil, nil),
+		afterWindow:      desc("adapter_calls_after_window_total", "Calls written through an adapter after the end of the compatibility window its latest declaration states (dev.mcpdrift.adapter.window_end): an adapter used again after being declared retired.", nil, nil),
 		spoolBytes:       desc("spool_bytes", "Size of the spool's segment files, every tenant's spool together.", nil, nil),
 		spoolFullest:     desc("spool_fullest_bytes", "Size of the fullest tenant's spool, the one nearest to mcpdrift_spool_limit_bytes.", nil, nil),
 		spoolLimit:       desc("spool_limit_bytes", "Size limit of each tenant's spool (-ingest.spool.max-bytes), beyond which exports are refused; 0 without a spool.", nil, nil),
@@ -109,7 +110,7 @@ func NewIngestCollector(src IngestSource) prometheus.Collector {
 // Describe implements prometheus.Collector.
 func (c *ingestCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.requests, c.records, c.recordRejections, c.refused, c.batches, c.batchSize, c.insertSize,
+		c.requests, c.records, c.recordRejections, c.refused, c.legacyNames, c.batches, c.batchSize, c.insertSize,
 		c.storeInsert, c.eventsStored, c.writeErrors, c.dedup, c.afterWindow, c.spoolBytes, c.spoolFullest, c.spoolLimit, c.spoolRecords,
 		c.spooled, c.replayed, c.fromMemory, c.quarantined, c.spoolErr, c.authFailures, c.redactions,
 	} {
@@ -136,6 +137,9 @@ func (c *ingestCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range ingest.RejectReasons() {
 		counter(c.recordRejections, st.RejectedByReason[r], "logs", r)
 		counter(c.recordRejections, st.SpansRejectedByReason[r], "spans", r)
+	}
+	for name, n := range st.LegacyNames {
+		counter(c.legacyNames, n, name)
 	}
 	rf := st.Refused
 	for _, r := range []struct {

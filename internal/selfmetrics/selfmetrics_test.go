@@ -46,18 +46,26 @@ func (r *recorder) Write(_ context.Context, b store.Batch) error {
 
 // logs returns a request of valid call events, calls with an unknown
 // outcome, and plain logs.
-func logs(valid, unknown, plain int) []byte {
+func logs(valid, unknown, plain int) []byte { return logsNamed(valid, unknown, plain, false) }
+
+// logsNamed is logs, its calls named as earlier releases named them when
+// legacy is set (mcp.drift.call, mcp.drift.outcome).
+func logsNamed(valid, unknown, plain int, legacy bool) []byte {
+	eventName, outcomeKey := otelschema.EventCall.String(), otelschema.AttrOutcome
+	if legacy {
+		eventName, outcomeKey = "mcp.drift.call", "mcp.drift.outcome"
+	}
 	ld := plog.NewLogs()
 	sl := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
 	now := pcommon.NewTimestampFromTime(time.Now())
 	call := func(i int, outcome string) {
 		lr := sl.LogRecords().AppendEmpty()
 		lr.SetTimestamp(now)
-		lr.SetEventName(otelschema.EventCall.String())
+		lr.SetEventName(eventName)
 		a := lr.Attributes()
 		a.PutStr(otelschema.AttrToolName, "get_forecast")
 		a.PutStr(otelschema.AttrMethodName, "tools/call")
-		a.PutStr(otelschema.AttrOutcome, outcome)
+		a.PutStr(outcomeKey, outcome)
 		a.PutStr(otelschema.AttrRequestID, fmt.Sprint(i))
 		a.PutStr(otelschema.AttrSessionID, "s-1")
 	}
@@ -128,7 +136,7 @@ func TestIngestMetrics(t *testing.T) {
 		status   int
 	}{
 		{"/v1/logs", "application/json", logs(3, 1, 2), 200},
-		{"/v1/logs", "application/json", logs(2, 0, 0), 200},
+		{"/v1/logs", "application/json", logsNamed(2, 0, 0, true), 200},
 		{"/v1/logs", "application/json", []byte(`{"resourceLogs":[`), 400},
 		{"/v1/logs", "application/x-protobuf", []byte{0xff, 0xff, 0xff}, 400},
 		{"/v1/logs", "text/plain", []byte("hello"), 415},
@@ -185,6 +193,8 @@ func TestIngestMetrics(t *testing.T) {
 		`mcpdrift_ingest_records_total{result="accepted",signal="spans"} 0`,
 		`mcpdrift_ingest_records_rejected_total{reason="unknown_value",signal="logs"} 1`,
 		`mcpdrift_ingest_records_rejected_total{reason="unclassified",signal="logs"} 0`,
+		`mcpdrift_ingest_legacy_names_total{name="mcp.drift.call"} 2`,
+		`mcpdrift_ingest_legacy_names_total{name="mcp.drift.outcome"} 2`,
 		`mcpdrift_ingest_requests_refused_total{reason="malformed"} 2`,
 		`mcpdrift_ingest_requests_refused_total{reason="media_type"} 1`,
 		`mcpdrift_ingest_requests_refused_total{reason="too_large"} 0`,

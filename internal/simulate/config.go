@@ -81,7 +81,7 @@ type Config struct {
 	// retry across a semantic or authority change. 0 injects none.
 	ViolationRate float64
 	// AuditArgs adds the raw and normalised call arguments
-	// (mcp.drift.args.raw / .normalized) to call events.
+	// (dev.mcpdrift.args.raw / .normalized) to call events.
 	AuditArgs bool
 
 	// QueueSize is the OpenTelemetry BatchProcessor queue of each

@@ -5,7 +5,7 @@
 // The fleet has Config.Servers server services sharing Config.Tools tools,
 // Config.Clients client name@version combinations (some on protocol
 // 2026-07-28, without sessions: their events carry an empty mcp.session.id
-// and are keyed by mcp.drift.run.id), and sessions lasting minutes to days,
+// and are keyed by dev.mcpdrift.run.id), and sessions lasting minutes to days,
 // with read, write, destructive or credentialed privileges, each planning
 // on the tools/list snapshot it last took.
 //
@@ -18,12 +18,12 @@
 //	approval scope added            authority: rejected_stale before any effect
 //	field meaning changed           semantic: rejected_incompatible
 //	output field added              additive: nothing to do
-//	output identifier removed       the old client's dependent call stops: mcp.drift.contract_error
+//	output identifier removed       the old client's dependent call stops: dev.mcpdrift.contract_error
 //	tool removed                    removed
 //
 // A few legacy additive adapters predate the span, so long sessions that
 // started before it still need them. Each deploy bumps the server's build
-// (service.version), re-declares its adapter registry (mcp.drift.adapter)
+// (service.version), re-declares its adapter registry (dev.mcpdrift.adapter)
 // and sends notifications/tools/list_changed to every connected session;
 // some clients ignore it, some refresh at once, some only when idle.
 //
@@ -33,7 +33,7 @@
 // unchanged, no external effect started — which here means a bounded
 // migration past its window. Otherwise the client has the model repair a
 // syntactic change, asks a person (approval per_call, or denied), or gives
-// up. Retries carry mcp.drift.retry.of and a new request id.
+// up. Retries carry dev.mcpdrift.retry.of and a new request id.
 //
 // At Config.ViolationRate the simulator injects the safety violations the
 // reports must find: a rejected call whose side effect started, a

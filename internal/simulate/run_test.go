@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/otelschema"
+
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -91,8 +93,15 @@ func checkStored(t *testing.T, st store.Querier, db, tenant string, l Ledger) {
 	t.Helper()
 	from := " FROM " + db + ".events WHERE tenant = {tenant:String}"
 
+	// The store keeps events under their stored names; the ledger counts
+	// them under the names they were sent with.
 	byEvent := map[string]int64{}
 	for _, r := range counts(t, st, "by_event", "SELECT toString(event_name) AS k, '' AS s, count() AS n"+from+" GROUP BY k", tenant) {
+		for e := otelschema.EventName(1); e.String() != ""; e++ {
+			if e.Stored() == r.K {
+				r.K = e.String()
+			}
+		}
 		byEvent[r.K] = r.N
 	}
 	if !reflect.DeepEqual(byEvent, l.ByEvent) {

@@ -48,7 +48,7 @@ type Usage struct {
 	RetriesAcrossChange uint64 `json:"retries_across_change"`
 	// UnknownCalls are the tool's calls in the window that did not say
 	// which revision their client planned with (no
-	// mcp.drift.revision.client, as stock MCP clients send none),
+	// dev.mcpdrift.revision.client, as stock MCP clients send none),
 	// UnknownSessions their distinct sessions and UnknownClients each
 	// client's calls, most first. Any of them may be a stale caller: a
 	// change that needs a decision stays so while they exist, unless

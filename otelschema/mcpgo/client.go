@@ -65,10 +65,10 @@ var (
 // tools/call, validates a call planned before a swap again against the new
 // definition before sending it (StalePlanError), and checks results
 // against the fields the plan needs (Needs, ContractError). It records
-// refreshes (mcp.drift.refresh, ok or failed), received notifications
-// (mcp.drift.list_changed), repairs (mcp.drift.repair) and contract errors
-// (mcp.drift.contract_error). The server is authoritative for the calls it
-// receives, so the client emits a mcp.drift.call event only for a call it
+// refreshes (dev.mcpdrift.refresh, ok or failed), received notifications
+// (dev.mcpdrift.list_changed), repairs (dev.mcpdrift.repair) and contract errors
+// (dev.mcpdrift.contract_error). The server is authoritative for the calls it
+// receives, so the client emits a dev.mcpdrift.call event only for a call it
 // held back, which the server never sees. Create it with NewClient; its
 // methods are safe for concurrent use.
 type Client struct {
@@ -527,11 +527,11 @@ func autoRetryArgs(r RepairRequest) (map[string]any, bool) {
 
 // Repair handles a rejected call: when res is a repairable rejection — a
 // server's, or a StalePlanError's Result — it refreshes the tool list
-// (Refresh: every page, mcp.drift.refresh events), asks policy what to
+// (Refresh: every page, dev.mcpdrift.refresh events), asks policy what to
 // do, retries if the decision allows it — a new request whose MetaRetryOf
 // names the rejected one, with its attempt, whether it is automatic and
 // the rejected call's revision, so that the server's call event carries
-// the retry's identity — and emits a mcp.drift.repair event, whose
+// the retry's identity — and emits a dev.mcpdrift.repair event, whose
 // jsonrpc.request.id is the retry's. It returns
 // the retry's result; when there was no retry, res and an error wrapping
 // ErrNoRetry. A result that is not a rejection is returned as is.

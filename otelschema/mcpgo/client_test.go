@@ -138,15 +138,15 @@ func TestRepairAbandon(t *testing.T) {
 	if out != res || err == nil || !strings.Contains(err.Error(), "abandon") || ran != 0 {
 		t.Fatalf("Repair = %v, %v (handler ran %d times): want the rejection, ErrNoRetry", out, err, ran)
 	}
-	calls := fx.rec.named("mcp.drift.call")
-	repairs := fx.rec.named("mcp.drift.repair")
+	calls := fx.rec.named("dev.mcpdrift.call")
+	repairs := fx.rec.named("dev.mcpdrift.repair")
 	if len(calls) != 1 || len(repairs) != 1 {
 		t.Fatalf("calls %v repairs %v", calls, repairs)
 	}
-	checkAttrs(t, repairs[0], map[string]string{"mcp.drift.repair.action": "abandon", "mcp.drift.repair.result": "failure",
-		"mcp.drift.repair.automatic": "false", "mcp.drift.retry.of": calls[0]["jsonrpc.request.id"], "mcp.drift.revision.client": "1",
-		"mcp.drift.error.code": mcpgo.CodeStaleToolSchema, "mcp.drift.change.class": "authority", "mcp.drift.run.id": "run-test"})
-	if repairs[0]["mcp.drift.retry.of"] == "" {
+	checkAttrs(t, repairs[0], map[string]string{"dev.mcpdrift.repair.action": "abandon", "dev.mcpdrift.repair.result": "failure",
+		"dev.mcpdrift.repair.automatic": "false", "dev.mcpdrift.retry.of": calls[0]["jsonrpc.request.id"], "dev.mcpdrift.revision.client": "1",
+		"dev.mcpdrift.error.code": mcpgo.CodeStaleToolSchema, "dev.mcpdrift.change.class": "authority", "dev.mcpdrift.run.id": "run-test"})
+	if repairs[0]["dev.mcpdrift.retry.of"] == "" {
 		t.Error("the repair does not name the rejected call")
 	}
 }

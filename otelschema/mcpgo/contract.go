@@ -18,7 +18,7 @@ import (
 // declaration stays in the client (remembered by request id, never sent
 // to the server). When the call returns a result that is not an error and
 // whose structured content lacks one of these fields, the client emits a
-// mcp.drift.contract_error event per missing field and CallTool returns a
+// dev.mcpdrift.contract_error event per missing field and CallTool returns a
 // *ContractError (wrapping ErrContract) that carries the result.
 //
 // Each path is written as LookupPath reads it. Text content is never read:
@@ -173,7 +173,7 @@ func quoteAll(ss []string) []string {
 // checkContract checks a call's result against the fields its plan needs.
 // It returns nil when the result is an error result (the plan's next step
 // does not run on an error anyway) or has every needed field; otherwise it
-// emits one mcp.drift.contract_error event per missing field and returns
+// emits one dev.mcpdrift.contract_error event per missing field and returns
 // the *ContractError.
 func (d *Client) checkContract(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams, pl *plan, res *mcp.CallToolResult) error {
 	if pl == nil || len(pl.needs) == 0 || res == nil || res.IsError {

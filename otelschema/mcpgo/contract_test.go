@@ -102,14 +102,14 @@ func TestContractTextOnly(t *testing.T) {
 	if want := `create_issue result (request ` + ce.RequestID + `, planned with revision 4, server revision 4) has no structured content, so it lacks "issue.id" and "issue.state", which the plan needs`; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("error %q, want it to start %q", err, want)
 	}
-	evs := f.rec.named("mcp.drift.contract_error")
+	evs := f.rec.named("dev.mcpdrift.contract_error")
 	if len(evs) != 2 {
 		t.Fatalf("contract errors %v, want one per missing field", evs)
 	}
 	for i, field := range []string{"issue.id", "issue.state"} {
-		checkAttrs(t, evs[i], map[string]string{"mcp.drift.contract.field": field, "gen_ai.tool.name": "create_issue",
-			"jsonrpc.request.id": p.Meta[mcpgo.MetaRequestID].(string), "mcp.drift.revision.client": "4", "mcp.drift.revision.server": "4",
-			"mcp.drift.revision.client.source": "declared", "mcp.drift.run.id": "run-test", "mcp.client.name": "agent"})
+		checkAttrs(t, evs[i], map[string]string{"dev.mcpdrift.contract.field": field, "gen_ai.tool.name": "create_issue",
+			"jsonrpc.request.id": p.Meta[mcpgo.MetaRequestID].(string), "dev.mcpdrift.revision.client": "4", "dev.mcpdrift.revision.server": "4",
+			"dev.mcpdrift.revision.client.source": "declared", "dev.mcpdrift.run.id": "run-test", "dev.mcpdrift.client.name": "agent"})
 	}
 
 	// Every field there: no error, no event.
@@ -122,7 +122,7 @@ func TestContractTextOnly(t *testing.T) {
 	if _, res, err = call(); err != nil || res == nil || !res.IsError {
 		t.Errorf("CallTool = %v, %v: want the error result", res, err)
 	}
-	if n := len(f.rec.named("mcp.drift.contract_error")); n != 2 {
+	if n := len(f.rec.named("dev.mcpdrift.contract_error")); n != 2 {
 		t.Errorf("%d contract errors, want still 2", n)
 	}
 	// A call planned without Needs is not checked.
@@ -130,7 +130,7 @@ func TestContractTextOnly(t *testing.T) {
 	if _, err := f.cs.CallTool(ctx, f.agent.Plan(f.cs, &mcp.CallToolParams{Name: "create_issue", Arguments: map[string]any{}})); err != nil {
 		t.Errorf("CallTool without needs: %v", err)
 	}
-	if n := len(f.rec.named("mcp.drift.contract_error")); n != 2 {
+	if n := len(f.rec.named("dev.mcpdrift.contract_error")); n != 2 {
 		t.Errorf("%d contract errors, want still 2", n)
 	}
 
@@ -152,7 +152,7 @@ func TestContractTextOnly(t *testing.T) {
 	if !errors.As(err, &ce) || !slices.Equal(ce.Missing, []string{"issue.id", "issue.state"}) || ce.RequestID == p.Meta[mcpgo.MetaRequestID] {
 		t.Errorf("Repair error %v (%+v): want the retry's ContractError", err, ce)
 	}
-	if evs := f.rec.named("mcp.drift.contract_error"); len(evs) != 4 || evs[3]["jsonrpc.request.id"] != ce.RequestID {
+	if evs := f.rec.named("dev.mcpdrift.contract_error"); len(evs) != 4 || evs[3]["jsonrpc.request.id"] != ce.RequestID {
 		t.Errorf("contract errors %v, want the retry's two more", evs)
 	}
 }

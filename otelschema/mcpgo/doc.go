@@ -6,7 +6,7 @@
 // On the server, Server holds each tool's execution contract (its revision,
 // explicit or the RFC 8785 Digest of its definition), the earlier
 // revisions it still recognises, and the compatibility adapters that serve
-// them. Every tools/call becomes a mcp.drift.call event with the client's
+// them. Every tools/call becomes a dev.mcpdrift.call event with the client's
 // planned revision and where it came from — declared in _meta under
 // MetaRevision, listed (what this server last listed to the session, for
 // clients that declare nothing), or inferred from the arguments — the
@@ -14,7 +14,7 @@
 // rejected_stale with a repairable STALE_TOOL_SCHEMA error before any side
 // effect, rejected_incompatible, rejected_invalid (no handler ever runs on
 // arguments its revision's input schema rejects), removed or failed. Sent notifications/tools/list_changed become
-// mcp.drift.list_changed events, and the adapter registry mcp.drift.adapter
+// dev.mcpdrift.list_changed events, and the adapter registry dev.mcpdrift.adapter
 // events. A recording span in the context gets the same attributes.
 //
 // On the client, Client does what the seed asks of a client after
@@ -27,9 +27,9 @@
 // planned before a swap again, with the server's validator, before sending
 // it — still valid, it goes as planned; refused, or its tool gone, it is
 // held back with a repairable StalePlanError and recorded as the client's
-// own mcp.drift.call event, the server never seeing it. A plan may declare
+// own dev.mcpdrift.call event, the server never seeing it. A plan may declare
 // the result fields a later step depends on (Needs): a result lacking one
-// stops the plan with a ContractError and a mcp.drift.contract_error event.
+// stops the plan with a ContractError and a dev.mcpdrift.contract_error event.
 // It records refreshes (failed ones too), received notifications and
 // repairs (Client.Repair, with retry identity kept apart from request
 // identity). A retry carries its identity to the server in _meta

@@ -40,7 +40,7 @@ func (l *lines) Export(_ context.Context, records []sdklog.Record) error {
 		s := r.EventName()
 		for _, k := range show {
 			if v, ok := kv[k]; ok {
-				s += " " + strings.TrimPrefix(k, "mcp.drift.") + "=" + v
+				s += " " + strings.TrimPrefix(k, "dev.mcpdrift.") + "=" + v
 			}
 		}
 		l.out = append(l.out, s)
@@ -210,13 +210,13 @@ func Example() {
 	// external 1: POST /deployments branch=fix-login region=us-east-preview authorized=true
 	// external 2: POST /deployments branch=fix-login region=us-east-preview authorized=true
 	// each correlated with its call: true
-	// mcp.drift.adapter gen_ai.tool.name=deploy_preview adapter.id=deploy_preview-1-to-2 change.class=bounded_migration
-	// mcp.drift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 external.requests=1
-	// mcp.drift.call gen_ai.tool.name=deploy_preview outcome=normalized revision.client=1 revision.server=2 adapter.id=deploy_preview-1-to-2 change.class=bounded_migration external.requests=1 args.normalized={"branch":"fix-login","region":"us-east-preview"}
-	// mcp.drift.list_changed
-	// mcp.drift.list_changed gen_ai.tool.name=deploy_preview revision.server=2 revision.before=1 revision.after=2
-	// mcp.drift.refresh gen_ai.tool.name=deploy_preview revision.after=1
-	// mcp.drift.refresh gen_ai.tool.name=deploy_preview revision.before=1 revision.after=2
+	// dev.mcpdrift.adapter gen_ai.tool.name=deploy_preview adapter.id=deploy_preview-1-to-2 change.class=bounded_migration
+	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 external.requests=1
+	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=normalized revision.client=1 revision.server=2 adapter.id=deploy_preview-1-to-2 change.class=bounded_migration external.requests=1 args.normalized={"branch":"fix-login","region":"us-east-preview"}
+	// dev.mcpdrift.list_changed
+	// dev.mcpdrift.list_changed gen_ai.tool.name=deploy_preview revision.server=2 revision.before=1 revision.after=2
+	// dev.mcpdrift.refresh gen_ai.tool.name=deploy_preview revision.after=1
+	// dev.mcpdrift.refresh gen_ai.tool.name=deploy_preview revision.before=1 revision.after=2
 }
 
 // Example_safeRetry runs the seed's drift transcript in memory, on the
@@ -280,11 +280,11 @@ func Example_safeRetry() {
 	// retry: deploying fix-login to us-east-preview
 	// external 1: POST /deployments branch=fix-login region=us-east-preview authorized=true
 	// correlated with the retry, not the rejected call: true
-	// mcp.drift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 change.class=bounded_migration external.requests=1 retry.attempt=1 retry.after=rejected_stale repair.automatic=true
-	// mcp.drift.call gen_ai.tool.name=deploy_preview outcome=rejected_stale revision.client=1 revision.server=2 change.class=bounded_migration error.code=STALE_TOOL_SCHEMA external.requests=0
-	// mcp.drift.list_changed
-	// mcp.drift.list_changed gen_ai.tool.name=deploy_preview revision.server=2 revision.before=1 revision.after=2
-	// mcp.drift.refresh gen_ai.tool.name=deploy_preview revision.after=1
-	// mcp.drift.refresh gen_ai.tool.name=deploy_preview revision.before=1 revision.after=2
-	// mcp.drift.repair gen_ai.tool.name=deploy_preview revision.client=1 change.class=bounded_migration error.code=STALE_TOOL_SCHEMA retry.attempt=1 repair.action=refresh_retry repair.automatic=true repair.result=success
+	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 change.class=bounded_migration external.requests=1 retry.attempt=1 retry.after=rejected_stale repair.automatic=true
+	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=rejected_stale revision.client=1 revision.server=2 change.class=bounded_migration error.code=STALE_TOOL_SCHEMA external.requests=0
+	// dev.mcpdrift.list_changed
+	// dev.mcpdrift.list_changed gen_ai.tool.name=deploy_preview revision.server=2 revision.before=1 revision.after=2
+	// dev.mcpdrift.refresh gen_ai.tool.name=deploy_preview revision.after=1
+	// dev.mcpdrift.refresh gen_ai.tool.name=deploy_preview revision.before=1 revision.after=2
+	// dev.mcpdrift.repair gen_ai.tool.name=deploy_preview revision.client=1 change.class=bounded_migration error.code=STALE_TOOL_SCHEMA retry.attempt=1 repair.action=refresh_retry repair.automatic=true repair.result=success
 }

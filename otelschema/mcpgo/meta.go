@@ -27,7 +27,7 @@ const (
 	// MetaRetryAfter holds, on a retry, the outcome of the call it retries
 	// as the client saw it (rejected_stale, rejected_incompatible,
 	// rejected_invalid or removed: Rejection.Outcome), recorded as
-	// mcp.drift.retry.after.
+	// dev.mcpdrift.retry.after.
 	MetaRetryAfter = "dev.mcpdrift/retry_after"
 	// MetaRunID holds the agent run the request belongs to.
 	MetaRunID = "dev.mcpdrift/run_id"

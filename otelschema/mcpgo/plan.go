@@ -175,7 +175,7 @@ func (e *StalePlanError) Result() *mcp.CallToolResult {
 // automatic refresh under way. Still valid, it goes as planned: the server,
 // which knows the change's class and its adapters, decides. Refused, or its
 // tool no longer listed, it is held back: checkPlan emits its client
-// mcp.drift.call event and returns a *StalePlanError. It also returns what
+// dev.mcpdrift.call event and returns a *StalePlanError. It also returns what
 // the session remembers of the plan.
 //
 // A definition that argschema cannot compile, or arguments that do not
@@ -244,7 +244,7 @@ func (d *Client) checkPlan(ctx context.Context, cs *mcp.ClientSession, p *mcp.Ca
 	return pl, se
 }
 
-// heldBack emits the client's mcp.drift.call event of a call it did not
+// heldBack emits the client's dev.mcpdrift.call event of a call it did not
 // send. The server never sees the call, so this is its only call event.
 func (d *Client) heldBack(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams, se *StalePlanError) {
 	e, _ := d.base(cs, otelschema.EventCall, d.em.now())

@@ -50,7 +50,7 @@ type ServerOptions struct {
 	// with; nil means the global provider (otel.GetLoggerProvider).
 	LoggerProvider log.LoggerProvider
 	// OmitArguments leaves the call arguments as received and as
-	// normalised (mcp.drift.args.raw, mcp.drift.args.normalized) out of
+	// normalised (dev.mcpdrift.args.raw, dev.mcpdrift.args.normalized) out of
 	// the call events. They are recorded by default, for the audit; the
 	// ingester redacts them per its configuration.
 	OmitArguments bool
@@ -107,7 +107,7 @@ type Adapter struct {
 }
 
 // Server instruments an mcp.Server: it holds each tool's execution contract
-// and compatibility adapters, records every tools/call as a mcp.drift.call
+// and compatibility adapters, records every tools/call as a dev.mcpdrift.call
 // event, answers calls planned against a revision it can no longer serve
 // with a repairable error, and records the list_changed notifications it
 // sends. Create it with NewServer; its methods are safe for concurrent use.
@@ -339,7 +339,7 @@ func (d *Server) Revision(tool string) (string, bool) {
 }
 
 // AddAdapter registers (or replaces, by ID) a compatibility adapter and
-// emits it as a mcp.drift.adapter event.
+// emits it as a dev.mcpdrift.adapter event.
 func (d *Server) AddAdapter(ctx context.Context, a Adapter) error {
 	switch {
 	case a.ID == "" || a.Tool == "" || a.From == "" || a.To == "":
@@ -379,7 +379,7 @@ func (d *Server) RemoveAdapter(ctx context.Context, id string) {
 	}
 }
 
-// EmitAdapters emits the whole adapter registry as mcp.drift.adapter
+// EmitAdapters emits the whole adapter registry as dev.mcpdrift.adapter
 // events, for example periodically, so that reports over any window know
 // every adapter still declared.
 func (d *Server) EmitAdapters(ctx context.Context) {
@@ -539,7 +539,7 @@ func stateFrom(ctx context.Context) *callState {
 
 // SideEffectStarted records, from a tool handler, that the call's side
 // effect has started: a rejection or failure from now on is reported with
-// mcp.drift.side_effect.started = true. Outside an instrumented call it
+// dev.mcpdrift.side_effect.started = true. Outside an instrumented call it
 // does nothing.
 func SideEffectStarted(ctx context.Context) {
 	if st := stateFrom(ctx); st != nil {
@@ -548,7 +548,7 @@ func SideEffectStarted(ctx context.Context) {
 }
 
 // ExternalRequest records, from a tool handler, a request to the external
-// system target (mcp.drift.external.requests, mcp.drift.external.target);
+// system target (dev.mcpdrift.external.requests, dev.mcpdrift.external.target);
 // it also marks the side effect started. Call it before sending.
 func ExternalRequest(ctx context.Context, target string) {
 	if st := stateFrom(ctx); st != nil {

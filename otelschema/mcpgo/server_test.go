@@ -127,7 +127,7 @@ func (f *fixture) call(t *testing.T, p *mcp.CallToolParams) *mcp.CallToolResult 
 
 func (f *fixture) lastCall(t *testing.T) map[string]string {
 	t.Helper()
-	calls := f.rec.named("mcp.drift.call")
+	calls := f.rec.named("dev.mcpdrift.call")
 	if len(calls) == 0 {
 		t.Fatal("no call event")
 	}
@@ -169,10 +169,10 @@ func TestServerOutcomes(t *testing.T) {
 
 	// Current.
 	f.call(t, planned)
-	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "current", "mcp.drift.revision.client": "1",
-		"mcp.drift.revision.server": "1", "mcp.drift.privilege": "read", "mcp.drift.run.id": "run-test",
-		"jsonrpc.request.id": planned.Meta[mcpgo.MetaRequestID].(string), "mcp.client.name": "agent", "mcp.client.version": "2",
-		"mcp.drift.side_effect.started": "false", "mcp.drift.external.requests": "0", "mcp.drift.args.raw": `{"team":"sales"}`})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "current", "dev.mcpdrift.revision.client": "1",
+		"dev.mcpdrift.revision.server": "1", "dev.mcpdrift.privilege": "read", "dev.mcpdrift.run.id": "run-test",
+		"jsonrpc.request.id": planned.Meta[mcpgo.MetaRequestID].(string), "dev.mcpdrift.client.name": "agent", "dev.mcpdrift.client.version": "2",
+		"dev.mcpdrift.side_effect.started": "false", "dev.mcpdrift.external.requests": "0", "dev.mcpdrift.args.raw": `{"team":"sales"}`})
 
 	// A semantic change without an adapter: rejected as incompatible, the
 	// handler never runs.
@@ -197,9 +197,9 @@ func TestServerOutcomes(t *testing.T) {
 			t.Errorf("rejection text %q lacks %q", text, want)
 		}
 	}
-	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "rejected_incompatible",
-		"mcp.drift.error.code": mcpgo.CodeIncompatibleToolSchema, "mcp.drift.required_action": "refresh_tools",
-		"mcp.drift.change.class": "semantic", "mcp.drift.side_effect.started": "false"})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "rejected_incompatible",
+		"dev.mcpdrift.error.code": mcpgo.CodeIncompatibleToolSchema, "dev.mcpdrift.required_action": "refresh_tools",
+		"dev.mcpdrift.change.class": "semantic", "dev.mcpdrift.side_effect.started": "false"})
 
 	// An adapter that refuses the old arguments: rejected_invalid.
 	if err := f.drift.AddAdapter(ctx, mcpgo.Adapter{ID: "rr-1-2", Tool: "run_report", From: "1", To: "2",
@@ -213,7 +213,7 @@ func TestServerOutcomes(t *testing.T) {
 	if rej, _ := mcpgo.ParseRejection(res); rej.ErrorCode != mcpgo.CodeInvalidArguments || ran {
 		t.Errorf("rejection %+v, handler ran %v", rej, ran)
 	}
-	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "rejected_invalid", "mcp.drift.adapter.id": "rr-1-2"})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "rejected_invalid", "dev.mcpdrift.adapter.id": "rr-1-2"})
 
 	// Removal, with a replacement.
 	f.drift.RemoveTool("run_report", "run_saved_report")
@@ -221,17 +221,17 @@ func TestServerOutcomes(t *testing.T) {
 	if rej, _ := mcpgo.ParseRejection(res); rej.ErrorCode != mcpgo.CodeToolRemoved || rej.Replacement != "run_saved_report" {
 		t.Errorf("removed result %+v", rej)
 	}
-	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "removed", "mcp.drift.change.class": "removal"})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "removed", "dev.mcpdrift.change.class": "removal"})
 
 	// A failure after the side effect started.
 	f.call(t, &mcp.CallToolParams{Name: "charge", Arguments: map[string]any{}})
-	checkAttrs(t, f.lastCall(t), map[string]string{"mcp.drift.outcome": "failed", "mcp.drift.side_effect.started": "true",
-		"mcp.drift.external.requests": "1", "mcp.drift.external.target": "billing-api", "mcp.drift.privilege": "credentialed",
-		"mcp.drift.revision.client": "7"})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "failed", "dev.mcpdrift.side_effect.started": "true",
+		"dev.mcpdrift.external.requests": "1", "dev.mcpdrift.external.target": "billing-api", "dev.mcpdrift.privilege": "credentialed",
+		"dev.mcpdrift.revision.client": "7"})
 
 	// A tool added to the SDK directly is recorded without revisions.
 	f.call(t, &mcp.CallToolParams{Name: "plain", Arguments: map[string]any{}})
-	if c := f.lastCall(t); c["mcp.drift.outcome"] != "current" || c["gen_ai.tool.name"] != "plain" || c["mcp.drift.revision.server"] != "" {
+	if c := f.lastCall(t); c["dev.mcpdrift.outcome"] != "current" || c["gen_ai.tool.name"] != "plain" || c["dev.mcpdrift.revision.server"] != "" {
 		t.Errorf("plain call %v", c)
 	}
 
@@ -274,25 +274,25 @@ func TestServerRetryIdentity(t *testing.T) {
 	}{
 		{"automatic across the change", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAttempt: 1,
 			mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1", mcpgo.MetaRetryAfter: "rejected_incompatible"},
-			map[string]string{"mcp.drift.outcome": "current", "mcp.drift.retry.of": "r1", "mcp.drift.retry.attempt": "1",
-				"mcp.drift.repair.automatic": "true", "mcp.drift.change.class": "authority",
-				"mcp.drift.retry.after": "rejected_incompatible"}},
+			map[string]string{"dev.mcpdrift.outcome": "current", "dev.mcpdrift.retry.of": "r1", "dev.mcpdrift.retry.attempt": "1",
+				"dev.mcpdrift.repair.automatic": "true", "dev.mcpdrift.change.class": "authority",
+				"dev.mcpdrift.retry.after": "rejected_incompatible"}},
 		{"approved by a person", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAttempt: 2,
 			mcpgo.MetaRetryAutomatic: false, mcpgo.MetaRetryRevision: "1", mcpgo.MetaApproval: "per_call"},
-			map[string]string{"mcp.drift.retry.attempt": "2", "mcp.drift.repair.automatic": "false", "mcp.drift.change.class": "authority",
-				"mcp.drift.approval": "per_call"}},
+			map[string]string{"dev.mcpdrift.retry.attempt": "2", "dev.mcpdrift.repair.automatic": "false", "dev.mcpdrift.change.class": "authority",
+				"dev.mcpdrift.approval": "per_call"}},
 		{"a retry at the same revision crosses no change", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1",
 			mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "2"},
-			map[string]string{"mcp.drift.repair.automatic": "true", "mcp.drift.change.class": ""}},
+			map[string]string{"dev.mcpdrift.repair.automatic": "true", "dev.mcpdrift.change.class": ""}},
 		{"a client that does not say", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1"},
-			map[string]string{"mcp.drift.retry.of": "r1", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": "",
-				"mcp.drift.retry.after": ""}},
+			map[string]string{"dev.mcpdrift.retry.of": "r1", "dev.mcpdrift.repair.automatic": "", "dev.mcpdrift.change.class": "",
+				"dev.mcpdrift.retry.after": ""}},
 		{"an outcome mcpdrift does not know", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryOf: "r1", mcpgo.MetaRetryAfter: "timeout"},
-			map[string]string{"mcp.drift.retry.of": "r1", "mcp.drift.retry.after": ""}},
+			map[string]string{"dev.mcpdrift.retry.of": "r1", "dev.mcpdrift.retry.after": ""}},
 		{"not a retry", mcp.Meta{mcpgo.MetaRevision: "2", mcpgo.MetaRetryAutomatic: true, mcpgo.MetaRetryRevision: "1",
 			mcpgo.MetaRetryAfter: "rejected_stale"},
-			map[string]string{"mcp.drift.retry.of": "", "mcp.drift.repair.automatic": "", "mcp.drift.change.class": "",
-				"mcp.drift.retry.after": ""}},
+			map[string]string{"dev.mcpdrift.retry.of": "", "dev.mcpdrift.repair.automatic": "", "dev.mcpdrift.change.class": "",
+				"dev.mcpdrift.retry.after": ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.call(t, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}, Meta: tc.meta})
@@ -330,13 +330,13 @@ func TestAdapterEvents(t *testing.T) {
 	}
 	f.drift.EmitAdapters(ctx)
 	f.drift.RemoveAdapter(ctx, "x-1-2")
-	evs := f.rec.named("mcp.drift.adapter")
+	evs := f.rec.named("dev.mcpdrift.adapter")
 	if len(evs) != 3 {
 		t.Fatalf("adapter events %v, want 3", evs)
 	}
-	checkAttrs(t, evs[0], map[string]string{"gen_ai.tool.name": "x", "mcp.drift.adapter.id": "x-1-2", "mcp.drift.change.class": "additive",
-		"mcp.drift.adapter.revision.from": "1", "mcp.drift.adapter.revision.to": "2", "mcp.drift.adapter.window_end": "2027-01-31T00:00:00Z"})
-	if evs[2]["mcp.drift.adapter.window_end"] == evs[0]["mcp.drift.adapter.window_end"] {
+	checkAttrs(t, evs[0], map[string]string{"gen_ai.tool.name": "x", "dev.mcpdrift.adapter.id": "x-1-2", "dev.mcpdrift.change.class": "additive",
+		"dev.mcpdrift.adapter.revision.from": "1", "dev.mcpdrift.adapter.revision.to": "2", "dev.mcpdrift.adapter.window_end": "2027-01-31T00:00:00Z"})
+	if evs[2]["dev.mcpdrift.adapter.window_end"] == evs[0]["dev.mcpdrift.adapter.window_end"] {
 		t.Errorf("a removed adapter's window should end now: %v", evs[2])
 	}
 }

@@ -183,22 +183,22 @@ func TestStockClientListed(t *testing.T) {
 	if runs := s.g.ran(); len(runs) != 1 || runs[0]["region"] != "us-east-preview" || runs[0]["branch"] != "fix-login" {
 		t.Fatalf("handler runs %v: want the normalised call once", runs)
 	}
-	checkAttrs(t, s.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "normalized",
-		"mcp.drift.revision.client": "1", "mcp.drift.revision.client.source": "listed", "mcp.drift.revision.server": "2",
-		"mcp.drift.adapter.id": "deploy_preview-1-to-2", "mcp.client.name": "desktop-assistant",
-		"mcp.drift.args.normalized": `{"branch":"fix-login","region":"us-east-preview"}`})
+	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "normalized",
+		"dev.mcpdrift.revision.client": "1", "dev.mcpdrift.revision.client.source": "listed", "dev.mcpdrift.revision.server": "2",
+		"dev.mcpdrift.adapter.id": "deploy_preview-1-to-2", "dev.mcpdrift.client.name": "desktop-assistant",
+		"dev.mcpdrift.args.normalized": `{"branch":"fix-login","region":"us-east-preview"}`})
 
 	// A new call with revision 2's shape, after the client listed again.
 	list(t, cs)
 	callDeploy(t, cs, map[string]any{"branch": "main", "region": "eu-preview"})
-	checkAttrs(t, s.rec.named("mcp.drift.call")[1], map[string]string{"mcp.drift.outcome": "current",
-		"mcp.drift.revision.client": "2", "mcp.drift.revision.client.source": "listed"})
+	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[1], map[string]string{"dev.mcpdrift.outcome": "current",
+		"dev.mcpdrift.revision.client": "2", "dev.mcpdrift.revision.client.source": "listed"})
 
 	// The client listed 2, but sends revision 1's shape again (a plan
 	// from a cache): the arguments contradict the listing.
 	callDeploy(t, cs, oldCall)
-	checkAttrs(t, s.rec.named("mcp.drift.call")[2], map[string]string{"mcp.drift.outcome": "normalized",
-		"mcp.drift.revision.client": "1", "mcp.drift.revision.client.source": "inferred"})
+	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[2], map[string]string{"dev.mcpdrift.outcome": "normalized",
+		"dev.mcpdrift.revision.client": "1", "dev.mcpdrift.revision.client.source": "inferred"})
 }
 
 // TestStockClientStale: without an adapter, the old call is rejected with
@@ -222,8 +222,8 @@ func TestStockClientStale(t *testing.T) {
 	if runs := s.g.ran(); len(runs) != 0 {
 		t.Fatalf("the handler ran: %v", runs)
 	}
-	checkAttrs(t, s.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "rejected_stale",
-		"mcp.drift.revision.client": "1", "mcp.drift.revision.client.source": "listed", "mcp.drift.error.code": "STALE_TOOL_SCHEMA"})
+	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "rejected_stale",
+		"dev.mcpdrift.revision.client": "1", "dev.mcpdrift.revision.client.source": "listed", "dev.mcpdrift.error.code": "STALE_TOOL_SCHEMA"})
 }
 
 // TestStockClientInvalid: arguments that no revision accepts never reach
@@ -248,7 +248,7 @@ func TestStockClientInvalid(t *testing.T) {
 		{"no revision fits", map[string]any{"branch": ""}, nil, mcpgo.ActionFixArguments, "branch", "listed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := len(s.rec.named("mcp.drift.call"))
+			n := len(s.rec.named("dev.mcpdrift.call"))
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "deploy_preview", Arguments: tc.args, Meta: tc.meta})
 			if err != nil {
 				t.Fatal(err)
@@ -262,13 +262,13 @@ func TestStockClientInvalid(t *testing.T) {
 				!strings.Contains(text, "requires branch and region") {
 				t.Errorf("text %q", text)
 			}
-			calls := s.rec.named("mcp.drift.call")
+			calls := s.rec.named("dev.mcpdrift.call")
 			if len(calls) != n+1 {
 				t.Fatalf("%d call events, want one more than %d", len(calls), n)
 			}
-			checkAttrs(t, calls[n], map[string]string{"mcp.drift.outcome": "rejected_invalid",
-				"mcp.drift.error.code": "INVALID_ARGUMENTS", "mcp.drift.required_action": tc.action,
-				"mcp.drift.revision.client.source": tc.source, "mcp.drift.side_effect.started": "false"})
+			checkAttrs(t, calls[n], map[string]string{"dev.mcpdrift.outcome": "rejected_invalid",
+				"dev.mcpdrift.error.code": "INVALID_ARGUMENTS", "dev.mcpdrift.required_action": tc.action,
+				"dev.mcpdrift.revision.client.source": tc.source, "dev.mcpdrift.side_effect.started": "false"})
 		})
 	}
 	if runs := s.g.ran(); len(runs) != 0 {
@@ -319,11 +319,11 @@ func TestStockClientInferred(t *testing.T) {
 		if res := callDeploy(t, cs, oldCall); res.IsError {
 			t.Fatalf("old call: %v", structured(res))
 		}
-		checkAttrs(t, s.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "normalized",
-			"mcp.drift.revision.client": "1", "mcp.drift.revision.client.source": "inferred", "mcp.drift.adapter.id": "deploy_preview-1-to-2"})
+		checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "normalized",
+			"dev.mcpdrift.revision.client": "1", "dev.mcpdrift.revision.client.source": "inferred", "dev.mcpdrift.adapter.id": "deploy_preview-1-to-2"})
 		callDeploy(t, cs, map[string]any{"branch": "main", "region": "eu-preview"})
-		checkAttrs(t, s.rec.named("mcp.drift.call")[1], map[string]string{"mcp.drift.outcome": "current",
-			"mcp.drift.revision.client": "2", "mcp.drift.revision.client.source": "inferred"})
+		checkAttrs(t, s.rec.named("dev.mcpdrift.call")[1], map[string]string{"dev.mcpdrift.outcome": "current",
+			"dev.mcpdrift.revision.client": "2", "dev.mcpdrift.revision.client.source": "inferred"})
 	})
 
 	// Two replicas behind a round-robin balancer: A lists, B is called.
@@ -338,11 +338,11 @@ func TestStockClientInferred(t *testing.T) {
 		if res := callDeploy(t, cs, oldCall); res.IsError { // answered by B
 			t.Fatalf("old call on B: %v", structured(res))
 		}
-		if len(a.rec.named("mcp.drift.call")) != 0 {
+		if len(a.rec.named("dev.mcpdrift.call")) != 0 {
 			t.Fatal("the call reached A")
 		}
-		checkAttrs(t, b.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "normalized",
-			"mcp.drift.revision.client": "1", "mcp.drift.revision.client.source": "inferred"})
+		checkAttrs(t, b.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "normalized",
+			"dev.mcpdrift.revision.client": "1", "dev.mcpdrift.revision.client.source": "inferred"})
 		if runs := b.g.ran(); len(runs) != 1 || runs[0]["region"] != "us-east-preview" {
 			t.Errorf("B's handler runs %v", runs)
 		}
@@ -359,8 +359,8 @@ func TestStockClientInferred(t *testing.T) {
 			sc["required_action"] != mcpgo.ActionRefreshTools || sc["field"] != "region" {
 			t.Fatalf("result %v: want INVALID_ARGUMENTS asking for a refresh", sc)
 		}
-		checkAttrs(t, s.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "rejected_invalid",
-			"mcp.drift.revision.client": "", "mcp.drift.revision.client.source": ""})
+		checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "rejected_invalid",
+			"dev.mcpdrift.revision.client": "", "dev.mcpdrift.revision.client.source": ""})
 		if runs := s.g.ran(); len(runs) != 0 {
 			t.Fatalf("the handler ran: %v", runs)
 		}
@@ -376,8 +376,8 @@ func TestStockClientInferred(t *testing.T) {
 		if res := callDeploy(t, cs, oldCall); res.IsError {
 			t.Fatalf("old call under an additive change: %v", structured(res))
 		}
-		checkAttrs(t, s.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "current",
-			"mcp.drift.revision.client": "", "mcp.drift.revision.client.source": "", "mcp.drift.revision.server": "2"})
+		checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "current",
+			"dev.mcpdrift.revision.client": "", "dev.mcpdrift.revision.client.source": "", "dev.mcpdrift.revision.server": "2"})
 	})
 }
 
@@ -392,16 +392,16 @@ func TestInferOldest(t *testing.T) {
 	s.deploy(t, seedV2, true, v0) // adapter 1→2 only
 	cs := s.stock(t)
 	callDeploy(t, cs, oldCall)
-	checkAttrs(t, s.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "normalized",
-		"mcp.drift.revision.client": "1", "mcp.drift.revision.client.source": "inferred"})
+	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "normalized",
+		"dev.mcpdrift.revision.client": "1", "dev.mcpdrift.revision.client.source": "inferred"})
 
 	if err := s.drift.AddAdapter(context.Background(), mcpgo.Adapter{ID: "deploy_preview-0-to-2", Tool: "deploy_preview",
 		From: "0", To: "2", Class: otelschema.ChangeClassBoundedMigration, Normalize: defaultRegion}); err != nil {
 		t.Fatal(err)
 	}
 	callDeploy(t, cs, oldCall)
-	checkAttrs(t, s.rec.named("mcp.drift.call")[1], map[string]string{"mcp.drift.outcome": "normalized",
-		"mcp.drift.revision.client": "0", "mcp.drift.adapter.id": "deploy_preview-0-to-2"})
+	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[1], map[string]string{"dev.mcpdrift.outcome": "normalized",
+		"dev.mcpdrift.revision.client": "0", "dev.mcpdrift.adapter.id": "deploy_preview-0-to-2"})
 }
 
 // TestAdapterOutputValidated: an adapter whose output the current
@@ -425,8 +425,8 @@ func TestAdapterOutputValidated(t *testing.T) {
 	if sc := structured(res); !res.IsError || sc["error_code"] != mcpgo.CodeInvalidArguments || sc["field"] != "region" {
 		t.Fatalf("result %v", sc)
 	}
-	checkAttrs(t, s.rec.named("mcp.drift.call")[0], map[string]string{"mcp.drift.outcome": "rejected_invalid",
-		"mcp.drift.adapter.id": "sloppy", "mcp.drift.revision.client.source": "declared"})
+	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "rejected_invalid",
+		"dev.mcpdrift.adapter.id": "sloppy", "dev.mcpdrift.revision.client.source": "declared"})
 	if runs := s.g.ran(); len(runs) != 0 {
 		t.Fatalf("the handler ran: %v", runs)
 	}

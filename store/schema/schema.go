@@ -223,7 +223,7 @@ func templateData(opts Options) map[string]any {
 		"Database":           opts.Database,
 		"RetentionDays":      opts.RetentionDays,
 		"AuditRetentionDays": opts.AuditRetentionDays,
-		"EventNameEnum":      enumType(otelschema.EventName(0), 6),
+		"EventNameEnum":      eventNameEnum(),
 		"OutcomeEnum":        enumType(otelschema.Outcome(0), 7),
 		"ChangeClassEnum":    enumType(otelschema.ChangeClass(0), 5),
 		"RepairActionEnum":   enumType(otelschema.RepairAction(0), 4),
@@ -233,6 +233,19 @@ func templateData(opts Options) map[string]any {
 		"RefreshResultEnum":  enumType(otelschema.RefreshResult(0), 2),
 		"RevisionSourceEnum": enumType(otelschema.RevisionSource(0), 3),
 	}
+}
+
+// eventNameEnum renders the Enum8 of event names: their stored names
+// (otelschema.EventName.Stored), which the store has kept since its first
+// version whatever name an event comes in under.
+func eventNameEnum() string {
+	var b strings.Builder
+	b.WriteString("Enum8('' = 0")
+	for e := otelschema.EventName(1); e.String() != ""; e++ {
+		fmt.Fprintf(&b, ", '%s' = %d", e.Stored(), e)
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // enumType renders an Enum8 whose values are the Go enum's numbers, so the

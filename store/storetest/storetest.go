@@ -262,7 +262,7 @@ func (s *Suite) testWriteRoundTrip(t *testing.T) {
 	for i, r := range rows {
 		e := events[i]
 		want := eventRow{
-			EventID: e.ID, EventName: e.Name.String(), Time: time.Unix(0, e.Time).UTC(),
+			EventID: e.ID, EventName: e.Name.Stored(), Time: time.Unix(0, e.Time).UTC(),
 			TraceID: fmt.Sprintf("%x", e.TraceID), SpanID: fmt.Sprintf("%x", e.SpanID),
 			Service: e.Service, ServiceVersion: e.ServiceVersion, ServiceInstance: e.ServiceInstance,
 			ServiceNamespace: e.ServiceNamespace, Environment: e.Environment, Tool: e.Tool,

@@ -194,7 +194,7 @@ export function QueryEditor({ query, onChange, onRunQuery }: Props) {
       )}
       {report === 'audit' && (
         <InlineFieldRow>
-          {text('run', 'Run', 'run id', 'Only calls of this agent run (mcp.drift.run.id)')}
+          {text('run', 'Run', 'run id', 'Only calls of this agent run (dev.mcpdrift.run.id)')}
           {text('session', 'Session', 'session id', 'Only calls of this session (mcp.session.id)')}
           {text('requestId', 'Request', 'request id', 'Only the call with this JSON-RPC request id')}
           <InlineField label="Stale only" labelWidth={12} tooltip="Only calls whose client planned with another revision than the one that executed">
