@@ -1622,6 +1622,65 @@ ALTER TABLE mcpdrift.events_in
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=600e8eae8a50001fd6fe9463e697b07f47b1dd7c344b8466906f0472781878a9, name=revision_source, version=11;
 
+ALTER TABLE mcpdrift.recent_calls
+    ADD COLUMN IF NOT EXISTS revision_client_source Enum8('' = 0, 'declared' = 1, 'listed' = 2, 'inferred' = 3) AFTER revision_client;
+
+ALTER TABLE mcpdrift.calls_1h
+    ADD COLUMN IF NOT EXISTS calls_listed SimpleAggregateFunction(sum, UInt64) AFTER retries,
+    ADD COLUMN IF NOT EXISTS calls_inferred SimpleAggregateFunction(sum, UInt64) AFTER calls_listed;
+
+ALTER TABLE mcpdrift.calls_1d
+    ADD COLUMN IF NOT EXISTS calls_listed SimpleAggregateFunction(sum, UInt64) AFTER retries,
+    ADD COLUMN IF NOT EXISTS calls_inferred SimpleAggregateFunction(sum, UInt64) AFTER calls_listed;
+
+ALTER TABLE mcpdrift.calls_1d_mv MODIFY QUERY
+SELECT tenant, toStartOfDay(hour) AS day, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       sum(calls) AS calls,
+       sum(side_effects) AS side_effects,
+       sum(retries) AS retries,
+       sum(calls_listed) AS calls_listed,
+       sum(calls_inferred) AS calls_inferred,
+       uniqHLL12MergeState(sessions) AS sessions,
+       uniqHLL12MergeState(runs) AS runs,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen,
+       max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1h
+GROUP BY tenant, day, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+ALTER TABLE mcpdrift.calls_1h_mv MODIFY QUERY
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       countIf(retry_of != '') AS retries,
+       countIf(revision_client_source = 'listed') AS calls_listed,
+       countIf(revision_client_source = 'inferred') AS calls_inferred,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqHLL12StateIf(run_id, run_id != '') AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+ALTER TABLE mcpdrift.recent_calls_mv MODIFY QUERY
+SELECT tenant, time, tool, revision_client, revision_client_source, revision_server, outcome, adapter_id,
+       service, environment, client_name, client_version, privilege, error_code,
+       side_effect_started, retry_of != '' AS retry, retry_after,
+       if(session_id != '', session_id, run_id) AS session, run_id, session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call';
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=5d41a5f79f358c37e24ed64c7ed8f269b7571bbb095a5811f9fb29f10773651f, name=revision_sources, version=12;
+
 ALTER TABLE mcpdrift.events MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
 ALTER TABLE mcpdrift.recent_calls MODIFY TTL toDateTime(time) + INTERVAL 2 DAY SETTINGS materialize_ttl_after_modify = 0;
