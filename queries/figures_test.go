@@ -323,6 +323,131 @@ func TestHandComputedFigures(t *testing.T) {
 		}
 	})
 
+	t.Run("RevisionSources", func(t *testing.T) {
+		rows, err := r.RevisionSources(c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[[2]string]queries.RevisionSourceRow{}
+		for _, row := range rows {
+			if row.Declared+row.Listed+row.Inferred+row.Unknown != row.Calls {
+				t.Errorf("%s × %s: the sources sum to %d of %d calls", row.Tool, row.Client, row.Declared+row.Listed+row.Inferred+row.Unknown, row.Calls)
+			}
+			got[[2]string{row.Tool, row.Client}] = row
+		}
+		share := func(n, d float64) *float64 { v := n / d; return &v }
+		for k, w := range map[[2]string]queries.RevisionSourceRow{
+			// 13 calls of cline's: 4 + 2 listed, 3 inferred, and 4 unknown:
+			// 2 + 1 without a revision, 1 that says listed without one.
+			{"list_projects", "cline@3.17.0"}: {Calls: 13, Listed: 6, Inferred: 3, Unknown: 4, UnknownShare: share(4, 13)},
+			// goose@1.0.0 declares nothing and nothing is known of its
+			// calls: unknown, all of them.
+			{"deploy_preview", "goose@1.0.0"}: {Calls: 5, Unknown: 5, UnknownShare: share(5, 5)},
+			{"delete_branch", "goose@1.0.0"}:  {Calls: 2, Unknown: 2, UnknownShare: share(2, 2)},
+			// cursor says declared: counted as the calls that say nothing.
+			{"list_projects", "cursor@0.48.0"}: {Calls: 3, Declared: 3, UnknownShare: share(0, 3)},
+			// The 10 first stale rejections were listed, the 9 retries
+			// state no source.
+			{"create_issue", "claude-desktop@0.9.1"}: {Calls: 19, Declared: 9, Listed: 10, UnknownShare: share(0, 19)},
+			// The 2 shim calls' old revision was inferred; 3 rejected
+			// calls state none.
+			{"send_payment", "cursor@0.48.0"}: {Calls: 5, Declared: 3, Inferred: 2, UnknownShare: share(0, 5)},
+			// 91 calls that state nothing and the 2 mixed-revision calls
+			// that say declared.
+			{"deploy_preview", "cursor@0.48.0"}:     {Calls: 93, Declared: 93, UnknownShare: share(0, 93)},
+			{"search_docs", "claude-desktop@1.2.0"}: {Calls: 1750, Declared: 1750, UnknownShare: share(0, 1750)},
+		} {
+			w.Tool, w.Client = k[0], k[1]
+			if g := got[k]; !reflect.DeepEqual(g, w) {
+				t.Errorf("%v:\n got %s\nwant %s", k, js(g), js(w))
+			}
+		}
+		// Every tool × client pair that called in the week: 22.
+		if len(rows) != 22 {
+			t.Errorf("%d rows, want 22: %s", len(rows), js(rows))
+		}
+		// The client filter keeps cline's rows; within two days the
+		// minutely tier serves the edges, and the run's calls at Now-5d
+		// are left out.
+		f := a
+		f.From, f.Client = fixture.Now.Add(-36*time.Hour+17*time.Minute), "cline"
+		rows, err = r.RevisionSources(c, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []queries.RevisionSourceRow{{Tool: "list_projects", Client: "cline@3.17.0", Calls: 10, Listed: 4, Inferred: 3, Unknown: 3, UnknownShare: share(3, 10)}}
+		if !reflect.DeepEqual(rows, want) {
+			t.Errorf("cline in the last 36 h:\n got %s\nwant %s", js(rows), js(want))
+		}
+	})
+
+	t.Run("ContractErrors", func(t *testing.T) {
+		t0 := fixture.Now.Add(-2*24*time.Hour + 6*time.Hour)
+		rate := func(n, d float64) *float64 { v := n / d; return &v }
+		fields := func(fs ...queries.ContractField) []queries.ContractField {
+			return append([]queries.ContractField{}, fs...)
+		}
+		cd := queries.ContractErrorRow{Client: "claude-desktop@1.2.0", ContractErrors: 2,
+			Fields:    fields(queries.ContractField{Tool: "create_issue", Field: "issue.id", ContractErrors: 2}),
+			Refreshes: 6, FailedRefreshes: 1, RefreshFailureRate: rate(1, 6), Sessions: 5, LastSeen: t0.Add(3 * time.Minute)}
+		cur := queries.ContractErrorRow{Client: "cursor@0.48.0", ContractErrors: 3,
+			Fields: fields(queries.ContractField{Tool: "send_payment", Field: "transfer.id", ContractErrors: 2},
+				queries.ContractField{Tool: "create_issue", Field: "issue.url", ContractErrors: 1}),
+			Refreshes: 2, FailedRefreshes: 1, RefreshFailureRate: rate(1, 2), Sessions: 1, LastSeen: fixture.Now.Add(-3*time.Hour + 4*time.Minute)}
+		cline := queries.ContractErrorRow{Client: "cline@3.17.0", ContractErrors: 1,
+			Fields:    fields(queries.ContractField{Tool: "list_projects", Field: "projects[].id", ContractErrors: 1}),
+			Refreshes: 2, FailedRefreshes: 1, RefreshFailureRate: rate(1, 2), Sessions: 1, LastSeen: fixture.Now.Add(-5*24*time.Hour + 7*time.Minute)}
+		check := func(name string, f queries.Filter, want ...queries.ContractErrorRow) {
+			t.Helper()
+			rows, err := r.ContractErrors(c, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = []queries.ContractErrorRow{}
+			}
+			if !reflect.DeepEqual(rows, want) {
+				t.Errorf("%s:\n got %s\nwant %s", name, js(rows), js(want))
+			}
+		}
+		check("week", a, cd, cline, cur)
+		// The tool filter keeps the contract errors about the tool, and
+		// every refresh: cline has none about create_issue, and its
+		// refreshes still count.
+		f := a
+		f.Tool = "create_issue"
+		curTool := cur
+		curTool.ContractErrors, curTool.Fields = 1, fields(queries.ContractField{Tool: "create_issue", Field: "issue.url", ContractErrors: 1})
+		clineTool := cline
+		clineTool.ContractErrors, clineTool.Fields = 0, fields()
+		check("tool create_issue", f, cd, clineTool, curTool)
+		// A window that ends between cursor's two refreshes: the failed
+		// one only, a rate of 1.
+		f = a
+		f.From, f.To = fixture.Now.Add(-3*time.Hour-time.Minute), fixture.Now.Add(-3*time.Hour+3*time.Minute+time.Second)
+		curCut := cur
+		curCut.Refreshes, curCut.RefreshFailureRate, curCut.LastSeen = 1, rate(1, 1), fixture.Now.Add(-3*time.Hour+3*time.Minute)
+		check("cursor's failed refresh", f, curCut)
+		// A window of contract errors and no refresh: the rate is null,
+		// not 0.
+		f.To = fixture.Now.Add(-3*time.Hour + 2*time.Minute + time.Second)
+		curNone := cur
+		curNone.Refreshes, curNone.FailedRefreshes, curNone.RefreshFailureRate, curNone.LastSeen = 0, 0, nil, fixture.Now.Add(-3*time.Hour+2*time.Minute)
+		check("no refresh", f, curNone)
+		// Excluding cursor and cline by name, and the service filter
+		// (the client events carry the client's own service).
+		f = a
+		f.ExcludeClients = []string{"cursor", "cline@3.17.0"}
+		check("excluded", f, cd)
+		f = a
+		f.Service = "cline"
+		check("service", f, cline)
+		// Tenant B: one refresh of cursor's and no contract error.
+		b := week(fixture.TenantB)
+		check("tenant B", b, queries.ContractErrorRow{Client: "cursor@0.48.0", Fields: fields(), Refreshes: 1, RefreshFailureRate: rate(0, 1),
+			Sessions: 1, LastSeen: fixture.Now.Add(-24*time.Hour + time.Hour + 5*time.Second)})
+	})
+
 	t.Run("Violations", func(t *testing.T) {
 		page, err := r.Violations(c, a, queries.Page{})
 		if err != nil {
@@ -384,6 +509,9 @@ func TestRollupEqualsRaw(t *testing.T) {
 		{"ragged old", now.Add(-6*24*time.Hour + 13*time.Minute), now.Add(-3*24*time.Hour + 47*time.Minute)},
 		{"one hour", now.Add(-2*24*time.Hour + 6*time.Hour - 10*time.Minute), now.Add(-2*24*time.Hour + 6*time.Hour + 50*time.Minute)},
 		{"everything", now.Add(-30 * 24 * time.Hour), now.Add(24 * time.Hour)},
+		// Through cline's list_projects calls a minute apart, sources of
+		// every kind: minutes from the minutely tier.
+		{"cline's minutes", now.Add(-5*time.Hour + 2*time.Minute + 30*time.Second), now.Add(-5*time.Hour + 8*time.Minute + 30*time.Second)},
 	}
 	filters := []struct {
 		name string
@@ -396,6 +524,7 @@ func TestRollupEqualsRaw(t *testing.T) {
 		{"excluded", func(f *queries.Filter) { f.ExcludeClients = []string{"cursor", "legacy-bot@1.0.0"} }},
 		{"a client that says no revision", func(f *queries.Filter) { f.Client = "goose" }},
 		{"service and environment", func(f *queries.Filter) { f.Service, f.Environment = "docs", "staging" }},
+		{"cline", func(f *queries.Filter) { f.Client = "cline@3.17.0" }},
 	}
 	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
 		for _, w := range windows {
@@ -447,7 +576,18 @@ func TestRollupEqualsRaw(t *testing.T) {
 					if !reflect.DeepEqual(ar, rawAr) {
 						t.Errorf("adapter retirement from the rollups differs from raw:\nrollup %s\n   raw %s", js(ar), js(rawAr))
 					}
-					if tenant == fixture.TenantA && w.name == "week" && fl.name == "all" && (len(raw) == 0 || len(rawRj) == 0 || len(rawRp) == 0 || len(rawAr) == 0) {
+					rs, err := r.RevisionSources(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rawRs, err := r.RawRevisionSources(c, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(rs, rawRs) {
+						t.Errorf("revision sources from the rollups differ from raw:\nrollup %s\n   raw %s", js(rs), js(rawRs))
+					}
+					if tenant == fixture.TenantA && w.name == "week" && fl.name == "all" && (len(raw) == 0 || len(rawRj) == 0 || len(rawRp) == 0 || len(rawAr) == 0 || len(rawRs) == 0) {
 						t.Error("the comparison compared nothing")
 					}
 				})
@@ -458,7 +598,7 @@ func TestRollupEqualsRaw(t *testing.T) {
 
 // TestMinuteTierLive writes calls at the real time and reads a ragged
 // window of the last hour, which only the minutely tier can serve, with
-// the real clock.
+// the real clock: stale usage, and revision sources of every kind.
 func TestMinuteTierLive(t *testing.T) {
 	st := openStore(t)
 	c := ctx(t)
@@ -474,8 +614,11 @@ func TestMinuteTierLive(t *testing.T) {
 			ID: uint64(i + 1), Name: otelschema.EventCall, Time: base.Add(time.Duration(i) * 9 * time.Second).UnixNano(),
 			Tool: "deploy_preview", SessionID: fmt.Sprintf("s%d", i%7), ClientName: "cursor", ClientVersion: "0.48.0",
 			RevisionClient: fmt.Sprint(1 + i%2), RevisionServer: "2", Outcome: []otelschema.Outcome{otelschema.OutcomeNormalized, otelschema.OutcomeCurrent, otelschema.OutcomeRejectedStale}[i%3],
-			ErrorCode: "STALE_TOOL_SCHEMA",
+			ErrorCode: "STALE_TOOL_SCHEMA", RevisionClientSource: otelschema.RevisionSource(i % 4),
 		})
+		if i%5 == 0 {
+			events[i].RevisionClient = ""
+		}
 	}
 	if err := st.Write(c, store.Batch{Tenant: tenant, Events: events}); err != nil {
 		t.Fatal(err)
@@ -494,6 +637,17 @@ func TestMinuteTierLive(t *testing.T) {
 	}
 	if len(raw) == 0 || !reflect.DeepEqual(rolled, raw) {
 		t.Errorf("minutely stale usage differs from raw:\nrollup %s\n   raw %s", js(rolled), js(raw))
+	}
+	sources, err := r.RevisionSources(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawSources, err := r.RawRevisionSources(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rawSources) != 1 || rawSources[0].Listed == 0 || rawSources[0].Inferred == 0 || rawSources[0].Unknown == 0 || !reflect.DeepEqual(sources, rawSources) {
+		t.Errorf("minutely revision sources differ from raw, or miss a source:\nrollup %s\n   raw %s", js(sources), js(rawSources))
 	}
 }
 
@@ -548,6 +702,9 @@ func allReports(t *testing.T, r *queries.Runner, f queries.Filter) string {
 	add(r.Audit(c, queries.AuditFilter{Filter: f}, queries.Page{Limit: queries.MaxPageLimit}))
 	add(r.RawRepairs(c, f))
 	add(r.RawAdapterRetirement(c, f, retire))
+	add(r.RevisionSources(c, f))
+	add(r.RawRevisionSources(c, f))
+	add(r.ContractErrors(c, f))
 	return js(out)
 }
 
@@ -583,7 +740,7 @@ func TestHostileStrings(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", fd.name, i), func(t *testing.T) {
 				f := base
 				fd.set(&f, s)
-				if empty := allReports(t, r, f); !isEmptyReports(empty) {
+				if empty := allReports(t, r, f); !isEmptyReports(empty, fd.name == "tool") {
 					t.Errorf("filter %s = %q returned data: %.500s", fd.name, s, empty)
 				}
 			})
@@ -622,8 +779,10 @@ func TestHostileStrings(t *testing.T) {
 
 // isEmptyReports reports whether the JSON of allReports holds no rows: the
 // adapter registry still lists the tenant's adapters when a call filter
-// matches nothing, so it is checked apart.
-func isEmptyReports(s string) bool {
+// matches nothing, and the contract-errors report the clients' refreshes
+// when toolFilter says a tool filter does (a refresh re-lists every tool),
+// so they are checked apart.
+func isEmptyReports(s string, toolFilter bool) bool {
 	var parts []json.RawMessage
 	if err := json.Unmarshal([]byte(s), &parts); err != nil {
 		return false
@@ -637,6 +796,16 @@ func isEmptyReports(s string) bool {
 			}
 			for _, a := range rows {
 				if a.Calls != 0 || !a.Registered {
+					return false
+				}
+			}
+		case 14: // contract errors: a tool filter leaves the refreshes
+			var rows []queries.ContractErrorRow
+			if json.Unmarshal(p, &rows) != nil || (!toolFilter && len(rows) != 0) {
+				return false
+			}
+			for _, r := range rows {
+				if r.ContractErrors != 0 || len(r.Fields) != 0 {
 					return false
 				}
 			}

@@ -17,12 +17,15 @@
 //	Propagation                                        propagation_events (notices, refreshes, stale calls)
 //	Violations                                         violation_candidates (violations, by kind) and adapter_call_candidates
 //	Audit                                              audit_calls
+//	RevisionSources                                    calls_1h / calls_1d (+ recent_calls)
+//	ContractErrors                                     events (contract errors and refreshes, rare: no rollup)
 //	RawStaleUsage, RawRejections, RawRepairs,
-//	RawAdapterRetirement                               events (the raw fallback of the rollup reports)
+//	RawAdapterRetirement, RawRevisionSources           events (the raw fallback of the rollup reports)
 //	RawPropagation, RawViolations                      events (the raw fallback of the narrow tables)
 //	ToolsSeries, StaleUsageSeries, RejectionsSeries,
 //	RepairsSeries, AdapterRetirementSeries,
-//	PropagationSeries, ViolationsSeries                the tables of their report, per bucket (series.go)
+//	PropagationSeries, ViolationsSeries,
+//	RevisionSourcesSeries, ContractErrorsSeries        the tables of their report, per bucket (series.go)
 //
 // Every report reads the same window (Runner.Window): exact while the
 // minutely tier holds its edges, else widened to whole hours or days. The

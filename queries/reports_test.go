@@ -28,6 +28,8 @@ func goldenCases(r *queries.Runner, c context.Context) []goldenCase {
 	exclCI.ExcludeClients = []string{"ci-runner"}
 	prod := a
 	prod.Environment = "prod"
+	issues := a
+	issues.Tool = "create_issue"
 
 	return []goldenCase{
 		{"tools_a", func() (any, error) { return r.Tools(c, a) }},
@@ -63,6 +65,13 @@ func goldenCases(r *queries.Runner, c context.Context) []goldenCase {
 		{"audit_series_a_run", func() (any, error) {
 			return r.AuditSeries(c, queries.AuditFilter{Filter: a, RunID: "legacy-run-1"}, byDay("client", "outcome"))
 		}},
+		{"revision_sources_a", func() (any, error) { return r.RevisionSources(c, a) }},
+		{"revision_sources_b", func() (any, error) { return r.RevisionSources(c, b) }},
+		{"revision_sources_series_a", func() (any, error) { return r.RevisionSourcesSeries(c, a, byDay("client")) }},
+		{"contract_errors_a", func() (any, error) { return r.ContractErrors(c, a) }},
+		{"contract_errors_a_tool", func() (any, error) { return r.ContractErrors(c, issues) }},
+		{"contract_errors_b", func() (any, error) { return r.ContractErrors(c, b) }},
+		{"contract_errors_series_a", func() (any, error) { return r.ContractErrorsSeries(c, a, byDay("client")) }},
 	}
 }
 

@@ -79,6 +79,8 @@ var seriesDimensions = map[string][]string{
 	"adapter-retirement": {"adapter", "tool"},
 	"propagation":        {"tool"},
 	"violations":         {"kind", "tool", "client", "service", "outcome"},
+	"revision-sources":   {"tool", "client"},
+	"contract-errors":    {"client", "tool"},
 	"audit": {"tool", "client", "outcome", "revision_client", "revision_server", "adapter", "privilege", "approval",
 		"service", "environment"},
 }

@@ -303,6 +303,85 @@ func checkSums(t *testing.T, c context.Context, r *queries.Runner, f queries.Fil
 		t.Errorf("audit series sums %v calls and stale calls, the stale-usage report %v", g5, want[:2])
 	}
 
+	// Revision sources by client: every client's buckets, each source's
+	// sums.
+	src, err := r.RevisionSourcesSeries(c, f, queries.SeriesOptions{Step: step, GroupBy: []string{"client"}})
+	must(err)
+	srcRows, err := r.RevisionSources(c, f)
+	must(err)
+	srcGot, srcWant := map[string][5]uint64{}, map[string][5]uint64{}
+	times = times[:0]
+	for _, p := range src.Points {
+		v := srcGot[p.Client]
+		srcGot[p.Client] = [5]uint64{v[0] + p.Calls, v[1] + p.Declared, v[2] + p.Listed, v[3] + p.Inferred, v[4] + p.Unknown}
+		times = append(times, p.Time)
+		if (p.UnknownShare == nil) != (p.Calls == 0) || (p.UnknownShare != nil && *p.UnknownShare != float64(p.Unknown)/float64(p.Calls)) {
+			t.Errorf("revision sources point %s: unknown share %s of %d unknown in %d calls", js(p.Time), js(p.UnknownShare), p.Unknown, p.Calls)
+		}
+	}
+	for _, row := range srcRows {
+		v := srcWant[row.Client]
+		srcWant[row.Client] = [5]uint64{v[0] + row.Calls, v[1] + row.Declared, v[2] + row.Listed, v[3] + row.Inferred, v[4] + row.Unknown}
+	}
+	// Without a row, the series is one group of zeros.
+	complete("revision sources by client", src.From, src.To, src.Step, times, max(1, len(srcWant)))
+	if !reflect.DeepEqual(srcGot, srcWant) && len(srcWant) > 0 {
+		t.Errorf("revision sources series sums %v, the report %v", srcGot, srcWant)
+	}
+
+	ce, err := r.ContractErrorsSeries(c, f, queries.SeriesOptions{Step: step, GroupBy: []string{"client"}})
+	must(err)
+	ceRows, err := r.ContractErrors(c, f)
+	must(err)
+	ceGot, ceWant := map[string][3]uint64{}, map[string][3]uint64{}
+	times = times[:0]
+	for _, p := range ce.Points {
+		v := ceGot[p.Client]
+		ceGot[p.Client] = [3]uint64{v[0] + p.ContractErrors, v[1] + p.Refreshes, v[2] + p.FailedRefreshes}
+		times = append(times, p.Time)
+		if (p.RefreshFailureRate == nil) != (p.Refreshes == 0) {
+			t.Errorf("contract errors point %s: failure rate %s with %d refreshes", js(p.Time), js(p.RefreshFailureRate), p.Refreshes)
+		}
+	}
+	for _, row := range ceRows {
+		ceWant[row.Client] = [3]uint64{row.ContractErrors, row.Refreshes, row.FailedRefreshes}
+	}
+	complete("contract errors by client", ce.From, ce.To, ce.Step, times, max(1, len(ceWant)))
+	if !reflect.DeepEqual(ceGot, ceWant) && len(ceWant) > 0 {
+		t.Errorf("contract errors series sums %v, the report %v", ceGot, ceWant)
+	}
+
+	// By tool: the contract errors in their tool's group, every refresh in
+	// the group without a tool.
+	ceTool, err := r.ContractErrorsSeries(c, f, queries.SeriesOptions{Step: step, GroupBy: []string{"tool"}})
+	must(err)
+	toolGot, toolWant := map[string][2]uint64{}, map[string][2]uint64{}
+	for _, p := range ceTool.Points {
+		v := toolGot[p.Tool]
+		toolGot[p.Tool] = [2]uint64{v[0] + p.ContractErrors, v[1] + p.Refreshes}
+	}
+	for _, row := range ceRows {
+		for _, fd := range row.Fields {
+			v := toolWant[fd.Tool]
+			toolWant[fd.Tool] = [2]uint64{v[0] + fd.ContractErrors, v[1]}
+		}
+		v := toolWant[""]
+		toolWant[""] = [2]uint64{v[0], v[1] + row.Refreshes}
+	}
+	for k, v := range toolGot {
+		if v == [2]uint64{} {
+			delete(toolGot, k)
+		}
+	}
+	for k, v := range toolWant {
+		if v == [2]uint64{} {
+			delete(toolWant, k)
+		}
+	}
+	if !reflect.DeepEqual(toolGot, toolWant) {
+		t.Errorf("contract errors series by tool sums %v, the report %v", toolGot, toolWant)
+	}
+
 	vio, err := r.ViolationsSeries(c, f, opt)
 	must(err)
 	page, err := r.Violations(c, f, queries.Page{Limit: queries.MaxPageLimit})

@@ -59,10 +59,27 @@ func TestRenderedSQL(t *testing.T) {
 		goldenSQL(t, name+".sql", coarse.SQL)
 		goldenSQL(t, name+"_fine.sql", fine.SQL)
 	}
+	// Revision sources read the fine rollups alone, the client being one
+	// of the report's dimensions: one rendering, which reads no coarse
+	// table.
+	sources, ok := r.Query("revision_sources")
+	if !ok {
+		t.Fatal("no query revision_sources")
+	}
+	if _, ok := r.Query("revision_sources" + queries.FineSuffix); ok {
+		t.Error("revision_sources has a second rendering for the fine rollups")
+	}
+	for _, tb := range coarseTables {
+		if strings.Contains(sources.SQL, "mcpdrift."+tb+"\n") {
+			t.Errorf("revision_sources reads %s", tb)
+		}
+	}
+	goldenSQL(t, "revision_sources.sql", sources.SQL)
 	// The series, each for the rollups it reads: those whose text differs
 	// for the fine rollups have a second rendering.
 	for _, name := range []string{"tools_series", "stale_usage_series", "rejections_series", "repairs_series",
-		"adapter_retirement_series", "propagation_series", "violations_series", "audit_series"} {
+		"adapter_retirement_series", "propagation_series", "violations_series", "audit_series",
+		"revision_sources_series", "contract_errors_series"} {
 		q, ok := r.Query(name)
 		if !ok {
 			t.Fatalf("no query %s", name)

@@ -16,7 +16,7 @@ import (
 // upgradedFrom is the release whose store TestUpgradeBackfills upgrades:
 // version 6, before recent_calls (7), the session sketches (8) and the
 // retries by what they followed (10), whose migrations rebuild tables from
-// the events.
+// the events, and before the revision sources (11, 12).
 const upgradedFrom = 6
 
 // rollupSummaries are, per table that a migration since upgradedFrom
@@ -117,7 +117,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{7, 8, 9, 10, 11}; !reflect.DeepEqual(versions, want) {
+	if want := []int{7, 8, 9, 10, 11, 12}; !reflect.DeepEqual(versions, want) {
 		t.Fatalf("the upgrade applied %v, want %v", versions, want)
 	}
 
@@ -163,6 +163,25 @@ func TestUpgradeBackfills(t *testing.T) {
 		"adapter retirement": func(r *queries.Runner, f queries.Filter) (any, error) {
 			return r.AdapterRetirement(c, f, retire)
 		},
+		// The events of a release before 11 state no source: every call
+		// with a client revision is declared, from the rollups (whose
+		// rows of before 12 hold no listed or inferred call) and from the
+		// events alike.
+		"revision sources": func(r *queries.Runner, f queries.Filter) (any, error) {
+			rows, err := r.RevisionSources(c, f)
+			if r == latest {
+				declaredBefore12(rows)
+			}
+			return rows, err
+		},
+		"revision sources raw": func(r *queries.Runner, f queries.Filter) (any, error) {
+			rows, err := r.RawRevisionSources(c, f)
+			if r == latest {
+				declaredBefore12(rows)
+			}
+			return rows, err
+		},
+		"contract errors": func(r *queries.Runner, f queries.Filter) (any, error) { return r.ContractErrors(c, f) },
 	}
 	answered := 0
 	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
@@ -200,6 +219,87 @@ func TestUpgradeBackfills(t *testing.T) {
 	}
 	if answered == 0 {
 		t.Error("no report had rows: the comparison proves nothing")
+	}
+}
+
+// declaredBefore12 makes revision-sources rows what a store answers for
+// calls stored before migration 12, whose rollup rows hold no listed or
+// inferred call: those calls count as declared.
+func declaredBefore12(rows []queries.RevisionSourceRow) {
+	for i := range rows {
+		rows[i].Declared += rows[i].Listed + rows[i].Inferred
+		rows[i].Listed, rows[i].Inferred = 0, 0
+	}
+}
+
+// TestUpgradeRevisionSources upgrades a store as version 11 left it, whose
+// events state their revision sources while its rollups, before migration
+// 12, keep none: the rollup-served report counts those calls as declared
+// (migration 12 says why), the raw one reads the sources from the events,
+// and the calls stored after the upgrade count by their source.
+func TestUpgradeRevisionSources(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	old := database + "_v11"
+	opts := schema.DefaultOptions()
+	opts.Database = old
+	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
+	if _, err := schema.ApplyThrough(c, st, opts, 11); err != nil {
+		t.Fatal(err)
+	}
+	// Tenant A's events, stored as tenant as (the events' own tenant
+	// column qualified: the replaced one is an alias WHERE would see).
+	copyTenant := func(as string) {
+		t.Helper()
+		sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * REPLACE ({as:String} AS tenant) FROM " + database + ".events AS e WHERE e.tenant = {tenant:String}"
+		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).String("as", as)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyTenant(fixture.TenantA)
+	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, []int{12}) {
+		t.Fatalf("the upgrade applied %v (%v), want [12]", versions, err)
+	}
+	// The same events after the upgrade, through the new views.
+	after := fixture.TenantA + "-upgraded"
+	copyTenant(after)
+
+	latest := runner(t)
+	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tenant := range []string{fixture.TenantA, after} {
+		// A week, and a window whose edges the minutely tier serves.
+		for _, f := range []queries.Filter{week(tenant), {Tenant: tenant, From: fixture.Now.Add(-26*time.Hour - 41*time.Minute), To: fixture.Now}} {
+			a := f
+			a.Tenant = fixture.TenantA
+			want, err := latest.RevisionSources(c, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRaw, err := latest.RawRevisionSources(c, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tenant == fixture.TenantA {
+				declaredBefore12(want)
+			}
+			got, err := upgraded.RevisionSources(c, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotRaw, err := upgraded.RawRevisionSources(c, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %v..%v from the rollups: after the upgrade %s, want %s", tenant, f.From, f.To, js(got), js(want))
+			}
+			if !reflect.DeepEqual(gotRaw, wantRaw) {
+				t.Errorf("%s %v..%v from the events: after the upgrade %s, want %s", tenant, f.From, f.To, js(gotRaw), js(wantRaw))
+			}
+		}
 	}
 }
 

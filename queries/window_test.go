@@ -59,6 +59,7 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 		call.Method, call.RequestID = "tools/call", fmt.Sprintf("edge-req-%d", i)
 		call.Outcome, call.ErrorCode, call.AdapterID = otelschema.OutcomeRejectedStale, "STALE_TOOL_SCHEMA", "edge/1-2"
 		call.SideEffectStarted, call.Privilege, call.SessionAgeS = true, otelschema.PrivilegeRead, 60
+		call.RevisionClientSource = otelschema.RevisionSourceListed
 		repair := common
 		repair.ID, repair.Name, repair.Time = uint64(10*i+2), otelschema.EventRepair, t0.UnixNano()
 		repair.RepairAction, repair.RepairAutomatic, repair.RepairResult = otelschema.RepairActionRefreshRetry, true, otelschema.RepairResultSuccess
@@ -73,9 +74,16 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 		retry.Tool, retry.Method, retry.RequestID = "edge_retry_tool", "tools/call", fmt.Sprintf("edge-retry-%d", i)
 		retry.Outcome, retry.RevisionClient, retry.RevisionServer = otelschema.OutcomeCurrent, "2", "2"
 		retry.RetryOf, retry.RetryAttempt, retry.RetryAfter = call.RequestID, 1, otelschema.OutcomeRejectedStale
+		// The client's contract error, and a refresh that failed.
+		contract := common
+		contract.ID, contract.Name, contract.Time = uint64(10*i+5), otelschema.EventContractError, t0.UnixNano()
+		contract.ContractField, contract.ErrorCode = "edge.id", "OUTPUT_SHAPE"
+		refresh := common
+		refresh.ID, refresh.Name, refresh.Time = uint64(10*i+6), otelschema.EventRefresh, t0.UnixNano()
+		refresh.Tool, refresh.Method, refresh.RefreshResult = "", "tools/list", otelschema.RefreshResultFailed
 		// Each incident is an insert of its own, so a part of its own in
 		// every table: the engine's index analysis judges it alone.
-		if err := st.Write(c, store.Batch{Tenant: tenant, Events: []otelschema.Event{call, repair, notice, retry}}); err != nil {
+		if err := st.Write(c, store.Batch{Tenant: tenant, Events: []otelschema.Event{call, repair, notice, retry, contract, refresh}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,12 +181,30 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 				got[name] += row.NotifiedSessions
 			}
 		}
+		for name, run := range map[string]func(queries.Filter) ([]queries.RevisionSourceRow, error){
+			"revision-sources":     func(f queries.Filter) ([]queries.RevisionSourceRow, error) { return r.RevisionSources(c, f) },
+			"revision-sources raw": func(f queries.Filter) ([]queries.RevisionSourceRow, error) { return r.RawRevisionSources(c, f) },
+		} {
+			rows, err := run(f)
+			must(err)
+			for _, row := range rows {
+				if row.Tool == "edge_tool" {
+					got[name] += row.Listed
+				}
+			}
+		}
+		contract, err := r.ContractErrors(c, f)
+		must(err)
+		for _, row := range contract {
+			got["contract-errors"] += row.ContractErrors
+			got["contract-errors failed refreshes"] += row.FailedRefreshes
+		}
 		return got
 	}
 	check := func(t *testing.T, got map[string]uint64, want uint64) {
 		t.Helper()
-		if len(got) != 18 {
-			t.Errorf("%d figures, want 18: %v", len(got), got)
+		if len(got) != 22 {
+			t.Errorf("%d figures, want 22: %v", len(got), got)
 		}
 		for name, n := range got {
 			if n != want {
