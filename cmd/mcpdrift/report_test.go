@@ -42,6 +42,8 @@ func TestReport(t *testing.T) {
 		{[]string{"report", "rejections", "-from", "2099-03-14T00:00:00Z", "-to", "2099-03-15T00:00:00Z"}, "/api/v1/reports/rejections?from=2099-03-14T00:00:00Z&to=2099-03-15T00:00:00Z&format=table"},
 		{[]string{"report", "propagation"}, "/api/v1/reports/propagation?format=table"},
 		{[]string{"report", "violations", "-limit", "3"}, "/api/v1/reports/violations?limit=3&format=table"},
+		{[]string{"report", "revision-sources", "-client", "cline", "-format", "csv"}, "/api/v1/reports/revision-sources?client=cline&format=csv"},
+		{[]string{"report", "contract-errors", "-tool", "create_issue", "-format", "md"}, "/api/v1/reports/contract-errors?tool=create_issue&format=md"},
 		{[]string{"report", "audit", "-run", "legacy-run-1", "-request-id", "acme-req-42", "-format", "md"}, "/api/v1/audit/calls?run=legacy-run-1&request_id=acme-req-42&format=md"},
 	}
 	for _, tc := range cases {

@@ -127,6 +127,8 @@ type Reports interface {
 	AdapterRetirement(ctx context.Context, f queries.Filter, o queries.RetirementOptions) ([]queries.AdapterRow, error)
 	Propagation(ctx context.Context, f queries.Filter) ([]queries.PropagationRow, error)
 	Violations(ctx context.Context, f queries.Filter, p queries.Page) (queries.ViolationPage, error)
+	RevisionSources(ctx context.Context, f queries.Filter) ([]queries.RevisionSourceRow, error)
+	ContractErrors(ctx context.Context, f queries.Filter) ([]queries.ContractErrorRow, error)
 	Audit(ctx context.Context, f queries.AuditFilter, p queries.Page) (queries.AuditPage, error)
 	// Window is the window every report over [from, to) reads.
 	Window(from, to time.Time) (time.Time, time.Time)
@@ -137,6 +139,8 @@ type Reports interface {
 	AdapterRetirementSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.AdapterPoint], error)
 	PropagationSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.PropagationPoint], error)
 	ViolationsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error)
+	RevisionSourcesSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.RevisionSourcePoint], error)
+	ContractErrorsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ContractErrorPoint], error)
 	AuditSeries(ctx context.Context, f queries.AuditFilter, s queries.SeriesOptions) (queries.Series[queries.AuditPoint], error)
 	CheckUsage(ctx context.Context, f queries.Filter, tools []string) ([]queries.CheckUsageRow, error)
 }

@@ -47,6 +47,12 @@ var goldenCases = []struct {
 	{"violations_series", "/api/v1/reports/violations/series?step=1d&group_by=kind", "violations_series_a"},
 	{"violations_series_default_step", "/api/v1/reports/violations/series?from=-1d", ""},
 	{"audit_series_run", "/api/v1/audit/calls/series?run=legacy-run-1&step=1d&group_by=client,outcome", "audit_series_a_run"},
+	{"revision_sources", "/api/v1/reports/revision-sources", "revision_sources_a"},
+	{"revision_sources_series", "/api/v1/reports/revision-sources/series?step=1d&group_by=client", "revision_sources_series_a"},
+	{"contract_errors", "/api/v1/reports/contract-errors", "contract_errors_a"},
+	{"contract_errors_tool", "/api/v1/reports/contract-errors?tool=create_issue", "contract_errors_a_tool"},
+	{"contract_errors_series", "/api/v1/reports/contract-errors/series?step=1d&group_by=client", "contract_errors_series_a"},
+	{"contract_errors_series_tool", "/api/v1/reports/contract-errors/series?from=-3d&step=1d&group_by=tool", ""},
 }
 
 func TestGoldenJSON(t *testing.T) {
@@ -119,6 +125,8 @@ func TestGoldenText(t *testing.T) {
 		"propagation":        "/api/v1/reports/propagation",
 		"violations":         "/api/v1/reports/violations?limit=4",
 		"audit":              "/api/v1/audit/calls?run=legacy-run-1",
+		"revision_sources":   "/api/v1/reports/revision-sources",
+		"contract_errors":    "/api/v1/reports/contract-errors",
 	}
 	formats := []struct{ format, accept, ext, contentType string }{
 		{"csv", "text/csv", ".csv", "text/csv; charset=utf-8; header=present"},

@@ -82,6 +82,8 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		"/api/v1/reports/adapter-retirement": {"", "?window=14d&max_calls=5&max_share=1%25&long_session=3d&top_clients=1&adapter=delete_branch/3-4"},
 		"/api/v1/reports/propagation":        {"", "?from=2099-03-15T00:00:00Z&to=2099-03-16T00:00:00Z"},
 		"/api/v1/reports/violations":         {"", "?limit=2"},
+		"/api/v1/reports/revision-sources":   {"", "?client=cline&from=2099-03-16T06:00:00Z"},
+		"/api/v1/reports/contract-errors":    {"", "?tool=list_projects", "?from=2099-03-16T09:00:00Z&to=2099-03-16T09:02:30Z"},
 		"/api/v1/audit/calls":                {"", "?limit=1&session=cd09-st-4", "?run=legacy-run-1&request_id=acme-req-42"},
 		"/healthz":                           {""},
 		"/readyz":                            {""},

@@ -181,6 +181,26 @@ var endpoints = withScopes([]*endpoint{
 		},
 	},
 	{
+		path: reportsPrefix + "revision-sources", report: "revision-sources", operationID: "revisionSources", tag: "reports",
+		summary:     "Where the client revisions came from",
+		description: "Per tool and client (name@version): the calls, and how many of them carried a client revision that the client declared (or did not say where it came from: read as declared), that the server listed to the session, that the server inferred from the arguments, or none at all (unknown, never read as current), with the unknown share: how much of the traffic the other reports' verdicts rest on each source. Served from the call rollups.",
+		params:      withFormat(filterParams),
+		rowType:     reflect.TypeFor[queries.RevisionSourceRow](),
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			return simple(ctx, q, tenant, "revision-sources", s.reports.RevisionSources, render.RevisionSources)
+		},
+	},
+	{
+		path: reportsPrefix + "contract-errors", report: "contract-errors", operationID: "contractErrors", tag: "reports",
+		summary:     "Client contract errors and refreshes",
+		description: "Per client (name@version), the client's half of the output contract: its contract errors (`mcp.drift.contract_error`: a dependent call needed an output field and did not get it), by tool and field, and its tools/list refreshes (a distinct session and time: one refresh emits an event per changed tool), the failed ones and the failure rate (null without a refresh), its sessions and when it was last seen. The `tool` filter restricts the contract errors only: a refresh re-lists every tool, so a client's refreshes are counted whole. Read from the events, where both kinds are rare.",
+		params:      withFormat(filterParams),
+		rowType:     reflect.TypeFor[queries.ContractErrorRow](),
+		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
+			return simple(ctx, q, tenant, "contract-errors", s.reports.ContractErrors, render.ContractErrors)
+		},
+	},
+	{
 		path: "/api/v1/audit/calls", report: "audit", operationID: "auditCalls", tag: "audit",
 		summary:     "Call audit",
 		description: "One row per `tools/call`: raw and normalised arguments, handler build, approval decision, external target, revisions, run and session; searched by run, session, request id and the common filter, oldest first, one page at a time. Read from the audit table, kept on its own retention. The rows carry call arguments (redacted at ingest): with tokens, this endpoint needs a token with the `audit` scope; the `read` scope is refused with 403.",

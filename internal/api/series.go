@@ -106,6 +106,16 @@ var seriesEndpoints = withScopes([]*endpoint{
 		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error) {
 			return s.reports.ViolationsSeries(ctx, f, o)
 		}),
+	seriesEndpoint(reportsPrefix+"revision-sources", "revision-sources", "revisionSourcesSeries", "Revision sources per bucket",
+		"The calls per bucket by where their client revision came from (declared, listed, inferred, unknown), and the bucket's unknown share (null in a bucket without calls). Served from the call rollups.",
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.RevisionSourcePoint], error) {
+			return s.reports.RevisionSourcesSeries(ctx, f, o)
+		}),
+	seriesEndpoint(reportsPrefix+"contract-errors", "contract-errors", "contractErrorsSeries", "Contract errors and refreshes per bucket",
+		"The clients' contract errors per bucket, their refreshes and the failed ones (each refresh in the bucket of its time), and the bucket's refresh failure rate (null without a refresh). The `tool` filter restricts the contract errors only. Read from the events.",
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.ContractErrorPoint], error) {
+			return s.reports.ContractErrorsSeries(ctx, f, o)
+		}),
 	auditSeries(),
 })
 

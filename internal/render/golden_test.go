@@ -49,6 +49,8 @@ func TestTextGolden(t *testing.T) {
 		"propagation":        lay(render.Propagation),
 		"violations":         lay(render.Violations),
 		"audit":              lay(render.Audit),
+		"revision_sources":   lay(render.RevisionSources),
+		"contract_errors":    lay(render.ContractErrors),
 	} {
 		t.Run(name, func(t *testing.T) {
 			body, err := os.ReadFile(filepath.Join("testdata", "rows", name+".json"))

@@ -230,6 +230,47 @@ func Propagation(rows []queries.PropagationRow, f Format) Table {
 	return t
 }
 
+// RevisionSources lays out the revision-sources report.
+func RevisionSources(rows []queries.RevisionSourceRow, f Format) Table {
+	v := valuesFor(f)
+	t := Table{Title: "Revision sources", Columns: []Column{
+		{Name: "tool", Title: "Tool"},
+		{Name: "client", Title: "Client"},
+		{Name: "calls", Title: "Calls", Numeric: true},
+		{Name: "declared", Title: "Declared", Numeric: true},
+		{Name: "listed", Title: "Listed", Numeric: true},
+		{Name: "inferred", Title: "Inferred", Numeric: true},
+		{Name: "unknown", Title: "Unknown", Numeric: true},
+		{Name: "unknown_share", Title: "Unknown share", Numeric: true},
+	}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Tool, v.client(r.Client), v.uint(r.Calls), v.uint(r.Declared), v.uint(r.Listed),
+			v.uint(r.Inferred), v.uint(r.Unknown), v.ratioPtr(r.UnknownShare)})
+	}
+	return t
+}
+
+// ContractErrors lays out the contract-errors report; the tools and fields
+// are one cell.
+func ContractErrors(rows []queries.ContractErrorRow, f Format) Table {
+	v := valuesFor(f)
+	t := Table{Title: "Contract errors", Columns: []Column{
+		{Name: "client", Title: "Client"},
+		{Name: "contract_errors", Title: "Contract errors", Numeric: true},
+		{Name: "fields", Title: "Tools and fields"},
+		{Name: "refreshes", Title: "Refreshes", Numeric: true},
+		{Name: "failed_refreshes", Title: "Failed", Numeric: true},
+		{Name: "refresh_failure_rate", Title: "Failure rate", Numeric: true},
+		{Name: "sessions", Title: "Sessions", Numeric: true, Wide: true},
+		{Name: "last_seen", Title: "Last seen", NoCut: true},
+	}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{v.client(r.Client), v.uint(r.ContractErrors), v.fields(r.Fields), v.uint(r.Refreshes),
+			v.uint(r.FailedRefreshes), v.ratioPtr(r.RefreshFailureRate), v.uint(r.Sessions), v.time(r.LastSeen)})
+	}
+	return t
+}
+
 // Violations lays out one page of safety violations; the detail is a long
 // column.
 func Violations(rows []queries.ViolationRow, f Format) Table {
@@ -475,6 +516,29 @@ func (v values) clients(cs []queries.ClientUsage) string {
 			out[i] = fmt.Sprintf("%s (%d; %d without revision)", c.Client, c.Calls, c.UnknownRevisionCalls)
 		default:
 			out[i] = fmt.Sprintf("%s (%d)", c.Client, c.Calls)
+		}
+	}
+	return v.list(out)
+}
+
+// client names a client for people: "(unknown client)" for events that
+// named none; machines read the empty cell.
+func (v values) client(c string) string {
+	if c == "" && !v.machine {
+		return "(unknown client)"
+	}
+	return c
+}
+
+// fields lists contract errors by tool and field: tool.field=errors;… for
+// machines, "tool: field (errors)" for people.
+func (v values) fields(fs []queries.ContractField) string {
+	out := make([]string, len(fs))
+	for i, c := range fs {
+		if v.machine {
+			out[i] = fmt.Sprintf("%s:%s=%d", c.Tool, c.Field, c.ContractErrors)
+		} else {
+			out[i] = fmt.Sprintf("%s: %s (%d)", c.Tool, c.Field, c.ContractErrors)
 		}
 	}
 	return v.list(out)
