@@ -33,7 +33,9 @@ export type ReportName =
   | 'adapter-retirement'
   | 'propagation'
   | 'violations'
-  | 'audit';
+  | 'audit'
+  | 'revision-sources'
+  | 'contract-errors';
 
 export type QueryType = ReportName | 'timeseries' | 'variable';
 

@@ -187,6 +187,7 @@ func All() []Dashboard {
 		{"rejections-safety.json", rejectionsSafety()},
 		{"repairs.json", repairs()},
 		{"propagation.json", propagation()},
+		{"clients.json", clients()},
 	}
 }
 
@@ -287,4 +288,28 @@ func propagation() m {
 			table("Propagation per tool", "Per tool: sessions notified, refreshed and never refreshed, lag percentiles, and calls on an old revision after the notice.",
 				target(plugin.QueryTypePropagation, filters(nil))),
 		})
+}
+
+func clients() m {
+	sources := series("Calls by revision source",
+		"Calls per interval by where their client revision came from: declared by the client (or not stated), listed by the server to the session, inferred from the arguments, or unknown (no revision at all, never read as current). The verdicts of the other dashboards rest on these revisions.",
+		"short", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeRevisionSources, "metrics": []any{"declared", "listed", "inferred", "unknown"}})))
+	share := lines("Unknown share by client",
+		"The share of each client's calls that carried no client revision, per interval: how much of its traffic no verdict can place.",
+		"percentunit", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeRevisionSources, "metrics": []any{"unknown_share"}, "groupBy": []any{"client"}})))
+	contract := series("Contract errors by client",
+		"Output-shape mismatches that stopped a dependent call, per client per interval (the tool variable narrows them to one tool's output).",
+		"short", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeContractErrors, "groupBy": []any{"client"}})))
+	refreshes := lines("Refreshes and failures",
+		"The clients' tools/list refreshes per interval and those that failed. A refresh re-lists every tool: the tool variable does not narrow them.",
+		"short", target(plugin.QueryTypeTimeSeries, filters(m{"report": plugin.QueryTypeContractErrors, "metrics": []any{"refreshes", "failed_refreshes"}})))
+	return dashboard("mcpdrift-clients", "mcpdrift: Clients",
+		"The clients themselves: where the client revisions the verdicts rest on came from, and the client's half of the output contract, its contract errors and refreshes.",
+		nil,
+		[]panel{sources, share,
+			table("Revision sources", "Per tool and client: the calls, and how many carried a client revision declared, listed, inferred, or none (unknown), with the unknown share.",
+				target(plugin.QueryTypeRevisionSources, filters(nil))),
+			contract, refreshes,
+			table("Contract errors per client", "Per client: its contract errors by tool and field, its refreshes, the failed ones and the failure rate, its sessions and when it was last seen. The tool variable narrows the contract errors only.",
+				target(plugin.QueryTypeContractErrors, filters(nil)))})
 }

@@ -186,6 +186,13 @@ var goldenCases = []struct {
 	{"variable_clients_none", plugin.QueryTypeVariable, `{"variable":"clients","none":true}`, 0},
 	{"series_stale_usage_by_client", plugin.QueryTypeTimeSeries, `{"report":"stale-usage","metrics":["stale_calls"],"groupBy":["client"],"excludeClients":["ci-runner"]}`, 24 * time.Hour},
 	{"variable_adapters", plugin.QueryTypeVariable, `{"variable":"adapters"}`, 0},
+	{"table_revision_sources", plugin.QueryTypeRevisionSources, `{}`, 0},
+	{"table_contract_errors", plugin.QueryTypeContractErrors, `{}`, 0},
+	{"table_contract_errors_tool", plugin.QueryTypeContractErrors, `{"tool":"create_issue"}`, 0},
+	{"series_revision_sources", plugin.QueryTypeTimeSeries, `{"report":"revision-sources","metrics":["declared","listed","inferred","unknown"]}`, 24 * time.Hour},
+	{"series_revision_sources_share_by_client", plugin.QueryTypeTimeSeries, `{"report":"revision-sources","metrics":["unknown_share"],"groupBy":["client"]}`, 24 * time.Hour},
+	{"series_contract_errors_by_client", plugin.QueryTypeTimeSeries, `{"report":"contract-errors","groupBy":["client"]}`, 24 * time.Hour},
+	{"series_contract_errors_refreshes", plugin.QueryTypeTimeSeries, `{"report":"contract-errors","metrics":["refreshes","failed_refreshes","refresh_failure_rate"]}`, 24 * time.Hour},
 }
 
 func TestGoldenFrames(t *testing.T) {

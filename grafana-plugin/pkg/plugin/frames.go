@@ -81,3 +81,13 @@ func usageList(us []clientUsage) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// fieldList spells contract errors by tool and field as
+// "tool: field (N)".
+func fieldList(fs []contractField) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.Tool + ": " + f.Field + " (" + strconv.FormatUint(f.ContractErrors, 10) + ")"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -20,6 +20,8 @@ const (
 	QueryTypePropagation       = "propagation"
 	QueryTypeViolations        = "violations"
 	QueryTypeAudit             = "audit"
+	QueryTypeRevisionSources   = "revision-sources"
+	QueryTypeContractErrors    = "contract-errors"
 	QueryTypeTimeSeries        = "timeseries"
 	QueryTypeVariable          = "variable"
 )
@@ -27,7 +29,8 @@ const (
 // QueryTypes lists every query type the backend answers.
 func QueryTypes() []string {
 	return []string{QueryTypeStaleUsage, QueryTypeRejections, QueryTypeRepairs, QueryTypeAdapterRetirement,
-		QueryTypePropagation, QueryTypeViolations, QueryTypeAudit, QueryTypeTimeSeries, QueryTypeVariable}
+		QueryTypePropagation, QueryTypeViolations, QueryTypeAudit, QueryTypeRevisionSources, QueryTypeContractErrors,
+		QueryTypeTimeSeries, QueryTypeVariable}
 }
 
 // Variables a variable query lists.

@@ -481,6 +481,56 @@ var reports = map[string]report{
 			dim("outcome", func(r violationRow) string { return r.Outcome }),
 		},
 	},
+	QueryTypeRevisionSources: &reportOf[revisionSourceRow]{
+		name: QueryTypeRevisionSources, heading: "Revision sources", path: "/api/v1/reports/revision-sources", series: true,
+		cols: []column[revisionSourceRow]{
+			text("tool", "Tool", func(r revisionSourceRow) string { return r.Tool }),
+			text("client", "Client", func(r revisionSourceRow) string { return r.Client }),
+			count("calls", "Calls", func(r revisionSourceRow) uint64 { return r.Calls }),
+			count("declared", "Declared", func(r revisionSourceRow) uint64 { return r.Declared }),
+			count("listed", "Listed", func(r revisionSourceRow) uint64 { return r.Listed }),
+			count("inferred", "Inferred", func(r revisionSourceRow) uint64 { return r.Inferred }),
+			count("unknown", "Unknown", func(r revisionSourceRow) uint64 { return r.Unknown }),
+			col("unknown_share", "Unknown share", unitPercent, func(r revisionSourceRow) *float64 { return r.UnknownShare }),
+		},
+		metrics: []metric[revisionSourceRow]{
+			sum("unknown", "Calls without a client revision", func(r revisionSourceRow) uint64 { return r.Unknown }),
+			sum("calls", "Calls", func(r revisionSourceRow) uint64 { return r.Calls }),
+			sum("declared", "Declared by the client", func(r revisionSourceRow) uint64 { return r.Declared }),
+			sum("listed", "Listed to the session", func(r revisionSourceRow) uint64 { return r.Listed }),
+			sum("inferred", "Inferred from the arguments", func(r revisionSourceRow) uint64 { return r.Inferred }),
+			peak("unknown_share", "Unknown share", unitPercent, func(r revisionSourceRow) *float64 { return r.UnknownShare }),
+		},
+		dims: []dimension[revisionSourceRow]{
+			dim("tool", func(r revisionSourceRow) string { return r.Tool }),
+			dim("client", func(r revisionSourceRow) string { return r.Client }),
+		},
+	},
+	QueryTypeContractErrors: &reportOf[contractErrorRow]{
+		name: QueryTypeContractErrors, heading: "Contract errors", path: "/api/v1/reports/contract-errors", series: true,
+		cols: []column[contractErrorRow]{
+			text("client", "Client", func(r contractErrorRow) string { return r.Client }),
+			count("contract_errors", "Contract errors", func(r contractErrorRow) uint64 { return r.ContractErrors }),
+			text("fields", "Tools and fields", func(r contractErrorRow) string { return fieldList(r.Fields) }),
+			count("refreshes", "Refreshes", func(r contractErrorRow) uint64 { return r.Refreshes }),
+			count("failed_refreshes", "Failed refreshes", func(r contractErrorRow) uint64 { return r.FailedRefreshes }),
+			col("refresh_failure_rate", "Refresh failure rate", unitPercent, func(r contractErrorRow) *float64 { return r.RefreshFailureRate }),
+			count("sessions", "Sessions", func(r contractErrorRow) uint64 { return r.Sessions }),
+			when("last_seen", "Last seen", func(r contractErrorRow) time.Time { return r.LastSeen }),
+		},
+		metrics: []metric[contractErrorRow]{
+			sum("contract_errors", "Contract errors", func(r contractErrorRow) uint64 { return r.ContractErrors }),
+			sum("refreshes", "Refreshes", func(r contractErrorRow) uint64 { return r.Refreshes }),
+			sum("failed_refreshes", "Failed refreshes", func(r contractErrorRow) uint64 { return r.FailedRefreshes }),
+			peak("refresh_failure_rate", "Refresh failure rate", unitPercent, func(r contractErrorRow) *float64 { return r.RefreshFailureRate }),
+		},
+		// Grouped by tool, the refreshes are in the group without one: a
+		// refresh re-lists every tool (the API's series says so).
+		dims: []dimension[contractErrorRow]{
+			dim("client", func(r contractErrorRow) string { return r.Client }),
+			dim[contractErrorRow]("tool", nil),
+		},
+	},
 	QueryTypeAudit: &reportOf[auditRow]{
 		name: QueryTypeAudit, heading: "Call audit", path: "/api/v1/audit/calls", paged: true, series: true,
 		params: func(q Query, v url.Values, _ bool) { q.auditParams(v) },
@@ -553,5 +603,5 @@ func joinComma(ss []string) string {
 // them.
 func reportNames() []string {
 	return []string{QueryTypeStaleUsage, QueryTypeRejections, QueryTypeRepairs, QueryTypeAdapterRetirement,
-		QueryTypePropagation, QueryTypeViolations, QueryTypeAudit}
+		QueryTypePropagation, QueryTypeViolations, QueryTypeAudit, QueryTypeRevisionSources, QueryTypeContractErrors}
 }

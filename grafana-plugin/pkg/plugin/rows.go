@@ -157,6 +157,34 @@ type propagationRow struct {
 	SessionsWithStaleCalls uint64   `json:"sessions_with_stale_calls"`
 }
 
+type revisionSourceRow struct {
+	Tool         string   `json:"tool"`
+	Client       string   `json:"client"`
+	Calls        uint64   `json:"calls"`
+	Declared     uint64   `json:"declared"`
+	Listed       uint64   `json:"listed"`
+	Inferred     uint64   `json:"inferred"`
+	Unknown      uint64   `json:"unknown"`
+	UnknownShare *float64 `json:"unknown_share"`
+}
+
+type contractField struct {
+	Tool           string `json:"tool"`
+	Field          string `json:"field"`
+	ContractErrors uint64 `json:"contract_errors"`
+}
+
+type contractErrorRow struct {
+	Client             string          `json:"client"`
+	ContractErrors     uint64          `json:"contract_errors"`
+	Fields             []contractField `json:"fields"`
+	Refreshes          uint64          `json:"refreshes"`
+	FailedRefreshes    uint64          `json:"failed_refreshes"`
+	RefreshFailureRate *float64        `json:"refresh_failure_rate"`
+	Sessions           uint64          `json:"sessions"`
+	LastSeen           time.Time       `json:"last_seen"`
+}
+
 type violationRow struct {
 	Kind              string    `json:"kind"`
 	Time              time.Time `json:"time"`

@@ -46,6 +46,22 @@ describe('QueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ groupBy: ['error_code'] }));
   });
 
+  it("draws the clients' reports: revision sources' unknown share, contract errors by tool", () => {
+    const { onChange } = setup({ refId: 'A', queryType: 'timeseries', report: 'revision-sources' });
+    selectOption('Counts', 'Unknown share');
+    expect(onChange).toHaveBeenCalledWith(expect.objectContaining({ report: 'revision-sources', metrics: ['unknown_share'] }));
+    selectOption('Group by', 'client');
+    expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ groupBy: ['client'] }));
+  });
+
+  it('groups contract errors by tool', () => {
+    const { onChange } = setup({ refId: 'A', queryType: 'timeseries', report: 'contract-errors' });
+    selectOption('Counts', 'Failed refreshes');
+    expect(onChange).toHaveBeenCalledWith(expect.objectContaining({ metrics: ['failed_refreshes'] }));
+    selectOption('Group by', 'tool');
+    expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ groupBy: ['tool'] }));
+  });
+
   it('shows the retirement thresholds for adapter retirement only', () => {
     const { onChange, onRunQuery } = setup({ refId: 'A', queryType: 'adapter-retirement' });
     fireEvent.change(screen.getByLabelText('Max calls'), { target: { value: '5' } });
@@ -84,6 +100,7 @@ describe('QueryEditor', () => {
   it('names the report a query reads', () => {
     expect(reportName({ refId: 'A', queryType: 'timeseries', report: 'audit' })).toBe('audit');
     expect(reportName({ refId: 'A', queryType: 'violations' })).toBe('violations');
+    expect(reportName({ refId: 'A', queryType: 'contract-errors' })).toBe('contract-errors');
     expect(reportName({ refId: 'A', queryType: 'variable' })).toBeUndefined();
   });
 });

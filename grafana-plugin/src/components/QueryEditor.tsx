@@ -117,7 +117,14 @@ export function QueryEditor({ query, onChange, onRunQuery }: Props) {
         )}
       </InlineFieldRow>
       <InlineFieldRow>
-        {text('tool', 'Tool', '$tool', 'Only this tool; a variable works, its All option means every tool')}
+        {text(
+          'tool',
+          'Tool',
+          '$tool',
+          report === 'contract-errors'
+            ? "Only the contract errors about this tool's output; the refreshes stay whole, as a refresh re-lists every tool"
+            : 'Only this tool; a variable works, its All option means every tool'
+        )}
         {text('service', 'Service', '$service', 'Only this service (service.name)')}
         {text('environment', 'Environment', '$environment', 'Only this environment (deployment.environment.name)')}
       </InlineFieldRow>
