@@ -85,11 +85,12 @@ func TestSuiteSmoke(t *testing.T) {
 		"storage.repairs_1h.bytes_per_event", "storage.total.bytes_per_event",
 		"overload.offered_events_per_s", "overload.accepted_events_per_s", "overload.refused_pct", "overload.peak_rss_mib",
 	}
-	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations", "audit"} {
+	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations", "audit",
+		"revision_sources", "contract_errors"} {
 		wantFigures = append(wantFigures, "reports."+id+".p50_ms", "reports."+id+".p95_ms",
 			"reports_http."+id+".as_loaded.p50_ms", "reports_http."+id+".optimized.p50_ms")
 	}
-	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations"} {
+	for _, id := range []string{"stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "violations", "revision_sources"} {
 		wantFigures = append(wantFigures, "reports."+id+"_raw.p50_ms", "reports."+id+"_raw.p95_ms", "reports."+id+".speedup_p50")
 	}
 	// The collector's share and its cycles are read from the runtime's
@@ -126,7 +127,7 @@ func TestSuiteSmoke(t *testing.T) {
 			t.Errorf("%s: latency %+v", r.Name, r.Latency)
 		}
 		switch r.ID {
-		case "stale_usage", "rejections", "repairs", "adapter_retirement", "propagation":
+		case "stale_usage", "rejections", "repairs", "adapter_retirement", "propagation", "revision_sources":
 			if r.Raw == nil || r.Equal == nil || !*r.Equal || r.Latency.Rows == 0 {
 				t.Errorf("%s: raw %+v, rollup = raw %v, %d rows: want equal non-empty answers", r.Name, r.Raw, r.Equal, r.Latency.Rows)
 			}

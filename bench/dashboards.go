@@ -58,7 +58,8 @@ var reportPaths = map[string]string{
 	"stale-usage": "/api/v1/reports/stale-usage", "rejections": "/api/v1/reports/rejections",
 	"repairs": "/api/v1/reports/repairs", "adapter-retirement": "/api/v1/reports/adapter-retirement",
 	"propagation": "/api/v1/reports/propagation", "violations": "/api/v1/reports/violations",
-	"audit": "/api/v1/audit/calls",
+	"audit": "/api/v1/audit/calls", "revision-sources": "/api/v1/reports/revision-sources",
+	"contract-errors": "/api/v1/reports/contract-errors",
 }
 
 // panelRequests reads the dashboards and returns the request of each

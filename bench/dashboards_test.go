@@ -15,7 +15,7 @@ func TestPanelRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dashboards != 5 || len(reqs) < dashboards {
+	if dashboards != 6 || len(reqs) < dashboards {
 		t.Fatalf("%d dashboards, %d panel requests", dashboards, len(reqs))
 	}
 	series := 0

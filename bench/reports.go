@@ -485,7 +485,8 @@ func repairsAgree(a, b any) bool {
 }
 
 // reportNames are the reports timed, in order.
-var reportNames = []string{"stale-usage", "rejections", "repairs", "adapter-retirement", "propagation", "violations", "audit"}
+var reportNames = []string{"stale-usage", "rejections", "repairs", "adapter-retirement", "propagation", "violations", "audit",
+	"revision-sources", "contract-errors"}
 
 // reportCases returns the reports over filter f; auditTool is the tool the
 // audit is searched by.
@@ -538,6 +539,17 @@ func reportCases(r *queries.Runner, f queries.Filter, auditTool string) []report
 				return p, len(p.Rows), err
 			},
 			rare: true,
+		},
+		{
+			name: "revision-sources", id: "revision_sources", source: "calls_1h/1d + recent_calls",
+			run: func(ctx context.Context) (any, int, error) { return rows(r.RevisionSources(ctx, f)) },
+			raw: func(ctx context.Context) (any, int, error) { return rows(r.RawRevisionSources(ctx, f)) },
+		},
+		{
+			// Rare events, read from events through its sort key: no
+			// rollup, so no raw twin to compare with.
+			name: "contract-errors", id: "contract_errors", source: "events (contract errors, refreshes)",
+			run: func(ctx context.Context) (any, int, error) { return rows(r.ContractErrors(ctx, f)) },
 		},
 		{
 			name: "audit", id: "audit", source: "audit_calls, first page, one tool",
