@@ -14,7 +14,7 @@
 --
 -- Served from the events, without a rollup: both kinds are rare, and the
 -- events' sort key (tenant, event_name, tool, …) finds each kind's rows
--- of the tenant as one range (docs/reports.md gives the measurement).
+-- of the tenant as one range (docs/capacity.md gives the measurement).
 -- Counts are exact (uniqExact over few rows).
 WITH
 per_field AS
