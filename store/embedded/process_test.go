@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,8 +79,47 @@ func child(role, dir string) int {
 		}
 		fmt.Println("written")
 		return 0 // exit without Close: acknowledged data must survive
+	case "write-token":
+		s, err := embedded.Open(ctx, embedded.DefaultConfig(dir))
+		if err != nil {
+			fmt.Println("open:", err)
+			return 1
+		}
+		if _, err := s.Migrate(ctx); err != nil {
+			fmt.Println("migrate:", err)
+			return 1
+		}
+		base, err := strconv.ParseInt(os.Getenv("MCPDRIFT_CHILD_BASE"), 10, 64)
+		if err != nil {
+			fmt.Println("base:", err)
+			return 1
+		}
+		if err := s.Write(ctx, replayedBatch(base)); err != nil {
+			fmt.Println("write:", err)
+			return 1
+		}
+		fmt.Println("written")
+		return 0 // killed before the acknowledgement reached the spool
 	}
 	return 2
+}
+
+// replayedBatch is the batch TestReplayAfterRestartIsStoredOnce writes
+// twice, under one token: 300 calls from base on, a second apart, of every
+// outcome the rollups split, and every source of the client revision.
+func replayedBatch(base int64) store.Batch {
+	outcomes := []otelschema.Outcome{otelschema.OutcomeCurrent, otelschema.OutcomeNormalized, otelschema.OutcomeRejectedStale}
+	events := make([]otelschema.Event, 300)
+	for i := range events {
+		e := otelschema.Event{ID: uint64(i + 1), Name: otelschema.EventCall, Time: base + int64(i)*int64(time.Second),
+			Tool: fmt.Sprintf("tool-%d", i%3), SessionID: fmt.Sprintf("s%d", i%7), ClientName: "cursor", ClientVersion: "1",
+			RevisionClient: "1", RevisionClientSource: otelschema.RevisionSource(i % 4), RevisionServer: "2", Outcome: outcomes[i%3]}
+		if e.Outcome == otelschema.OutcomeNormalized {
+			e.AdapterID = "v1-to-v2"
+		}
+		events[i] = e
+	}
+	return store.Batch{Tenant: "replayed", Token: "replayed-batch", Events: events}
 }
 
 func recoverNilDeref() (msg string) {
@@ -187,5 +227,53 @@ func TestDataSurvivesRestartWithoutClose(t *testing.T) {
 	}
 	if rows[0].N != 1234 {
 		t.Fatalf("after restart %d events, want 1234", rows[0].N)
+	}
+}
+
+// TestReplayAfterRestartIsStoredOnce: a batch that the process which ran
+// the migrations wrote, written again under its token by the next process
+// (the spool's replay after a crash), is stored once in every table. It
+// failed while migration 12 left the views it changed with MODIFY QUERY as
+// the migrating process held them, not as a restart loads them (their
+// inserts' deduplication keys differed across the restart).
+func TestReplayAfterRestartIsStoredOnce(t *testing.T) {
+	requireLibrary(t)
+	dir := t.TempDir()
+	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second).UnixNano()
+	out, err := runChild(t, "write-token", dir, "MCPDRIFT_CHILD_BASE="+strconv.FormatInt(base, 10))
+	if err != nil || !strings.Contains(out, "written") {
+		t.Fatalf("writer: %v: %s", err, out)
+	}
+	ctx := context.Background()
+	s, err := embedded.Open(ctx, embedded.DefaultConfig(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, replayedBatch(base)); err != nil {
+		t.Fatal(err)
+	}
+	for table, agg := range map[string]string{
+		"events": "count()", "recent_calls": "count()", "calls_1h": "sum(calls)", "calls_1d": "sum(calls)",
+		"usage_1h": "sum(calls)", "usage_1d": "sum(calls)", "adapted_1h": "sum(calls) * 3", "rejected_1h": "sum(calls) * 3",
+		"calls_1h_sources": "sum(calls_listed + calls_inferred) * 2",
+	} {
+		from := table
+		if table == "calls_1h_sources" {
+			from = "calls_1h"
+		}
+		var rows []struct {
+			N uint64 `json:"n"`
+		}
+		q := store.Query{Name: "replayed_" + table, SQL: "SELECT toUInt64(" + agg + ") AS n FROM mcpdrift." + from + " WHERE tenant = 'replayed'"}
+		if err := s.Query(ctx, q, nil, &rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows[0].N != 300 {
+			t.Errorf("%s counts %d after the batch was replayed by the next process, want 300", table, rows[0].N)
+		}
 	}
 }

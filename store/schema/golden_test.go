@@ -130,7 +130,7 @@ func TestChecksums(t *testing.T) {
 		8:  "f4fc39c462aeaf573442c2aeec1bffb78ad829e479561db9d31fc7013f4e29bc",
 		9:  "b62cf43cd8db4922fb82fd9ebbd59885432c505aaaf0ea8373f3ed5795fcb9ca",
 		10: "194695d80f3b53baf0431f3b788dd7f8921352486abc74cc5b1f12e979642f8f",
-		12: "5d41a5f79f358c37e24ed64c7ed8f269b7571bbb095a5811f9fb29f10773651f",
+		12: "b828e9c509aeb73336d42f1b49ce0cf13e21803696b86882a9603b420004f393",
 	}
 	for _, cluster := range []string{"", "c"} {
 		opts := DefaultOptions()

@@ -38,7 +38,20 @@
 -- and its view's MODIFY QUERY stores its calls with 0 in the new columns,
 -- read as declared, as the old rows are. The views select what versions 8
 -- (calls_1h, calls_1d) and 10 (recent_calls) made them select, plus the
--- source. Each statement is idempotent.
+-- source.
+--
+-- Then each view is renamed away and back, in one RENAME: MODIFY QUERY
+-- leaves the view, in the process that ran it (the ClickHouse server, or
+-- the embedded store's process), keyed for insert deduplication otherwise
+-- than a restart loads it, so a batch that process stored, written again
+-- under its token after a restart (the spool's replay after a crash), was
+-- stored twice in these views' tables and the rollups fed from them
+-- (store/embedded's TestReplayAfterRestartIsStoredOnce; the kill -9 test of
+-- internal/ingest/faulttest found it). The rename registers the view as a
+-- restart does, and keeps it attached throughout: an Atomic database
+-- renames a table in place, under its UUID, so no insert misses the view.
+-- Each statement is idempotent: IF EXISTS skips the rename whose name is
+-- gone, should a run stop between the two.
 
 ALTER TABLE {{table "recent_calls"}}{{.OnCluster}}
     ADD COLUMN IF NOT EXISTS revision_client_source {{.RevisionSourceEnum}} AFTER revision_client;
@@ -104,3 +117,7 @@ SELECT tenant, time, tool, revision_client, revision_client_source, revision_ser
        if(session_id != '', session_id, run_id) AS session, run_id, session_age_s
 FROM {{table "events"}}
 WHERE event_name = 'mcp.drift.call';
+
+RENAME TABLE IF EXISTS {{.Database}}.calls_1d_mv TO {{.Database}}.calls_1d_mv_renamed, {{.Database}}.calls_1d_mv_renamed TO {{.Database}}.calls_1d_mv{{.OnCluster}};
+RENAME TABLE IF EXISTS {{.Database}}.calls_1h_mv TO {{.Database}}.calls_1h_mv_renamed, {{.Database}}.calls_1h_mv_renamed TO {{.Database}}.calls_1h_mv{{.OnCluster}};
+RENAME TABLE IF EXISTS {{.Database}}.recent_calls_mv TO {{.Database}}.recent_calls_mv_renamed, {{.Database}}.recent_calls_mv_renamed TO {{.Database}}.recent_calls_mv{{.OnCluster}};

@@ -1830,8 +1830,14 @@ SELECT tenant, time, tool, revision_client, revision_client_source, revision_ser
 FROM mcpdrift.events_local
 WHERE event_name = 'mcp.drift.call';
 
+RENAME TABLE IF EXISTS mcpdrift.calls_1d_mv TO mcpdrift.calls_1d_mv_renamed, mcpdrift.calls_1d_mv_renamed TO mcpdrift.calls_1d_mv ON CLUSTER 'mcpdrift';
+
+RENAME TABLE IF EXISTS mcpdrift.calls_1h_mv TO mcpdrift.calls_1h_mv_renamed, mcpdrift.calls_1h_mv_renamed TO mcpdrift.calls_1h_mv ON CLUSTER 'mcpdrift';
+
+RENAME TABLE IF EXISTS mcpdrift.recent_calls_mv TO mcpdrift.recent_calls_mv_renamed, mcpdrift.recent_calls_mv_renamed TO mcpdrift.recent_calls_mv ON CLUSTER 'mcpdrift';
+
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=5d41a5f79f358c37e24ed64c7ed8f269b7571bbb095a5811f9fb29f10773651f, name=revision_sources, version=12;
+-- params: checksum=b828e9c509aeb73336d42f1b49ce0cf13e21803696b86882a9603b420004f393, name=revision_sources, version=12;
 
 ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
 
