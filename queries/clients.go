@@ -10,8 +10,8 @@ import (
 // of the output contract (ContractErrors).
 
 // RevisionSourceRow is the calls of one tool by one client, by where their
-// client revision (mcp.drift.revision.client) came from
-// (mcp.drift.revision.client.source). Declared, Listed, Inferred and
+// client revision (dev.mcpdrift.revision.client) came from
+// (dev.mcpdrift.revision.client.source). Declared, Listed, Inferred and
 // Unknown sum to Calls.
 type RevisionSourceRow struct {
 	Tool string `json:"tool"`
@@ -67,7 +67,7 @@ func (r *Runner) revisionSources(ctx context.Context, f Filter, query string) ([
 type ContractField struct {
 	Tool string `json:"tool"`
 	// Field is the output field a dependent call needed and did not get
-	// (mcp.drift.contract.field).
+	// (dev.mcpdrift.contract.field).
 	Field          string `json:"field"`
 	ContractErrors uint64 `json:"contract_errors"`
 }
@@ -79,12 +79,12 @@ type ContractErrorRow struct {
 	// Client is name@version, or the name alone for a client without a
 	// version; "" for events that named no client.
 	Client string `json:"client"`
-	// ContractErrors counts the client's mcp.drift.contract_error events;
+	// ContractErrors counts the client's dev.mcpdrift.contract_error events;
 	// Fields splits them by tool and field, most first.
 	ContractErrors uint64          `json:"contract_errors"`
 	Fields         []ContractField `json:"fields"`
 	// Refreshes counts the client's tools/list refreshes: distinct
-	// (session key, time) pairs of its mcp.drift.refresh events, since a
+	// (session key, time) pairs of its dev.mcpdrift.refresh events, since a
 	// refresh emits one event per tool it found changed, all at one time.
 	// FailedRefreshes counts those that failed, and RefreshFailureRate is
 	// FailedRefreshes / Refreshes, nil without a refresh. A tool filter

@@ -1,6 +1,6 @@
 -- Contract errors: per client (name@version, the name alone without a
 -- version), the client's half of the output contract. contract_errors
--- counts its mcp.drift.contract_error events (a dependent call needed an
+-- counts its dev.mcpdrift.contract_error events (a dependent call needed an
 -- output field and did not get it), fields the same by tool and field,
 -- most first. refreshes counts its tools/list refreshes: a refresh emits
 -- one event per tool it found changed, all at the same time, so a refresh

@@ -1,6 +1,6 @@
 -- Revision sources: per tool and client (name@version, the name alone
 -- without a version), the calls by where their client revision came from
--- (mcp.drift.revision.client.source): declared by the client in _meta or
+-- (dev.mcpdrift.revision.client.source): declared by the client in _meta or
 -- not stated (read as declared, the only source before the attribute
 -- existed), listed (what the server last listed to the session), inferred
 -- from the arguments, or unknown (no client revision, whatever source the

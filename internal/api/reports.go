@@ -193,7 +193,7 @@ var endpoints = withScopes([]*endpoint{
 	{
 		path: reportsPrefix + "contract-errors", report: "contract-errors", operationID: "contractErrors", tag: "reports",
 		summary:     "Client contract errors and refreshes",
-		description: "Per client (name@version), the client's half of the output contract: its contract errors (`mcp.drift.contract_error`: a dependent call needed an output field and did not get it), by tool and field, and its tools/list refreshes (a distinct session and time: one refresh emits an event per changed tool), the failed ones and the failure rate (null without a refresh), its sessions and when it was last seen. The `tool` filter restricts the contract errors only: a refresh re-lists every tool, so a client's refreshes are counted whole. Read from the events, where both kinds are rare.",
+		description: "Per client (name@version), the client's half of the output contract: its contract errors (`dev.mcpdrift.contract_error`: a dependent call needed an output field and did not get it), by tool and field, and its tools/list refreshes (a distinct session and time: one refresh emits an event per changed tool), the failed ones and the failure rate (null without a refresh), its sessions and when it was last seen. The `tool` filter restricts the contract errors only: a refresh re-lists every tool, so a client's refreshes are counted whole. Read from the events, where both kinds are rare.",
 		params:      withFormat(filterParams),
 		rowType:     reflect.TypeFor[queries.ContractErrorRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {

@@ -6,7 +6,7 @@
 --   calls_1h, calls_1d  + calls_listed, calls_inferred: the calls whose
 --                         client revision the server listed to the session,
 --                         or inferred from the arguments
---                         (mcp.drift.revision.client.source)
+--                         (dev.mcpdrift.revision.client.source)
 --
 -- Why: the revision-sources report tells, per tool and client, how many
 -- calls' client revision was declared, listed, inferred or unknown: how
