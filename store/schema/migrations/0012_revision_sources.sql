@@ -50,6 +50,9 @@
 -- internal/ingest/faulttest found it). The rename registers the view as a
 -- restart does, and keeps it attached throughout: an Atomic database
 -- renames a table in place, under its UUID, so no insert misses the view.
+-- An insert that lands between the two renames is keyed under the
+-- passing name: only its own retry, across that moment, would be stored
+-- twice.
 -- Each statement is idempotent: IF EXISTS skips the rename whose name is
 -- gone, should a run stop between the two.
 
