@@ -331,7 +331,9 @@ func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in 
 		case e.RevisionClient != "" && e.RevisionServer != "" && e.RevisionClient != e.RevisionServer:
 			return fail(ErrMissingAttribute, "%s: missing required attribute %s, which cannot be inferred when %s %s differs from %s %s",
 				e.Name, AttrOutcome, AttrRevisionClient, quote(e.RevisionClient), AttrRevisionServer, quote(e.RevisionServer))
-		case code == jsonrpcInvalidParams && unknownTool(sp):
+		case (code == jsonrpcInvalidParams || (code == "" && sp.Status().Code() == ptrace.StatusCodeError)) && unknownTool(sp):
+			// -32602, or an error that states no code (FastMCP records
+			// the exception only), saying the tool is unknown.
 			e.Outcome = OutcomeRemoved
 		case server && refused:
 			e.Outcome = OutcomeRejectedInvalid
@@ -496,8 +498,9 @@ func writeSpanConventions(p func(format string, args ...any)) {
 	p("1. `%s` and `%s` both set and different: nothing can be\n", AttrRevisionClient, AttrRevisionServer)
 	p("   inferred (the call may have been normalised, or rejected as stale); the span is\n")
 	p("   rejected for its missing `%s`.\n", AttrOutcome)
-	p("2. JSON-RPC code `%s` (`%s`, else `%s`) with a status message, or\n", jsonrpcInvalidParams, SpanAttrRPCStatusCode, SpanAttrErrorType)
-	p("   an exception event's `exception.message`, that says the tool is unknown\n")
+	p("2. JSON-RPC code `%s` (`%s`, else `%s`), or an ERROR status with no code\n", jsonrpcInvalidParams, SpanAttrRPCStatusCode, SpanAttrErrorType)
+	p("   (FastMCP records only the exception), with a status message or an\n")
+	p("   exception event's `exception.message` that says the tool is unknown\n")
 	p("   (`unknown tool`, `tool … not found`): `%s`. Since MCP 2025-11-25 (SEP-1303)\n", OutcomeRemoved)
 	p("   `%s` means an unknown tool or a malformed request. A span cannot tell a\n", jsonrpcInvalidParams)
 	p("   removed tool from one that never existed.\n")

@@ -221,6 +221,8 @@ func TestDecodeTraces(t *testing.T) {
 				e.ErrorCode, e.Attributes[SpanAttrRPCStatusCode] = "-32602", "-32602"
 				inferred(e, OutcomeRemoved)
 			}},
+		{name: "unknown tool with no code is removed (FastMCP)", span: withException(withStatus(serverCall(), ptrace.StatusCodeError), "Unknown tool: 'create_invoice'"),
+			want: func(e *Event) { inferred(e, OutcomeRemoved) }},
 		{name: "unknown tool words without -32602 are a failure", span: withMessage(withStatus(serverCall(kv{SpanAttrErrorType, "tool_error"}), ptrace.StatusCodeError), "unknown tool in the upstream catalog"),
 			want: func(e *Event) {
 				e.ErrorCode, e.Attributes[SpanAttrErrorType] = "tool_error", "tool_error"
