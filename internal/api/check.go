@@ -119,6 +119,6 @@ func (s *Server) check(c *gin.Context) {
 	report.Weigh(f.From, f.To, usage, propagation, toolchange.WeighOptions{UnknownSafe: unknownSafe})
 	writeJSON(c, http.StatusOK, apiclient.CheckBody{
 		From: f.From, To: f.To, Pass: report.Pass(), Tools: report.Tools, AuthorityFields: report.AuthorityFields,
-		UnknownCallers: report.UnknownCallers,
+		UnknownCallers: report.UnknownCallers, OldCache: report.OldCache,
 	})
 }

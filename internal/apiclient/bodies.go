@@ -129,11 +129,15 @@ type CheckBody struct {
 	// UnknownCallers says how the calls that did not say which revision
 	// they were planned with were judged: at_risk or safe.
 	UnknownCallers string `json:"unknown_callers"`
+	// OldCache is the old list's cache hint (ttlMs, cacheScope), absent
+	// when it had none.
+	OldCache *toolchange.Cache `json:"old_cache,omitempty"`
 }
 
 // Report returns the check as the toolchange report it carries.
 func (b CheckBody) Report() toolchange.Report {
-	return toolchange.Report{Tools: b.Tools, AuthorityFields: b.AuthorityFields, From: &b.From, To: &b.To, UnknownCallers: b.UnknownCallers}
+	return toolchange.Report{Tools: b.Tools, AuthorityFields: b.AuthorityFields, From: &b.From, To: &b.To, UnknownCallers: b.UnknownCallers,
+		OldCache: b.OldCache}
 }
 
 // SeriesBody is the JSON body of every series endpoint

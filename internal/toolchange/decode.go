@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,7 +24,22 @@ var ErrInvalidList = errors.New("invalid tools/list")
 type List struct {
 	// Tools are the tools in the order the server listed them.
 	Tools []Tool
+	// Cache is the result's cache hint (MCP 2026-07-28, SEP-2549): how
+	// long a client may keep the list, and for whom; nil without one.
+	Cache *Cache
 }
+
+// Cache is a tools/list result's cache hint.
+type Cache struct {
+	// TTLMs is ttlMs: how many milliseconds a client may keep the list
+	// without listing again.
+	TTLMs int64 `json:"ttl_ms"`
+	// Scope is cacheScope, as the server said it ("" when absent).
+	Scope string `json:"cache_scope,omitempty"`
+}
+
+// TTL is TTLMs as a duration.
+func (c *Cache) TTL() time.Duration { return time.Duration(c.TTLMs) * time.Millisecond }
 
 // Tool is one tool definition of a tools/list result.
 type Tool struct {
@@ -66,11 +82,11 @@ func Decode(data []byte) (List, error) {
 	if !utf8.Valid(data) {
 		return List{}, fmt.Errorf("%w: not valid UTF-8", ErrInvalidList)
 	}
-	raw, err := toolsArray(data)
+	raw, cache, err := toolsArray(data)
 	if err != nil {
 		return List{}, err
 	}
-	var l List
+	l := List{Cache: cache}
 	seen := make(map[string]int, len(raw))
 	for i, r := range raw {
 		t, err := decodeTool(r)
@@ -86,41 +102,53 @@ func Decode(data []byte) (List, error) {
 	return l, nil
 }
 
-// toolsArray finds the array of tools in a document.
-func toolsArray(data []byte) ([]json.RawMessage, error) {
+// listResult is the part of a tools/list result toolsArray reads.
+type listResult struct {
+	Tools      *[]json.RawMessage `json:"tools"`
+	NextCursor string             `json:"nextCursor"`
+	TTLMs      *float64           `json:"ttlMs"`
+	CacheScope string             `json:"cacheScope"`
+}
+
+// toolsArray finds the array of tools in a document, and the result's
+// cache hint.
+func toolsArray(data []byte) ([]json.RawMessage, *Cache, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var raw []json.RawMessage
 		if err := json.Unmarshal(trimmed, &raw); err != nil {
-			return nil, fmt.Errorf("%w: cannot parse the array of tools of %d bytes: %w", ErrInvalidList, len(data), err)
+			return nil, nil, fmt.Errorf("%w: cannot parse the array of tools of %d bytes: %w", ErrInvalidList, len(data), err)
 		}
-		return raw, nil
+		return raw, nil, nil
 	}
 	var doc struct {
-		Tools      *[]json.RawMessage `json:"tools"`
-		NextCursor string             `json:"nextCursor"`
-		Result     *struct {
-			Tools      *[]json.RawMessage `json:"tools"`
-			NextCursor string             `json:"nextCursor"`
-		} `json:"result"`
-		Error json.RawMessage `json:"error"`
+		listResult
+		Result *listResult     `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(trimmed, &doc); err != nil {
-		return nil, fmt.Errorf("%w: cannot parse %d bytes: %w", ErrInvalidList, len(data), err)
+		return nil, nil, fmt.Errorf("%w: cannot parse %d bytes: %w", ErrInvalidList, len(data), err)
 	}
-	tools, cursor := doc.Tools, doc.NextCursor
-	if tools == nil && doc.Result != nil {
-		tools, cursor = doc.Result.Tools, doc.Result.NextCursor
+	res := &doc.listResult
+	if res.Tools == nil && doc.Result != nil {
+		res = doc.Result
 	}
 	switch {
 	case len(doc.Error) > 0 && string(doc.Error) != "null":
-		return nil, fmt.Errorf("%w: the document is a JSON-RPC error response", ErrInvalidList)
-	case tools == nil:
-		return nil, fmt.Errorf("%w: no \"tools\" array (want a tools/list result, its JSON-RPC response, or an array of tools)", ErrInvalidList)
-	case cursor != "":
-		return nil, fmt.Errorf("%w: the list has more pages (nextCursor %q): list every page into one document", ErrInvalidList, cursor)
+		return nil, nil, fmt.Errorf("%w: the document is a JSON-RPC error response", ErrInvalidList)
+	case res.Tools == nil:
+		return nil, nil, fmt.Errorf("%w: no \"tools\" array (want a tools/list result, its JSON-RPC response, or an array of tools)", ErrInvalidList)
+	case res.NextCursor != "":
+		return nil, nil, fmt.Errorf("%w: the list has more pages (nextCursor %q): list every page into one document", ErrInvalidList, res.NextCursor)
 	}
-	return *tools, nil
+	var cache *Cache
+	if res.TTLMs != nil {
+		if *res.TTLMs < 0 || *res.TTLMs != float64(int64(*res.TTLMs)) {
+			return nil, nil, fmt.Errorf("%w: ttlMs %v is not a count of milliseconds", ErrInvalidList, *res.TTLMs)
+		}
+		cache = &Cache{TTLMs: int64(*res.TTLMs), Scope: res.CacheScope}
+	}
+	return *res.Tools, cache, nil
 }
 
 func decodeTool(raw json.RawMessage) (Tool, error) {

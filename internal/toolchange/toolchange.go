@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/humanize"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
@@ -132,6 +133,10 @@ type Report struct {
 	// they were planned with were judged, when the report was weighed:
 	// at_risk (the default) or safe (WeighOptions.UnknownSafe).
 	UnknownCallers string `json:"unknown_callers,omitempty"`
+	// OldCache is the old list's cache hint, when it had one: clients
+	// allowed to keep the old list plan with it for that long after the
+	// deploy, whatever list_changed says.
+	OldCache *Cache `json:"old_cache,omitempty"`
 }
 
 // Pass reports whether every tool's change is safe.
@@ -196,7 +201,25 @@ func Compare(old, new List, opts Options) Report {
 		}
 	}
 	pairRenames(&r, old, new)
+	if old.Cache != nil && old.Cache.TTLMs > 0 {
+		cache := *old.Cache
+		r.OldCache = &cache
+		for i := range r.Tools {
+			if c := &r.Tools[i]; c.Verdict != VerdictSafe {
+				c.Reason += "; " + cache.reason()
+			}
+		}
+	}
 	return r
+}
+
+// reason says, in words, how long clients may keep the old list.
+func (c Cache) reason() string {
+	s := fmt.Sprintf("clients may keep the old list for up to %s without listing again (ttlMs %d", humanize.Age(c.TTLMs/1000), c.TTLMs)
+	if c.Scope != "" {
+		s += ", cacheScope " + c.Scope
+	}
+	return s + ")"
 }
 
 func removed(o Tool) Change {

@@ -139,6 +139,12 @@ func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propaga
 		c.Usage = u
 		if c.Verdict == VerdictNeedsDecision {
 			c.Verdict, c.Reason = decide(c.Reason, u, window, o)
+			if c.Verdict == VerdictSafe && r.OldCache != nil && r.OldCache.TTL() > to.Sub(from) {
+				// Clients may hold the old list longer than the window
+				// looked back: no call in it proves nothing about them.
+				c.Verdict = VerdictNeedsDecision
+				c.Reason += fmt.Sprintf(", yet the old list may be cached for %s, longer than the %s window", humanize.Age(r.OldCache.TTLMs/1000), window)
+			}
 		}
 	}
 }

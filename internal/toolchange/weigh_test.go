@@ -176,3 +176,56 @@ func TestWeighUnknownRevision(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheHint: the old list's ttlMs and cacheScope are read, named in
+// the reasons of the changes that need a decision, and keep such a change
+// from passing for want of calls when clients may keep the old list longer
+// than the window looked back.
+func TestCacheHint(t *testing.T) {
+	cached := strings.Replace(weighOld, `{"tools":[`, `{"ttlMs":172800000,"cacheScope":"shared","tools":[`, 1)
+	for _, doc := range []string{cached, `{"jsonrpc":"2.0","id":3,"result":` + cached + `}`} {
+		old, err := Decode([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if old.Cache == nil || old.Cache.TTLMs != 172800000 || old.Cache.Scope != "shared" || old.Cache.TTL() != 48*time.Hour {
+			t.Fatalf("cache hint %+v", old.Cache)
+		}
+	}
+	for _, bad := range []string{`{"ttlMs":-1,"tools":[]}`, `{"ttlMs":1.5,"tools":[]}`} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%s) accepted a ttlMs that is no count of milliseconds", bad)
+		}
+	}
+	old, _ := Decode([]byte(cached))
+	new, _ := Decode([]byte(weighNew))
+	r := Compare(old, new, Options{})
+	if r.OldCache == nil || r.OldCache.TTLMs != 172800000 {
+		t.Fatalf("report cache %+v", r.OldCache)
+	}
+	for _, c := range r.Tools {
+		hint := strings.Contains(c.Reason, "clients may keep the old list for up to 48h without listing again (ttlMs 172800000, cacheScope shared)")
+		if (c.Verdict != VerdictSafe) != hint {
+			t.Errorf("%s (%s): reason %q", c.Tool, c.Verdict, c.Reason)
+		}
+	}
+
+	// Weighed over a day with no call at all: a window shorter than the
+	// cache proves nothing; a week's does.
+	to := time.Date(2099, 3, 16, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		window time.Duration
+		want   Verdict
+	}{{24 * time.Hour, VerdictNeedsDecision}, {7 * 24 * time.Hour, VerdictSafe}} {
+		r := Compare(old, new, Options{})
+		r.Weigh(to.Add(-tc.window), to, nil, nil, WeighOptions{})
+		for _, c := range r.Tools {
+			if c.Tool == "deploy" && c.Verdict != tc.want {
+				t.Errorf("window %s: deploy is %s (%s), want %s", tc.window, c.Verdict, c.Reason, tc.want)
+			}
+			if c.Tool == "deploy" && tc.want == VerdictNeedsDecision && !strings.Contains(c.Reason, "may be cached for 48h, longer than the 24h window") {
+				t.Errorf("window %s: reason %q", tc.window, c.Reason)
+			}
+		}
+	}
+}
