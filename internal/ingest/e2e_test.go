@@ -17,6 +17,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
@@ -88,9 +89,23 @@ func (e *errExporter) Export(ctx context.Context, records []sdklog.Record) error
 	return err
 }
 
+// legacyName returns the name of an earlier release that reads as name.
+func legacyName(t *testing.T, name string) string {
+	t.Helper()
+	for _, old := range otelschema.LegacyNames() {
+		if now, _ := otelschema.CurrentName(old); now == name {
+			return old
+		}
+	}
+	t.Fatalf("%s has no name of an earlier release", name)
+	return ""
+}
+
 // emitDrift emits, through the OpenTelemetry Go SDK, 40 valid drift events
-// tagged with run, 5 invalid ones and 2 plain logs, then flushes.
-func emitDrift(t *testing.T, exp sdklog.Exporter, run string) {
+// tagged with run, 5 invalid ones and 2 plain logs, then flushes. With
+// legacy set, every event and attribute of mcpdrift's own is sent under
+// its name of an earlier release (mcp.drift.*).
+func emitDrift(t *testing.T, exp sdklog.Exporter, run string, legacy bool) {
 	t.Helper()
 	ctx := context.Background()
 	lp := sdklog.NewLoggerProvider(
@@ -104,44 +119,51 @@ func emitDrift(t *testing.T, exp sdklog.Exporter, run string) {
 	logger := lp.Logger("github.com/mcpdrift/mcpdrift/internal/ingest/e2e")
 	now := time.Now()
 	seq := 0
-	emit := func(name string, kvs ...attribute.KeyValue) {
+	n := func(name string) string {
+		if legacy && strings.HasPrefix(name, otelschema.EventNamePrefix) {
+			return legacyName(t, name)
+		}
+		return name
+	}
+	str := func(k, v string) attribute.KeyValue { return attribute.String(n(k), v) }
+	emit := func(e otelschema.EventName, kvs ...attribute.KeyValue) {
 		seq++
 		var r log.Record
-		r.SetEventName(name)
+		r.SetEventName(n(e.String()))
 		r.SetTimestamp(now.Add(time.Duration(seq) * time.Millisecond))
-		r.AddAttributes(attribute.String("mcp.drift.run.id", run), attribute.String("jsonrpc.request.id", fmt.Sprint(seq)))
+		r.AddAttributes(str(otelschema.AttrRunID, run), attribute.String(otelschema.AttrRequestID, fmt.Sprint(seq)))
 		r.AddAttributes(kvs...)
 		logger.Emit(ctx, r)
 	}
-	tool := attribute.String("gen_ai.tool.name", "create_ticket")
+	tool := attribute.String(otelschema.AttrToolName, "create_ticket")
 	for range 15 {
-		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "current"), attribute.String("mcp.drift.revision.server", "7"))
+		emit(otelschema.EventCall, tool, str(otelschema.AttrOutcome, "current"), str(otelschema.AttrRevisionServer, "7"))
 	}
 	for range 6 {
-		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "normalized"),
-			attribute.String("mcp.drift.adapter.id", "ticket-v6-to-v7"), attribute.String("mcp.drift.revision.client", "6"))
+		emit(otelschema.EventCall, tool, str(otelschema.AttrOutcome, "normalized"),
+			str(otelschema.AttrAdapterID, "ticket-v6-to-v7"), str(otelschema.AttrRevisionClient, "6"))
 	}
 	for range 4 {
-		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "rejected_stale"),
-			attribute.String("mcp.drift.error.code", "STALE_TOOL_SCHEMA"), attribute.Bool("mcp.drift.side_effect.started", false))
+		emit(otelschema.EventCall, tool, str(otelschema.AttrOutcome, "rejected_stale"),
+			str(otelschema.AttrErrorCode, "STALE_TOOL_SCHEMA"), attribute.Bool(n(otelschema.AttrSideEffectStarted), false))
 	}
 	for range 6 {
-		emit("mcp.drift.refresh", tool, attribute.String("mcp.drift.revision.before", "6"), attribute.String("mcp.drift.revision.after", "7"))
+		emit(otelschema.EventRefresh, tool, str(otelschema.AttrRevisionBefore, "6"), str(otelschema.AttrRevisionAfter, "7"))
 	}
 	for range 5 {
-		emit("mcp.drift.repair", tool, attribute.String("mcp.drift.repair.action", "refresh_retry"),
-			attribute.Bool("mcp.drift.repair.automatic", true), attribute.String("mcp.drift.repair.result", "success"))
+		emit(otelschema.EventRepair, tool, str(otelschema.AttrRepairAction, "refresh_retry"),
+			attribute.Bool(n(otelschema.AttrRepairAutomatic), true), str(otelschema.AttrRepairResult, "success"))
 	}
 	for range 4 {
-		emit("mcp.drift.adapter", tool, attribute.String("mcp.drift.adapter.id", "ticket-v6-to-v7"),
-			attribute.String("mcp.drift.change.class", "bounded_migration"))
+		emit(otelschema.EventAdapter, tool, str(otelschema.AttrAdapterID, "ticket-v6-to-v7"),
+			str(otelschema.AttrChangeClass, "bounded_migration"))
 	}
 	// Invalid: an unknown outcome, a missing tool name.
 	for range 3 {
-		emit("mcp.drift.call", tool, attribute.String("mcp.drift.outcome", "sideways"))
+		emit(otelschema.EventCall, tool, str(otelschema.AttrOutcome, "sideways"))
 	}
 	for range 2 {
-		emit("mcp.drift.call", attribute.String("mcp.drift.outcome", "current"))
+		emit(otelschema.EventCall, str(otelschema.AttrOutcome, "current"))
 	}
 	// Not drift events: ignored.
 	for range 2 {
@@ -161,7 +183,9 @@ func emitDrift(t *testing.T, exp sdklog.Exporter, run string) {
 
 // TestEndToEnd sends drift events with the OpenTelemetry SDK's own OTLP
 // exporters, over gRPC and HTTP, to an ingester backed by the embedded
-// store, and counts what the store holds.
+// store, and counts what the store holds; under the current names, and
+// under the names of earlier releases, which store the same and are
+// counted.
 func TestEndToEnd(t *testing.T) {
 	st := openStore(t)
 	s := newServer(t, testConfig(), st, true)
@@ -180,70 +204,78 @@ func TestEndToEnd(t *testing.T) {
 				otlploghttp.WithCompression(otlploghttp.GzipCompression), otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}))
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := s.Stats()
-			e, err := tc.exp()
-			if err != nil {
-				t.Fatal(err)
-			}
-			exp := &errExporter{Exporter: e}
-			run := "e2e-" + tc.name
-			emitDrift(t, exp, run)
+		for _, legacy := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/legacy=%v", tc.name, legacy), func(t *testing.T) {
+				before := s.Stats()
+				e, err := tc.exp()
+				if err != nil {
+					t.Fatal(err)
+				}
+				exp := &errExporter{Exporter: e}
+				run := fmt.Sprintf("e2e-%s-%v", tc.name, legacy)
+				emitDrift(t, exp, run, legacy)
+				after := s.Stats()
+				if got, want := after.LegacyNames["mcp.drift.outcome"]-before.LegacyNames["mcp.drift.outcome"], map[bool]uint64{true: 30}[legacy]; got != want {
+					t.Errorf("mcp.drift.outcome counted %d times, want %d", got, want)
+				}
+				if got, want := after.LegacyNames["mcp.drift.call"]-before.LegacyNames["mcp.drift.call"], map[bool]uint64{true: 30}[legacy]; got != want {
+					t.Errorf("mcp.drift.call counted %d times, want %d", got, want)
+				}
 
-			// The SDK saw the partial success: 5 rejected, and why.
-			msg := errors.Join(exp.errs...)
-			if msg == nil || !strings.Contains(msg.Error(), "5 of 47 log records rejected") || !strings.Contains(msg.Error(), "sideways") || !strings.Contains(msg.Error(), "gen_ai.tool.name") {
-				t.Errorf("exporter errors %v: want a partial success of 5 naming the problems", msg)
-			}
-			after := s.Stats()
-			if got := after.Rejected - before.Rejected; got != 5 {
-				t.Errorf("Stats counted %d rejections, want 5", got)
-			}
-			if got := after.Accepted - before.Accepted; got != 40 {
-				t.Errorf("Stats counted %d accepted, want 40", got)
-			}
-			if got := after.Ignored - before.Ignored; got != 2 {
-				t.Errorf("Stats counted %d ignored, want 2", got)
-			}
+				// The SDK saw the partial success: 5 rejected, and why.
+				msg := errors.Join(exp.errs...)
+				if msg == nil || !strings.Contains(msg.Error(), "5 of 47 log records rejected") || !strings.Contains(msg.Error(), "sideways") || !strings.Contains(msg.Error(), "gen_ai.tool.name") {
+					t.Errorf("exporter errors %v: want a partial success of 5 naming the problems", msg)
+				}
+				if got := after.Rejected - before.Rejected; got != 5 {
+					t.Errorf("Stats counted %d rejections, want 5", got)
+				}
+				if got := after.Accepted - before.Accepted; got != 40 {
+					t.Errorf("Stats counted %d accepted, want 40", got)
+				}
+				if got := after.Ignored - before.Ignored; got != 2 {
+					t.Errorf("Stats counted %d ignored, want 2", got)
+				}
 
-			type row struct {
-				EventName string `json:"event_name"`
-				Outcome   string `json:"outcome"`
-				Tool      string `json:"tool"`
-				N         uint64 `json:"n"`
-			}
-			var rows []row
-			q := store.Query{Name: "e2e_counts", SQL: `SELECT toString(event_name) AS event_name, toString(outcome) AS outcome, tool, count() AS n
+				type row struct {
+					EventName string `json:"event_name"`
+					Outcome   string `json:"outcome"`
+					Tool      string `json:"tool"`
+					N         uint64 `json:"n"`
+				}
+				var rows []row
+				q := store.Query{Name: "e2e_counts", SQL: `SELECT toString(event_name) AS event_name, toString(outcome) AS outcome, tool, count() AS n
 				FROM mcpdrift.events WHERE run_id = {run:String}
 				GROUP BY event_name, outcome, tool ORDER BY event_name, outcome, tool`}
-			if err := st.Query(ctx, q, store.Params{}.String("run", run), &rows); err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]uint64{}
-			var total uint64
-			for _, r := range rows {
-				if r.Tool != "create_ticket" {
-					t.Errorf("stored tool %q", r.Tool)
+				if err := st.Query(ctx, q, store.Params{}.String("run", run), &rows); err != nil {
+					t.Fatal(err)
 				}
-				got[r.EventName+"/"+r.Outcome] += r.N
-				total += r.N
-			}
-			want := map[string]uint64{
-				"mcp.drift.call/current":        15,
-				"mcp.drift.call/normalized":     6,
-				"mcp.drift.call/rejected_stale": 4,
-				"mcp.drift.refresh/":            6,
-				"mcp.drift.repair/":             5,
-				"mcp.drift.adapter/":            4,
-			}
-			if total != 40 || len(got) != len(want) {
-				t.Fatalf("stored %d events %v, want 40: %v", total, got, want)
-			}
-			for k, n := range want {
-				if got[k] != n {
-					t.Errorf("stored %d %s, want %d", got[k], k, n)
+				got := map[string]uint64{}
+				var total uint64
+				for _, r := range rows {
+					if r.Tool != "create_ticket" {
+						t.Errorf("stored tool %q", r.Tool)
+					}
+					got[r.EventName+"/"+r.Outcome] += r.N
+					total += r.N
 				}
-			}
-		})
+				want := map[string]uint64{
+					"mcp.drift.call/current":        15,
+					"mcp.drift.call/normalized":     6,
+					"mcp.drift.call/rejected_stale": 4,
+					"mcp.drift.refresh/":            6,
+					"mcp.drift.repair/":             5,
+					"mcp.drift.adapter/":            4,
+				}
+				if total != 40 || len(got) != len(want) {
+					t.Fatalf("stored %d events %v, want 40: %v", total, got, want)
+				}
+				for k, n := range want {
+					if got[k] != n {
+						t.Errorf("stored %d %s, want %d", got[k], k, n)
+					}
+				}
+			})
+		}
 	}
 }
