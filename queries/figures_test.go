@@ -42,7 +42,8 @@ func TestHandComputedFigures(t *testing.T) {
 		// 7 from legacy-bot's run; none in the week before, which the store
 		// does not hold whole (its first call is at Now-10d), so no trend.
 		d := find("deploy_preview", "1", "2")
-		want := queries.StaleUsageRow{Tool: "deploy_preview", RevisionClient: "1", RevisionServer: "2", Stale: true,
+		staleTrue := true
+		want := queries.StaleUsageRow{Tool: "deploy_preview", RevisionClient: "1", RevisionServer: "2", Stale: &staleTrue,
 			Calls: 42, Normalized: 42, Sessions: 8, Runs: 1, Clients: 2,
 			FirstSeen: fixture.Now.Add(-7*24*time.Hour + 3*time.Hour), LastSeen: fixture.Now.Add(-20 * time.Hour),
 			CallsPrevious: 0, PreviousFrom: fixture.Now.Add(-14 * 24 * time.Hour), Trend: nil}
@@ -51,7 +52,7 @@ func TestHandComputedFigures(t *testing.T) {
 		}
 		// deploy_preview 2→2: cursor 10+d a day (91), claude-desktop@1.2.0
 		// 2 a day (14), 2 mixed-revision calls.
-		if d := find("deploy_preview", "2", "2"); d.Calls != 107 || d.Current != 107 || d.Stale || d.Sessions != 15 || d.Runs != 7 {
+		if d := find("deploy_preview", "2", "2"); d.Calls != 107 || d.Current != 107 || d.Stale == nil || *d.Stale || d.Sessions != 15 || d.Runs != 7 {
 			t.Errorf("deploy_preview 2→2: %+v", d)
 		}
 		// create_issue 2→3: 10 first rejections, 2 failed retries, 6 in the

@@ -12,8 +12,10 @@ type StaleUsageRow struct {
 	RevisionClient string `json:"revision_client"`
 	RevisionServer string `json:"revision_server"`
 	// Stale is true when the client planned with a revision other than the
-	// one that executed.
-	Stale bool `json:"stale"`
+	// one that executed; null when the client revision is unknown (the
+	// row of calls that did not say it), which is never taken for not
+	// stale.
+	Stale *bool `json:"stale"`
 	// Calls counts every call; the next five split it by outcome (Rejected
 	// sums the three rejected_* outcomes).
 	Calls      uint64 `json:"calls"`

@@ -190,7 +190,7 @@ func checkSums(t *testing.T, c context.Context, r *queries.Runner, f queries.Fil
 	}
 	for _, row := range staleRows {
 		stale := uint64(0)
-		if row.Stale {
+		if row.Stale != nil && *row.Stale {
 			stale = row.Calls
 		}
 		want = [7]uint64{want[0] + row.Calls, want[1] + stale, want[2] + row.Current, want[3] + row.Normalized, want[4] + row.Rejected, want[5] + row.Removed, want[6] + row.Failed}

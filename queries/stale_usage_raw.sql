@@ -18,7 +18,7 @@ SELECT
     tool,
     revision_client,
     revision_server,
-    toBool(revision_client != '' AND revision_client != revision_server) AS stale,
+    if(revision_client = '', NULL, toBool(revision_client != revision_server)) AS stale,
     count() AS calls,
     countIf(outcome = 'current') AS current,
     countIf(outcome = 'normalized') AS normalized,

@@ -59,7 +59,7 @@ func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
 		{Name: "trend", Title: "Trend"},
 	}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), v.yes(r.Stale),
+		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), v.yesPtr(r.Stale),
 			v.uint(r.Calls), v.uint(r.Current), v.uint(r.Normalized), v.uint(r.Rejected), v.uint(r.Removed), v.uint(r.Failed),
 			v.uint(r.Sessions), v.uint(r.Runs), v.uint(r.Clients), v.time(r.FirstSeen), v.time(r.LastSeen),
 			v.uint(r.CallsPrevious), v.time(r.PreviousFrom), v.stringPtr(r.Trend)})
@@ -452,6 +452,14 @@ func (v values) age(s *int64) string {
 		return strconv.FormatInt(*s, 10)
 	}
 	return humanize.Age(*s)
+}
+
+// yesPtr is yes, and what the format writes for null when b is nil.
+func (v values) yesPtr(b *bool) string {
+	if b == nil {
+		return v.null()
+	}
+	return v.yes(*b)
 }
 
 func (v values) yes(b bool) string {

@@ -410,7 +410,7 @@ func TestDriftEndToEnd(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(stale) != 1 || !stale[0].Stale || stale[0].Normalized != 1 || stale[0].RevisionClient != "1" || stale[0].RevisionServer != "2" {
+				if len(stale) != 1 || stale[0].Stale == nil || !*stale[0].Stale || stale[0].Normalized != 1 || stale[0].RevisionClient != "1" || stale[0].RevisionServer != "2" {
 					t.Errorf("stale usage %+v, want one normalised call from revision 1 on 2", stale)
 				}
 			})
@@ -510,7 +510,7 @@ func TestDriftEndToEnd(t *testing.T) {
 				}
 				var rejected uint64
 				for _, u := range usage {
-					if u.Stale {
+					if u.Stale != nil && *u.Stale {
 						rejected += u.Rejected
 					}
 				}

@@ -192,7 +192,7 @@ func TestStockClientsEndToEnd(t *testing.T) {
 			var rows []string
 			for _, u := range usage.Rows {
 				rows = append(rows, fmt.Sprintf("%s→%s calls=%d current=%d normalized=%d rejected=%d stale=%v",
-					u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, u.Stale))
+					u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, u.Stale != nil && *u.Stale))
 			}
 			slices.Sort(rows)
 			staleRow := "1→2 calls=2 current=0 normalized=2 rejected=0 stale=true"

@@ -60,6 +60,11 @@ func flag[T any](name, display string, get func(T) bool) column[T] {
 	return col(name, display, "bool_yes_no", get)
 }
 
+// flagOpt is flag for a value that may be null (unknown).
+func flagOpt[T any](name, display string, get func(T) *bool) column[T] {
+	return col(name, display, "bool_yes_no", get)
+}
+
 // tableFrame lays rows out as a table frame named after the report.
 func tableFrame[T any](name string, cols []column[T], rows []T) *data.Frame {
 	f := data.NewFrame(name)

@@ -255,7 +255,7 @@ var reports = map[string]report{
 			text("tool", "Tool", func(r staleUsageRow) string { return r.Tool }),
 			text("revision_client", "Client revision", func(r staleUsageRow) string { return r.RevisionClient }),
 			text("revision_server", "Server revision", func(r staleUsageRow) string { return r.RevisionServer }),
-			flag("stale", "Stale", func(r staleUsageRow) bool { return r.Stale }),
+			flagOpt("stale", "Stale", func(r staleUsageRow) *bool { return r.Stale }),
 			count("calls", "Calls", func(r staleUsageRow) uint64 { return r.Calls }),
 			count("current", "Current", func(r staleUsageRow) uint64 { return r.Current }),
 			count("normalized", "Normalized", func(r staleUsageRow) uint64 { return r.Normalized }),
@@ -272,7 +272,7 @@ var reports = map[string]report{
 		},
 		metrics: []metric[staleUsageRow]{
 			sum("stale_calls", "Stale calls", func(r staleUsageRow) uint64 {
-				if r.Stale {
+				if r.Stale != nil && *r.Stale {
 					return r.Calls
 				}
 				return 0

@@ -31,7 +31,7 @@ type staleUsageRow struct {
 	Tool           string    `json:"tool"`
 	RevisionClient string    `json:"revision_client"`
 	RevisionServer string    `json:"revision_server"`
-	Stale          bool      `json:"stale"`
+	Stale          *bool     `json:"stale"`
 	Calls          uint64    `json:"calls"`
 	Current        uint64    `json:"current"`
 	Normalized     uint64    `json:"normalized"`

@@ -127,7 +127,7 @@ SELECT
     tool,
     revision_client,
     revision_server,
-    toBool(revision_client != '' AND revision_client != revision_server) AS stale,
+    if(revision_client = '', NULL, toBool(revision_client != revision_server)) AS stale,
     calls, current, normalized, rejected, removed, failed, sessions, runs, clients, first_seen, last_seen,
     calls_previous,
     {previous_from:DateTime64(9, 'UTC')} AS previous_from,
