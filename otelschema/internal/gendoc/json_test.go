@@ -34,3 +34,46 @@ func TestConventionsJSONUpToDate(t *testing.T) {
 		t.Errorf("conventions.json lacks the keys other languages need: %+v", c.Meta)
 	}
 }
+
+// TestAttributeKeys checks that every attribute of the Registry has a key,
+// that no two share one, and that attributeKeys names no attribute the
+// Registry lacks: other languages find attributes by key.
+func TestAttributeKeys(t *testing.T) {
+	seen := map[string]string{}
+	for _, a := range otelschema.Registry() {
+		k := attributeKeys[a.Name]
+		if k == "" {
+			t.Errorf("attribute %s has no key", a.Name)
+			continue
+		}
+		if other, dup := seen[k]; dup {
+			t.Errorf("attributes %s and %s share the key %q", other, a.Name, k)
+		}
+		seen[k] = a.Name
+	}
+	if len(attributeKeys) != len(seen) {
+		t.Errorf("attributeKeys has %d entries, the Registry %d attributes", len(attributeKeys), len(seen))
+	}
+}
+
+// TestDigestAnnotations checks the annotation rule read from the Go SDK,
+// which mcpgo.Digest follows: members in the SDK's order, the two hints
+// without omitempty as defaults.
+func TestDigestAnnotations(t *testing.T) {
+	a, err := sdkAnnotations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint", "title"}
+	if len(a.Members) != len(want) {
+		t.Fatalf("members %v, want %v", a.Members, want)
+	}
+	for i := range want {
+		if a.Members[i] != want[i] {
+			t.Fatalf("members %v, want %v", a.Members, want)
+		}
+	}
+	if len(a.Defaults) != 2 || a.Defaults["idempotentHint"] != false || a.Defaults["readOnlyHint"] != false {
+		t.Errorf("defaults %v, want idempotentHint and readOnlyHint false", a.Defaults)
+	}
+}
