@@ -45,6 +45,14 @@ var vectorTools = []struct{ name, tool string }{
 	{"non-ASCII and escapes", `{"name":"traducir","inputSchema":{"type":"object","properties":{"texto":{"type":"string","description":"Texto en español: ñ, ü, \u20ac, \"comillas\" y 😀"}}}}`},
 	{"explicit revision in _meta", `{"name":"run_report","_meta":{"dev.mcpdrift/revision":"7"},"inputSchema":{"type":"object","properties":{"team":{"type":"string"}},"required":["team"]}}`},
 	{"icons and _meta ignored", `{"name":"run_report","icons":[{"src":"https://example.com/i.png"}],"_meta":{"vendor/x":1},"inputSchema":{"type":"object","properties":{"team":{"type":"string"}},"required":["team"]}}`},
+	// The annotations as the SDK encodes them: idempotentHint and
+	// readOnlyHint always (false when absent), the other members when set,
+	// an empty title and members the SDK does not know left out.
+	{"annotations with a default left out", `{"name":"notify","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`},
+	{"annotations with an empty title and an unknown member", `{"name":"notify","inputSchema":{"type":"object"},"annotations":{"idempotentHint":false,"readOnlyHint":true,"title":"","x-vendor":"a","openWorldHint":null}}`},
+	{"annotations with every member", `{"name":"notify","inputSchema":{"type":"object"},"annotations":{"title":"Notify","openWorldHint":false,"destructiveHint":true,"idempotentHint":true,"readOnlyHint":false}}`},
+	{"null output schema", `{"name":"notify","inputSchema":{"type":"object"},"outputSchema":null}`},
+	{"no annotations", `{"name":"notify","inputSchema":{"type":"object"}}`},
 }
 
 func TestDigestVectors(t *testing.T) {
@@ -101,5 +109,11 @@ func TestDigestVectors(t *testing.T) {
 	}
 	if want.Vectors[7].Advertised != "7" || d(7) != d(8) {
 		t.Error("an explicit revision is advertised; _meta and icons do not change the digest")
+	}
+	if d(9) != d(10) || d(9) == d(11) || d(9) == d(13) {
+		t.Error("the annotations are not digested as the SDK encodes them")
+	}
+	if d(12) != d(13) {
+		t.Error("a null output schema changed the digest")
 	}
 }
