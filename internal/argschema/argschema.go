@@ -203,9 +203,18 @@ func violations(e *jsonschema.ValidationError) []Violation {
 	return []Violation{{Field: at, Kind: keyword(e), Message: e.ErrorKind.LocalizedString(printer)}}
 }
 
+// keyword returns the JSON Schema keyword that failed. The validator's
+// kinds for "not" and for the false schema name no keyword path; they are
+// named here, as other validators (Ajv: mcpts) name them.
 func keyword(e *jsonschema.ValidationError) string {
 	if p := e.ErrorKind.KeywordPath(); len(p) > 0 {
 		return p[0]
+	}
+	switch e.ErrorKind.(type) {
+	case *kind.Not:
+		return "not"
+	case *kind.FalseSchema:
+		return "false schema"
 	}
 	return ""
 }
