@@ -2,6 +2,10 @@ module github.com/mcpdrift/mcpdrift
 
 go 1.26.8
 
+// The npm packages of the TypeScript instrumentation are no Go code of
+// this module (go list ./... and go vet ./... must not see them).
+ignore ./mcpts/node_modules
+
 require (
 	github.com/ClickHouse/ch-go v0.75.0
 	github.com/ClickHouse/clickhouse-go/v2 v2.51.0

@@ -1,0 +1,122 @@
+// Tool revisions: an explicit one, advertised in a definition's _meta, or
+// the digest of the definition, computed exactly as otelschema/mcpgo
+// computes it (otelschema/testdata/digests.json holds the vectors both
+// suites check).
+import { createHash } from "node:crypto";
+
+import { DIGEST, META } from "./gen/conventions.js";
+import { canonicalize } from "./jcs.js";
+
+/** A tool definition as tools/list carries it. */
+export interface ToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+/** The prefix of revisions computed by digest. */
+export const DIGEST_PREFIX: string = DIGEST.prefix;
+
+/**
+ * sdkAnnotations returns the annotations as the MCP Go SDK re-encodes them,
+ * which is what the Go instrumentation digests: the members the SDK knows,
+ * its always-written hints defaulted (false) when absent or null, the
+ * others when present, not null and not the empty string.
+ */
+function sdkAnnotations(a: unknown): Record<string, unknown> {
+  const src = typeof a === "object" && a !== null ? (a as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = {};
+  for (const m of DIGEST.annotations.members) {
+    const v = src[m];
+    if (Object.hasOwn(DIGEST.annotations.defaults, m)) {
+      out[m] = v === undefined || v === null ? DIGEST.annotations.defaults[m] : v;
+    } else if (v !== undefined && v !== null && v !== "") {
+      out[m] = v;
+    }
+  }
+  return out;
+}
+
+/**
+ * digest returns the revision of a tool definition: "sha256:" and the hex
+ * SHA-256 of the RFC 8785 canonical JSON of its name, inputSchema,
+ * outputSchema and annotations (those present and not null). Title,
+ * description, icons and _meta do not change it. It throws a
+ * CanonicalizationError for a definition that is not I-JSON.
+ */
+export function digest(tool: ToolDefinition): string {
+  const def: Record<string, unknown> = {};
+  for (const f of DIGEST.fields) {
+    const v = tool[f];
+    if (v === undefined || v === null) continue;
+    def[f] = f === "annotations" ? sdkAnnotations(v) : v;
+  }
+  const canon = canonicalize(def, tool.name ?? "$");
+  return DIGEST_PREFIX + createHash("sha256").update(canon, "utf8").digest("hex");
+}
+
+/**
+ * advertised returns the revision a tool definition advertises: its
+ * explicit revision (_meta under META.revision), else its digest. Clients
+ * record it as the revision they plan with.
+ */
+export function advertised(tool: ToolDefinition): string {
+  const r = metaString(tool._meta, META.revision);
+  return r !== "" ? r : digest(tool);
+}
+
+/**
+ * short returns a revision for display: a digest cut to its first 12 hex
+ * digits, any other revision unchanged.
+ */
+export function short(rev: string): string {
+  if (rev.length > DIGEST_PREFIX.length + 12 && rev.startsWith(DIGEST_PREFIX)) {
+    return rev.slice(DIGEST_PREFIX.length, DIGEST_PREFIX.length + 12);
+  }
+  return rev;
+}
+
+/**
+ * metaString returns the string value of key in m, "" when absent; a
+ * number is written as Go's mcpgo writes it (an integral one in base 10),
+ * so that both sides read the same revision from the same _meta.
+ */
+export function metaString(m: Record<string, unknown> | undefined | null, key: string): string {
+  const v = m?.[key];
+  if (typeof v === "string") return v;
+  if (typeof v === "number" && Number.isFinite(v)) return formatNumber(v);
+  if (typeof v === "bigint") return v.toString();
+  return "";
+}
+
+/** metaInt returns the integer value of key in m, 0 when absent. */
+export function metaInt(m: Record<string, unknown> | undefined | null, key: string): number {
+  const v = m?.[key];
+  return typeof v === "number" && Number.isFinite(v) ? Math.trunc(v) : 0;
+}
+
+/** metaBool returns the boolean value of key in m, undefined when absent. */
+export function metaBool(m: Record<string, unknown> | undefined | null, key: string): boolean | undefined {
+  const v = m?.[key];
+  return typeof v === "boolean" ? v : undefined;
+}
+
+// formatNumber writes f as Go's strconv does for mcpgo's formatNumber: an
+// integral value in base 10; any other in the shortest form, exponent
+// notation below 1e-4 or from 1e21 (Go's 'g' switches at 1e6 too, for
+// values that are not integral: there the exponent is written e+06).
+function formatNumber(f: number): string {
+  if (Number.isInteger(f)) return BigInt(f).toString();
+  const exp = Math.floor(Math.log10(Math.abs(f)));
+  if (exp < -4 || exp >= 6) {
+    const [mant, e] = f.toExponential().split("e");
+    const n = Number(e);
+    return `${mant}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}`;
+  }
+  return String(f);
+}
