@@ -219,7 +219,7 @@ export class DriftClient {
    * sent, and not checked. The session remembers the plan (the definition
    * it was planned with, what opts declare) until its result arrives.
    */
-  plan<P extends CallToolParams>(params: P, opts: PlanOptions = {}): P {
+  plan<P extends CallToolParams>(params: P, opts: PlanOptions = {}): P & { _meta: Record<string, unknown> } {
     const s = this.session();
     const meta: Record<string, unknown> = { ...(params._meta ?? {}) };
     if (!Object.hasOwn(meta, META.revision)) {

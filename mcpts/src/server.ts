@@ -467,8 +467,10 @@ export class DriftServer {
         continue;
       }
       // A closed server (a stateless request's, once answered) has no
-      // session to notify.
+      // session to notify; a session that began after the changes was
+      // never told another list.
       if (!server.transport) continue;
+      if (this.session(server, undefined, undefined).notifiedGen >= this.gen) continue;
       const now = this.em.now();
       this.notified(server, now);
       server.sendToolListChanged().catch(() => {
