@@ -38,6 +38,11 @@ import { joinAnd } from "./util.js";
 import { compileSchema, SchemaError, violationText, type ArgsValidator, type Violation } from "./validate.js";
 
 const methodCallTool = "tools/call";
+// MCP's own _meta keys (SEP-2575, protocol 2026-07-28), which carry on
+// every request what the initialize handshake used to: protocol names, not
+// mcpdrift's conventions.
+const MCP_META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
+const MCP_META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
 const methodToolListChanged = "notifications/tools/list_changed";
 // Bounds of what the registry remembers.
 const maxEarlier = 16;
@@ -466,10 +471,11 @@ export class DriftServer {
         this.servers.delete(ref);
         continue;
       }
-      // A closed server (a stateless request's, once answered) has no
-      // session to notify; a session that began after the changes was
-      // never told another list.
-      if (!server.transport) continue;
+      // A closed server (a stateless request's, once answered), or one
+      // whose client never initialized (a request that was no session's),
+      // has no session to notify; a session that began after the changes
+      // was never told another list.
+      if (!server.transport || server.getClientVersion() === undefined) continue;
       if (this.session(server, undefined, undefined).notifiedGen >= this.gen) continue;
       const now = this.em.now();
       this.notified(server, now);
@@ -521,12 +527,21 @@ export class DriftServer {
     if (run) st.runId = run;
     if (!st.clientName) {
       const ci = server.getClientVersion();
+      const sent = meta?.[MCP_META_CLIENT_INFO] as { name?: unknown; version?: unknown } | undefined;
       if (ci) {
         st.clientName = ci.name;
         st.clientVersion = ci.version;
+      } else if (typeof sent?.name === "string") {
+        // A request of a session this server never initialized (stateless)
+        // may carry the client's identity itself (MCP 2026-07-28).
+        st.clientName = sent.name;
+        st.clientVersion = typeof sent.version === "string" ? sent.version : "";
       }
     }
-    if (!st.protocol) {
+    const pv = metaString(meta, MCP_META_PROTOCOL_VERSION);
+    if (pv) {
+      st.protocol = pv;
+    } else if (!st.protocol) {
       const h = extra?.requestInfo?.headers?.["mcp-protocol-version"];
       st.protocol = this.attached.get(server)?.protocol || (typeof h === "string" ? h : "");
     }

@@ -170,8 +170,11 @@ export async function serveHttp(drift: DriftServer, opts: { stateless?: boolean;
     }
     let transport = id ? sessions.get(id) : undefined;
     if (!transport) {
-      if (id || req.method !== "POST") {
-        res.writeHead(404).end();
+      if (id || req.method !== "POST" || (body as { method?: string } | undefined)?.method !== "initialize") {
+        // No session, and no request that starts one: the SDK's answer to
+        // a request without a session (what a newer client may try first).
+        res.writeHead(id ? 404 : 400, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: id ? "Session not found" : "Bad Request: no session" } }));
         return;
       }
       const t = new StreamableHTTPServerTransport({

@@ -456,3 +456,27 @@ test("a listing in pages records the session's listed snapshot across its pages"
   assert.deepEqual(calls.map((e) => `${String(attr(e, "tool_name"))}:${String(attr(e, "revision_client"))}/${String(attr(e, "revision_client_source"))}`), ["a:2/inferred", "c:2/inferred"]);
   await assert.rejects(client.listTools({ cursor: "garbage" }), /invalid tools\/list cursor/);
 });
+
+test("a server whose client never initialized is no session: it is not notified", async (t) => {
+  const s = new Stock();
+  s.v1();
+  // A transport that connected, as a request that is no session's does
+  // (a newer client's first probe, say), but never initialized.
+  const { Server } = await import("@modelcontextprotocol/sdk/server/index.js");
+  const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js");
+  const lonely = new Server({ name: "deploy", version: "1.0.0" }, { capabilities: {} });
+  s.drift.attach(lonely);
+  const [st, ct] = InMemoryTransport.createLinkedPair();
+  const seen: unknown[] = [];
+  ct.onmessage = (m) => void seen.push(m);
+  await ct.start();
+  await lonely.connect(st);
+  t.after(() => lonely.close());
+  const client = await stock(t, s);
+  await client.listTools();
+  s.deploy(seedV2, true);
+  await waitFor(() => s.rec.events(EVENT.list_changed).length > 0, "the initialized session was notified");
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(s.rec.events(EVENT.list_changed).length, 1, "one session, one changed tool");
+  assert.deepEqual(seen, [], "the uninitialized transport got a notification");
+});
