@@ -54,11 +54,11 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 	}
 	slices.Sort(usage)
 	wantUsage := []string{
-		"delete_branch 1→ calls=1 current=0 normalized=0 rejected=0 removed=1 stale=true sessions=1 clients=1", // C
-		"deploy_preview 1→2 calls=2 current=0 normalized=1 rejected=1 removed=0 stale=true sessions=1 clients=1", // A, D
+		"delete_branch 1→ calls=1 current=0 normalized=0 rejected=0 removed=1 stale=true sessions=1 clients=1",    // C
+		"deploy_preview 1→2 calls=2 current=0 normalized=1 rejected=1 removed=0 stale=true sessions=1 clients=1",  // A, D
 		"deploy_preview 2→2 calls=1 current=1 normalized=0 rejected=0 removed=0 stale=false sessions=1 clients=1", // D's retry
-		"sync_project 1→2 calls=1 current=0 normalized=0 rejected=1 removed=0 stale=true sessions=1 clients=1",   // B
-		"sync_project 2→2 calls=1 current=1 normalized=0 rejected=0 removed=0 stale=false sessions=1 clients=1",  // B's retry
+		"sync_project 1→2 calls=1 current=0 normalized=0 rejected=1 removed=0 stale=true sessions=1 clients=1",    // B
+		"sync_project 2→2 calls=1 current=1 normalized=0 rejected=0 removed=0 stale=false sessions=1 clients=1",   // B's retry
 	}
 	if !slices.Equal(usage, wantUsage) {
 		t.Errorf("stale usage\n  %s\nwant\n  %s", strings.Join(usage, "\n  "), strings.Join(wantUsage, "\n  "))

@@ -149,8 +149,8 @@ func conventionsJSON() ([]byte, error) {
 			"fix_arguments": mcpgo.ActionFixArguments,
 		},
 		Digest: digestJSON{
-			Prefix:    mcpgo.DigestPrefix,
-			Algorithm: "SHA-256 of the RFC 8785 (JCS) canonical JSON",
+			Prefix:      mcpgo.DigestPrefix,
+			Algorithm:   "SHA-256 of the RFC 8785 (JCS) canonical JSON",
 			Fields:      []string{"name", "inputSchema", "outputSchema", "annotations"},
 			Annotations: ann,
 			Doc:         "The revision of a tool definition without an explicit one: the prefix and the lowercase hex SHA-256 of the canonical JSON of an object holding those of the fields that are present and not null, the annotations as `annotations` says.",
