@@ -7,7 +7,7 @@ BIN       := bin
 # The embedded store needs cgo (ClickHouse needs the stacks of cgo threads).
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-race fuzz bench libchdb promtool otelcol test-gateway vet clean help plugin plugin-deps test-plugin demo telemetrygen-run
+.PHONY: all build run test test-race fuzz bench libchdb promtool otelcol test-gateway vet clean help plugin plugin-deps test-plugin test-mcpts bench-mcpts demo telemetrygen-run
 
 all: build
 
@@ -28,6 +28,9 @@ help:
 	@echo "make plugin     build the Grafana plugin (frontend, backend for this machine, manifest) into grafana-plugin/dist;"
 	@echo "                PLUGIN_MAGE=buildAll for every platform"
 	@echo "make test-plugin  build the plugin, then run its Go (dist/ included), type and jest tests"
+	@echo "make test-mcpts   the TypeScript instrumentation: npm ci, its unit and npm pack tests, then the end-to-end"
+	@echo "                  runs against mcpdrift serve (TypeScript and Go servers and clients)"
+	@echo "make bench-mcpts  CPU per tools/call of the TypeScript instrumentation against the bare SDK (npm run bench)"
 	@echo "make telemetrygen-run  drive a running mcpdrift with telemetrygen"
 	@echo "make clean      remove bin/"
 
@@ -71,11 +74,13 @@ vet:
 # cluster with a shard killed, the ingester killed and starved — run
 # verbosely, so that their figures (sent, acknowledged, stored,
 # duplicates) print in the log.
+# mcpts/e2e runs in test-mcpts, once the TypeScript programs are built.
 E2E_PKGS := ./internal/scaleouttest/ ./internal/ingest/faulttest/
 test: libchdb promtool vet
-	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest)
+	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest -e /mcpts/)
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m -v $(E2E_PKGS)
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
+	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-mcpts
 
 # The packages whose goroutines share state — the batcher, the spool, the
 # server backend's sender, the assembly — under the race detector.
@@ -135,3 +140,25 @@ test-plugin: plugin
 	@test -z "$$(cd $(PLUGIN_DIR) && gofmt -l pkg Magefile.go)" || (echo "gofmt needed:"; cd $(PLUGIN_DIR) && gofmt -l pkg Magefile.go; exit 1)
 	cd $(PLUGIN_DIR) && MCPDRIFT_REQUIRE_PLUGIN_DIST=1 $(GO) test -count=1 -timeout 10m ./...
 	cd $(PLUGIN_DIR) && npm run typecheck && npm test -- --ci
+
+# The TypeScript instrumentation (mcpts/, the npm package @mcpdrift/mcpts):
+# its npm packages installed from package-lock.json (npm ci: the npm
+# registry only), its unit tests with Node's test runner and the check of
+# the tarball npm pack makes (npm test), then the end-to-end runs against a
+# real mcpdrift serve: mcpts/e2e, a Go test package that starts serve in
+# process and node for the TypeScript servers and clients, which npm test
+# has just built. MCPDRIFT_REQUIRE_MCPTS turns "node or the programs
+# missing" from a skip into a failure.
+MCPTS_DIR := mcpts
+
+$(MCPTS_DIR)/node_modules/.package-lock.json: $(MCPTS_DIR)/package-lock.json
+	cd $(MCPTS_DIR) && npm ci --no-audit --no-fund
+
+test-mcpts: libchdb $(MCPTS_DIR)/node_modules/.package-lock.json
+	cd $(MCPTS_DIR) && npm test
+	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_MCPTS=1 $(GO) test -count=1 -timeout 10m -v ./mcpts/e2e/
+
+# CPU per tools/call, instrumented and bare, side by side: ratios, never a
+# pass or fail on time.
+bench-mcpts: $(MCPTS_DIR)/node_modules/.package-lock.json
+	cd $(MCPTS_DIR) && npm run bench
