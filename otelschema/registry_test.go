@@ -173,8 +173,9 @@ func TestRegistryConsistency(t *testing.T) {
 	}
 }
 
-// TestConventionsUpToDate fails when CONVENTIONS.md is not what the
-// Registry generates.
+// TestConventionsUpToDate fails when CONVENTIONS.md does not begin with
+// what the Registry generates (gendoc appends the section on instrumenting
+// an SDK, and its own test checks the whole file).
 func TestConventionsUpToDate(t *testing.T) {
 	var want bytes.Buffer
 	if err := WriteConventions(&want); err != nil {
@@ -184,11 +185,11 @@ func TestConventionsUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: run go generate ./otelschema", err)
 	}
-	if bytes.Equal(got, want.Bytes()) {
+	if bytes.HasPrefix(got, want.Bytes()) {
 		return
 	}
 	gl, wl := strings.Split(string(got), "\n"), strings.Split(want.String(), "\n")
-	for i := 0; i < max(len(gl), len(wl)); i++ {
+	for i := 0; i < len(wl); i++ {
 		var g, w string
 		if i < len(gl) {
 			g = gl[i]

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 )
 
 // TestConventionsJSONUpToDate fails when otelschema/conventions.json is not
@@ -75,5 +77,27 @@ func TestDigestAnnotations(t *testing.T) {
 	}
 	if len(a.Defaults) != 2 || a.Defaults["idempotentHint"] != false || a.Defaults["readOnlyHint"] != false {
 		t.Errorf("defaults %v, want idempotentHint and readOnlyHint false", a.Defaults)
+	}
+}
+
+// TestConventionsMarkdownUpToDate fails when otelschema/CONVENTIONS.md is
+// not what gendoc writes: the registry's reference, then the section on
+// instrumenting an SDK (whose names are mcpgo's).
+func TestConventionsMarkdownUpToDate(t *testing.T) {
+	var want bytes.Buffer
+	if err := conventionsMarkdown(&want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../CONVENTIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatal("otelschema/CONVENTIONS.md is out of date: run go generate ./otelschema")
+	}
+	for _, s := range []string{"## Instrumenting an MCP SDK, in any language", mcpgo.MetaRetryAfter, mcpgo.CodeToolRemoved, "digests.json", "validation.json"} {
+		if !strings.Contains(want.String(), s) {
+			t.Errorf("CONVENTIONS.md does not mention %s", s)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
@@ -19,7 +20,7 @@ func main() {
 	js := flag.String("json", "conventions.json", "output file of the machine-readable conventions")
 	flag.Parse()
 	var b bytes.Buffer
-	if err := otelschema.WriteConventions(&b); err != nil {
+	if err := conventionsMarkdown(&b); err != nil {
 		fmt.Fprintf(os.Stderr, "gendoc: cannot generate: %v\n", err)
 		os.Exit(1)
 	}
@@ -36,4 +37,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gendoc: cannot write %s: %v\n", *js, err)
 		os.Exit(1)
 	}
+}
+
+// conventionsMarkdown writes CONVENTIONS.md: the registry's reference, then
+// what instrumentations in any language must do (writeInstrumenting).
+func conventionsMarkdown(w io.Writer) error {
+	if err := otelschema.WriteConventions(w); err != nil {
+		return err
+	}
+	return writeInstrumenting(w)
 }
