@@ -114,7 +114,7 @@ func TestStockClients(t *testing.T) {
 			deadline := time.Now().Add(30 * time.Second)
 			for len(calls) < 3 && time.Now().Before(deadline) {
 				calls = calls[:0]
-				if err := p.Store().Query(context.Background(), q, store.Params{}.String("env", env).String("call", otelschema.EventCall.String()), &calls); err != nil {
+				if err := p.Store().Query(context.Background(), q, store.Params{}.String("env", env).String("call", otelschema.EventCall.Stored()), &calls); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(50 * time.Millisecond)

@@ -461,9 +461,17 @@ func waitStored(t *testing.T, st store.Querier, env string, n int) []storedEvent
 	}
 }
 
-// eventKind is an event's name under the conventions' prefix ("call"),
-// whatever the prefix is.
-func eventKind(name string) string { return strings.TrimPrefix(name, otelschema.EventNamePrefix) }
+// eventKind is the kind of a stored event ("call"): its name under the
+// conventions' prefix. The store keeps events under the names it always
+// has (EventName.Stored), whatever name they were sent under.
+func eventKind(stored string) string {
+	for _, s := range otelschema.Events() {
+		if s.Name.Stored() == stored {
+			return strings.TrimPrefix(s.Name.String(), otelschema.EventNamePrefix)
+		}
+	}
+	return stored
+}
 
 // render writes an event as a line of the facts the story fixes: the same
 // in every pair of languages. Request ids are named by the planned call
