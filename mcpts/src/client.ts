@@ -354,8 +354,10 @@ export class DriftClient {
   private async checkPlan(p: CallToolParams): Promise<Plan | undefined> {
     const id = metaString(p._meta, META.request_id);
     const planned = metaString(p._meta, META.revision);
-    if (planned) await this.awaitRefresh();
     const s = this.session();
+    // Only a stale session has a refresh to wait for: the common call does
+    // not yield to the event loop here.
+    if (planned && !this.manual && s.synced < s.notified) await this.awaitRefresh();
     let pl = id ? s.plans.get(id) : undefined;
     const retryOf = metaString(p._meta, META.retry_of);
     if (!pl && retryOf) pl = s.plans.get(retryOf); // a retry needs what the call it retries needed
