@@ -472,6 +472,38 @@ test("memory: an automatic retry across a change whose class is known safe, with
   assert.equal(typeof attr(repair, "repair_duration_ms"), "number");
 });
 
+test("http: a model-repair hook is an automatic repair, and a refresh that fails stops a repair", async (t) => {
+  const ran = { v: 0 };
+  const r = await Rig.start("http", { manual: true }, (d) => d.addTool(v1, counted(ran), { revision: "1" }));
+  t.after(() => r.close());
+  await r.agent.refresh();
+  const planned = r.agent.plan({ name: "deploy_preview", arguments: { branch: "fix-login" } });
+  r.drift.addTool({ name: "deploy_preview", inputSchema: objectSchema("branch,region", "branch", "region") }, counted(ran), {
+    revision: "2",
+    change: ChangeClass.semantic,
+  });
+  const res = (await r.client.callTool(planned)) as CallToolResult;
+  assert.equal(parseRejection(res)?.errorCode, ERROR_CODE.incompatible_tool_schema);
+
+  // The model plans the call again from the refreshed definition.
+  let seenTool: ToolDefinition | undefined;
+  const fixed = await r.agent.repair(planned, res, (req) => {
+    seenTool = req.tool;
+    return { action: RepairAction.model_repair, arguments: { branch: "fix-login", region: "eu-preview" } };
+  });
+  assert.notEqual(fixed.isError, true);
+  assert.deepEqual(seenTool?.inputSchema["required"], ["branch", "region"], "the hook sees the refreshed definition");
+  const retry = r.srv.events(EVENT.call).at(-1);
+  assert.deepEqual(mismatches(retry, { outcome: "current", repair_automatic: true, retry_after: "rejected_incompatible", change_class: "semantic" }), []);
+  assert.deepEqual(mismatches(r.cli.events(EVENT.repair)[0], { repair_action: "model_repair", repair_automatic: true, repair_result: "success" }), []);
+
+  // tools/list fails: the repair cannot refresh, and says so.
+  r.ep!.fail = (method) => (method === "tools/list" ? "tools backend unavailable" : undefined);
+  await assert.rejects(r.agent.repair(planned, res, safeRetry()), (e: unknown) => e instanceof Error && e.name === "RepairError" && /cannot refresh tools to repair deploy_preview/.test(e.message));
+  assert.deepEqual(mismatches(r.cli.events(EVENT.repair).at(-1), { repair_action: "refresh_retry", repair_automatic: true, repair_result: "failure" }), []);
+  assert.equal(attr(r.cli.events(EVENT.refresh).at(-1), "refresh_result"), "failed");
+});
+
 test("safeRetry: automatic only across a stale schema of a known safe class, without side effects, with non-sensitive defaults", async () => {
   const tool = (props: Record<string, unknown>, ...required: string[]): ToolDefinition => ({
     name: "deploy",
