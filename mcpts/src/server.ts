@@ -371,7 +371,7 @@ export class DriftServer {
     return this.tools.get(tool)?.revision;
   }
 
-  /** tools returns the definitions tools/list advertises, sorted by name. */
+  /** listed returns the definitions tools/list advertises, sorted by name. */
   listed(): ToolDefinition[] {
     return [...this.tools.keys()].sort().map((n) => this.tools.get(n)!.def!);
   }

@@ -30,7 +30,7 @@ import {
   type ToolDefinition,
   type ToolHandler,
 } from "../src/index.js";
-import { attr, connectHttp, connectInMemory, mismatches, newClient, Recorder, serveHttp, snapshot, waitFor, type Endpoint, type Rec } from "./harness.js";
+import { attr, connectHttp, connectInMemory, mismatches, newClient, Recorder, serveHttp, snapshot, waitFor, type Endpoint } from "./harness.js";
 
 /** objectSchema: string properties ("name" or "name=default"), the required ones, no others allowed. */
 function objectSchema(props: string, ...required: string[]): ToolDefinition["inputSchema"] {
@@ -579,5 +579,3 @@ test("lookupPath reads a result's structured content as the Go client does", () 
   f({ issue: Object.create({ id: "inherited" }) }, "issue.id", undefined);
 });
 
-// keep the Rec type used: records are read through attr().
-export type { Rec };
