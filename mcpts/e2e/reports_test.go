@@ -40,6 +40,14 @@ func ratio(f *float64) string {
 	return fmt.Sprintf("%.3f", *f)
 }
 
+// flag prints a nullable flag of a report row, null when unknown.
+func flag(b *bool) string {
+	if b == nil {
+		return "null"
+	}
+	return fmt.Sprint(*b)
+}
+
 // checkReports reads the story's reports and compares them with the
 // figures worked out by hand from its 23 events (storyEvents): the same in
 // every pair of languages.
@@ -49,8 +57,8 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 	// client's held-back calls (C, D) are calls: the client's own events.
 	var usage []string
 	for _, u := range report[queries.StaleUsageRow](t, p, "stale-usage", env, nil) {
-		usage = append(usage, fmt.Sprintf("%s %s→%s calls=%d current=%d normalized=%d rejected=%d removed=%d stale=%v sessions=%d clients=%d",
-			u.Tool, u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, u.Removed, u.Stale, u.Sessions, u.Clients))
+		usage = append(usage, fmt.Sprintf("%s %s→%s calls=%d current=%d normalized=%d rejected=%d removed=%d stale=%s sessions=%d clients=%d",
+			u.Tool, u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, u.Removed, flag(u.Stale), u.Sessions, u.Clients))
 	}
 	slices.Sort(usage)
 	wantUsage := []string{

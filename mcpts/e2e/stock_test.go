@@ -135,8 +135,8 @@ func TestStockClients(t *testing.T) {
 			// The reports, through the API.
 			var usage []string
 			for _, u := range report[queries.StaleUsageRow](t, p, "stale-usage", env, url.Values{"tool": {"deploy_preview"}}) {
-				usage = append(usage, fmt.Sprintf("%s→%s calls=%d current=%d normalized=%d rejected=%d stale=%v",
-					u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, u.Stale))
+				usage = append(usage, fmt.Sprintf("%s→%s calls=%d current=%d normalized=%d rejected=%d stale=%s",
+					u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, flag(u.Stale)))
 			}
 			slices.Sort(usage)
 			staleRow := "1→2 calls=2 current=0 normalized=2 rejected=0 stale=true"
