@@ -49,6 +49,12 @@ func TestCompatible(t *testing.T) {
 		{"unknown keyword", `{"type":"object"}`, `{"type":"object","dependentSchemas":{"a":{"required":["b"]}}}`, AnswerCannotDecide, ""},
 		{"oneOf in new", `{"type":"string"}`, `{"oneOf":[{"type":"string"},{"maxLength":3}]}`, AnswerNo, `"a"`},
 		{"false old", `false`, `{"type":"string"}`, AnswerYes, ""},
+		// Found by TestProverProperty: an enum or const in the new schema
+		// was not checked against an old schema with infinitely many
+		// instances, and the prover said yes.
+		{"const replaces a range", `{"type":"integer","exclusiveMaximum":2}`, `{"const":2.5}`, AnswerNo, `0`},
+		{"enum added", `{"type":"string"}`, `{"type":"string","enum":["x"]}`, AnswerNo, `"a"`},
+		{"const and enum both hold", `{"const":"x"}`, `{"const":"x","enum":["y"]}`, AnswerNo, `"x"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -144,11 +144,23 @@ func (p *prover) implies(path string, a, b any) (bool, string) {
 		}
 	}
 	checks := []func(string, map[string]any, map[string]any) (bool, string){
-		p.typeImplied, p.stringImplied, p.numberImplied, p.arrayImplied, p.objectImplied, p.combinersImplied,
+		p.valuesImplied, p.typeImplied, p.stringImplied, p.numberImplied, p.arrayImplied, p.objectImplied, p.combinersImplied,
 	}
 	for _, c := range checks {
 		if ok, why := c(path, am, bm); !ok {
 			return false, why
+		}
+	}
+	return true, ""
+}
+
+// valuesImplied: a new const or enum allows finitely many instances, and
+// a, which reaches here only when it is not a list of values itself,
+// allows infinitely many (or more than valuesMeet checks).
+func (p *prover) valuesImplied(path string, a, b map[string]any) (bool, string) {
+	for _, k := range []string{"const", "enum"} {
+		if _, has := b[k]; has {
+			return false, fmt.Sprintf("%s: the new schema allows only the values of its %s, the old one others", p.where(path), k)
 		}
 	}
 	return true, ""
@@ -493,7 +505,15 @@ func meets(v any, m map[string]any) (ok, decided bool) {
 	if t := declaredTypes(m); t != nil && !typeAllowed(instanceType(v), t) {
 		return false, true
 	}
-	if vals, has := values(m); has {
+	// const and enum both hold when a schema has both.
+	if c, has := m["const"]; has && !equal(c, v) {
+		return false, true
+	}
+	if e, has := m["enum"]; has {
+		vals, ok := e.([]any)
+		if !ok {
+			return false, false
+		}
 		if !slices.ContainsFunc(vals, func(x any) bool { return equal(x, v) }) {
 			return false, true
 		}
