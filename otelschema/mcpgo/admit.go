@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -224,7 +225,19 @@ func (d *Server) call(ctx context.Context, next mcp.MethodHandler, r *mcp.CallTo
 		}
 		p.Arguments = args
 		e.outcome = otelschema.OutcomeNormalized
-		return d.run(ctx, next, r, &e, state)
+		res, err := d.run(ctx, next, r, &e, state)
+		if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil {
+			// The result says it was normalised, so that the client (and
+			// mcpdrift drifttest) can tell an adapted call from one the
+			// current revision accepted as it came.
+			tr.Meta = maps.Clone(tr.Meta)
+			if tr.Meta == nil {
+				tr.Meta = mcp.Meta{}
+			}
+			tr.Meta[MetaAdapterID] = ad.ID
+			tr.Meta[MetaRevision] = c.revision
+		}
+		return res, err
 	}
 
 	// Planned with the current revision, or with an unknown snapshot: the

@@ -2,7 +2,7 @@ package mcpgo
 
 import "github.com/mcpdrift/mcpdrift/otelschema"
 
-// The _meta keys mcpgo reads and writes on MCP requests and tool
+// The _meta keys mcpgo reads and writes on MCP requests, results and tool
 // definitions. They live under the reverse-DNS prefix "dev.mcpdrift/", as the
 // MCP specification asks of vendor _meta keys.
 const (
@@ -29,6 +29,11 @@ const (
 	// rejected_invalid or removed: Rejection.Outcome), recorded as
 	// dev.mcpdrift.retry.after.
 	MetaRetryAfter = "dev.mcpdrift/retry_after"
+	// MetaAdapterID holds, on the result of a call an adapter normalised,
+	// the adapter's ID; the result then also carries, under MetaRevision,
+	// the revision that executed the call. A result without it was not
+	// normalised.
+	MetaAdapterID = "dev.mcpdrift/adapter_id"
 	// MetaRunID holds the agent run the request belongs to.
 	MetaRunID = "dev.mcpdrift/run_id"
 	// MetaApproval holds the approval decision the call runs under: none,

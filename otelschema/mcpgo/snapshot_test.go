@@ -183,6 +183,10 @@ func TestStockClientListed(t *testing.T) {
 	if runs := s.g.ran(); len(runs) != 1 || runs[0]["region"] != "us-east-preview" || runs[0]["branch"] != "fix-login" {
 		t.Fatalf("handler runs %v: want the normalised call once", runs)
 	}
+	// The result says which adapter normalised it, and the revision that ran.
+	if res.Meta[mcpgo.MetaAdapterID] != "deploy_preview-1-to-2" || res.Meta[mcpgo.MetaRevision] != "2" {
+		t.Fatalf("normalised result _meta %v: want the adapter and revision 2", res.Meta)
+	}
 	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[0], map[string]string{"dev.mcpdrift.outcome": "normalized",
 		"dev.mcpdrift.revision.client": "1", "dev.mcpdrift.revision.client.source": "listed", "dev.mcpdrift.revision.server": "2",
 		"dev.mcpdrift.adapter.id": "deploy_preview-1-to-2", "dev.mcpdrift.client.name": "desktop-assistant",
@@ -190,7 +194,9 @@ func TestStockClientListed(t *testing.T) {
 
 	// A new call with revision 2's shape, after the client listed again.
 	list(t, cs)
-	callDeploy(t, cs, map[string]any{"branch": "main", "region": "eu-preview"})
+	if res := callDeploy(t, cs, map[string]any{"branch": "main", "region": "eu-preview"}); res.Meta[mcpgo.MetaAdapterID] != nil {
+		t.Fatalf("current call's result _meta %v: want no adapter", res.Meta)
+	}
 	checkAttrs(t, s.rec.named("dev.mcpdrift.call")[1], map[string]string{"dev.mcpdrift.outcome": "current",
 		"dev.mcpdrift.revision.client": "2", "dev.mcpdrift.revision.client.source": "listed"})
 
