@@ -308,3 +308,63 @@ func inline(s string) string {
 	}
 	return "`" + s + "`"
 }
+
+// empty reports whether v is null, "", [] or {}: a sample that carries no
+// value for an adapter to keep.
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// Instances returns up to n argument objects valid under schema, each
+// checked by the validator servers admit calls with: first the fullest
+// one (every property the schema names, each with its first sample that
+// is not empty), then the samples Compatible tries as counterexamples (the
+// required fields alone, each optional property alone, each enum value,
+// boundary values). A schema that does not compile yields an error; one
+// no sample satisfies yields none.
+func Instances(schema any, n int) ([]json.RawMessage, error) {
+	v, err := compile(schema)
+	if err != nil {
+		return nil, fmt.Errorf("the schema does not compile: %w", err)
+	}
+	var out []json.RawMessage
+	seen := map[string]bool{}
+	add := func(c any) {
+		if len(out) >= n || v.ValidateValue(c) != nil {
+			return
+		}
+		b, err := json.Marshal(c)
+		if err != nil || seen[string(b)] {
+			return
+		}
+		seen[string(b)] = true
+		out = append(out, b)
+	}
+	if m, ok := obj(schema); ok && m != nil {
+		full := map[string]any{}
+		props := properties(m)
+		for _, k := range sortedKeys(props) {
+			for _, c := range candidates(props[k], 1) {
+				if !empty(c) {
+					full[k] = c
+					break
+				}
+			}
+		}
+		add(full)
+	}
+	for _, c := range candidates(schema, 0) {
+		add(c)
+	}
+	return out, nil
+}
