@@ -1,0 +1,77 @@
+package drifttest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
+)
+
+// Options configure Run.
+type Options struct {
+	// Target is the server under test.
+	Target Target
+	// AllowHosts are the hosts a URL target may name (Target.Check).
+	AllowHosts []string
+	// MaxCallsPerTool bounds the calls sent to each tool, both passes
+	// together; it must be at least 1.
+	MaxCallsPerTool int
+	// DryRun lists the server's tools and plans the calls, but sends none.
+	DryRun bool
+	// AuthorityFields tune the release check (toolchange.Options).
+	AuthorityFields []string
+	// Version is the client version sent in initialize.
+	Version string
+	// CallTimeout bounds each call; 0 means 30 seconds.
+	CallTimeout time.Duration
+	// RunID prefixes the request ids of the declared pass; "" means one
+	// from the clock.
+	RunID string
+}
+
+// Run runs the drift test of old, the list an agent planned with, against
+// the server opts.Target: it checks the target, lists the server's tools,
+// plans the calls and, unless a dry run, sends and judges them. An error
+// means the test could not run (a refused target, an unreachable server);
+// failures of the server are in the report.
+func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error) {
+	if opts.MaxCallsPerTool < 1 {
+		return Report{}, fmt.Errorf("max calls per tool: want at least 1, not %d", opts.MaxCallsPerTool)
+	}
+	if err := opts.Target.Check(opts.AllowHosts); err != nil {
+		return Report{}, err
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 30 * time.Second
+	}
+	if opts.RunID == "" {
+		opts.RunID = fmt.Sprintf("drifttest-%d", time.Now().UnixNano())
+	}
+	_, new, err := opts.Target.List(ctx, opts.Version)
+	if err != nil {
+		return Report{}, err
+	}
+	check := toolchange.Compare(old, new, toolchange.Options{AuthorityFields: opts.AuthorityFields})
+	calls, err := Plan(old, new, check, opts.MaxCallsPerTool)
+	if err != nil {
+		return Report{}, err
+	}
+	r := Report{Server: opts.Target.String(), DryRun: opts.DryRun, MaxCallsPerTool: opts.MaxCallsPerTool,
+		Unchanged: []string{}, Results: Schedule(calls, Passes, opts.MaxCallsPerTool, opts.RunID)}
+	for _, c := range check.Tools {
+		if c.Status == toolchange.StatusUnchanged {
+			r.Unchanged = append(r.Unchanged, c.Tool)
+		}
+	}
+	if r.Results == nil {
+		r.Results = []Result{}
+	}
+	if opts.DryRun {
+		return r, nil
+	}
+	if err := Send(ctx, opts.Target, opts.Version, r.Results, opts.CallTimeout); err != nil {
+		return Report{}, fmt.Errorf("cannot send the calls: %w", err)
+	}
+	return r, nil
+}

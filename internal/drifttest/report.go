@@ -1,0 +1,144 @@
+package drifttest
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
+)
+
+// Report is a drift test's outcome.
+type Report struct {
+	// Server names the server under test: its URL or its command.
+	Server string `json:"server"`
+	// DryRun says that nothing was sent: Results hold the calls that
+	// would be.
+	DryRun bool `json:"dry_run"`
+	// MaxCallsPerTool bounds the calls sent to each tool, both passes
+	// together.
+	MaxCallsPerTool int `json:"max_calls_per_tool"`
+	// Unchanged are the tools the old and new lists define alike: no call
+	// is sent to them.
+	Unchanged []string `json:"unchanged"`
+	// Results are the calls, tool by tool, each argument object in the
+	// declared pass then the stock pass.
+	Results []Result `json:"results"`
+}
+
+// Failures counts the results whose verdict fails.
+func (r Report) Failures() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Verdict != "" && !res.Verdict.Pass() {
+			n++
+		}
+	}
+	return n
+}
+
+// Pass reports whether every call sent passed.
+func (r Report) Pass() bool { return r.Failures() == 0 }
+
+// Markdown writes the report as a pull-request comment.
+func (r Report) Markdown(w io.Writer) error {
+	var b strings.Builder
+	tools := map[string]bool{}
+	for _, res := range r.Results {
+		tools[res.Tool] = true
+	}
+	switch {
+	case r.DryRun:
+		fmt.Fprintf(&b, "### Drift test (dry run): %d calls to %d tools of %s, none sent\n\n", len(r.Results), len(tools), r.Server)
+	case r.Pass():
+		fmt.Fprintf(&b, "### ✅ Drift test: every old call was adapted or rejected cleanly\n\n%d calls to %d changed or removed tools of %s, at most %d per tool.\n\n",
+			len(r.Results), len(tools), r.Server, r.MaxCallsPerTool)
+	default:
+		fmt.Fprintf(&b, "### ❌ Drift test: %d of %d old calls broke the seed's rules\n\n%d changed or removed tools of %s, at most %d calls per tool.\n\n",
+			r.Failures(), len(r.Results), len(tools), r.Server, r.MaxCallsPerTool)
+	}
+	if len(r.Results) == 0 {
+		b.WriteString("No tool changed or was removed: nothing to send.\n\n")
+	} else {
+		b.WriteString("| Tool | Client | Arguments | Answer | Verdict |\n| --- | --- | --- | --- | --- |\n")
+		for _, res := range r.Results {
+			fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s |\n", res.Tool, revisions(res.Call), passName(res), cell(string(res.Arguments)),
+				answerCell(res.Answer), verdictCell(res))
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Unchanged) > 0 {
+		fmt.Fprintf(&b, "Unchanged, not called: `%s`.\n\n", strings.Join(r.Unchanged, "`, `"))
+	}
+	if !r.DryRun && !r.Pass() {
+		b.WriteString("#### Failures\n\n")
+		for _, res := range r.Results {
+			if res.Verdict.Pass() {
+				continue
+			}
+			fmt.Fprintf(&b, "- `%s`, %s client, %s: **%s**: %s.\n", res.Tool, res.Pass, cell(string(res.Arguments)), res.Verdict, res.Reason)
+		}
+		b.WriteString("\nThe seed asks each old call to be normalised by a deterministic adapter, or rejected with " +
+			"`STALE_TOOL_SCHEMA` (side_effect_started false, the current revision, required_action refresh_tools) " +
+			"before any side effect; a removed tool must fail with `TOOL_REMOVED`.\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// revisions writes a call's revisions, old → new.
+func revisions(c Call) string {
+	if c.NewRevision == "" {
+		return fmt.Sprintf("(`%s` → removed)", mcpgo.Short(c.OldRevision))
+	}
+	return fmt.Sprintf("(`%s` → `%s`)", mcpgo.Short(c.OldRevision), mcpgo.Short(c.NewRevision))
+}
+
+func passName(r Result) string {
+	if r.Pass == PassDeclared {
+		return "declares `" + mcpgo.Short(r.OldRevision) + "`"
+	}
+	return "stock"
+}
+
+func answerCell(a *Answer) string {
+	switch {
+	case a == nil:
+		return "not sent"
+	case a.Error != "":
+		return "error: " + cell(a.Error)
+	case a.IsError:
+		if code, _ := a.Structured["error_code"].(string); code != "" {
+			return "`" + code + "`"
+		}
+		return "error: " + cell(a.Text)
+	}
+	return "success"
+}
+
+func verdictCell(r Result) string {
+	switch {
+	case r.Verdict == "":
+		return "—"
+	case r.Verdict.Pass():
+		return "✅ " + string(r.Verdict)
+	}
+	return "❌ " + string(r.Verdict)
+}
+
+// maxCell bounds a table cell.
+const maxCell = 120
+
+// cell makes text fit a Markdown table cell: one line, pipes escaped, cut
+// to maxCell runes, as a code span when it holds no backtick.
+func cell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > maxCell {
+		s = string(r[:maxCell]) + "…"
+	}
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if !strings.Contains(s, "`") {
+		return "`" + s + "`"
+	}
+	return s
+}
