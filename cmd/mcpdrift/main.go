@@ -31,6 +31,7 @@ Usage:
   mcpdrift report <name> [flags]     print a report (adapter-retirement, stale-usage, …)
   mcpdrift gate adapter <id> [flags] release gate: exit 0 when the adapter can be retired
   mcpdrift check old.json new.json   release check of a tools/list change: exit 0 when every change is safe
+  mcpdrift drifttest -server URL -allow-host H old.json  send old calls to a test server: exit 0 when each is adapted or rejected cleanly
   mcpdrift token create -tenant T -scope S   make a bearer token (printed once, stored hashed)
   mcpdrift token list [-file path]            list the tokens of a token file
   mcpdrift version           print the version
@@ -62,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return gateCmd(args[1:], stdout, stderr)
 	case "check":
 		return checkCmd(args[1:], stdout, stderr)
+	case "drifttest":
+		return drifttestCmd(args[1:], stdout, stderr)
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
 	case "version":

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/loopback"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
@@ -319,4 +320,88 @@ func getJSON(t *testing.T, url string, dest any) {
 	if err := json.Unmarshal(body, dest); err != nil {
 		t.Fatalf("GET %s: %v: %s", url, err, body)
 	}
+}
+
+// TestReadmeDrifttest runs the README's drift-test lines: the example
+// server started as the README starts it (built, on a free loopback port
+// instead of 3001), the HTTP line passing with exit 0, and the stdio line,
+// whose server lacks an adapter, failing with exit 1.
+func TestReadmeDrifttest(t *testing.T) {
+	readme := readFile(t, "../../README.md")
+	start := strings.Index(readme, "## Send old calls to a test server before the deploy")
+	if start < 0 {
+		t.Fatal("README.md has no section on the drift test")
+	}
+	end := strings.Index(readme[start+3:], "\n## ")
+	section := readme[start : start+3+end]
+	server := filepath.Join(t.TempDir(), "driftserver")
+	build(t, server, "../../examples/driftserver")
+
+	serveLine := findLine(t, section, "go run ./examples/driftserver ")
+	addr := loopback.Addr(t)
+	fields := strings.Fields(strings.TrimSuffix(strings.Replace(serveLine, "127.0.0.1:3001", addr, 1), "&"))
+	srv := exec.Command(server, fields[3:]...)
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatalf("%s: no endpoint printed: %v", serveLine, err)
+	}
+
+	ran := 0
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "bin/mcpdrift drifttest ") {
+			continue
+		}
+		ran++
+		var args []string
+		for _, a := range shellFields(t, strings.TrimPrefix(line, "bin/mcpdrift ")) {
+			a = strings.Replace(a, "127.0.0.1:3001", addr, 1)
+			a = strings.Replace(a, "go run ./examples/driftserver", server, 1)
+			if strings.HasPrefix(a, "examples/") {
+				a = "../../" + a
+			}
+			args = append(args, a)
+		}
+		code, stdout, stderr := mcpdrift(t, args...)
+		switch {
+		case strings.Contains(line, "-fault no-adapter"):
+			if code != 1 || !strings.Contains(stdout, "**success_without_adapter**") || strings.Count(stdout, "❌ success_without_adapter") != 6 || strings.Count(stdout, "❌") != 7 {
+				// -max-calls 6: deploy_preview's three argument objects, each in both passes.
+				t.Errorf("%s: exit %d, want 1 and deploy_preview's six calls, only they, failing:\n%s%s", line, code, stdout, stderr)
+			}
+		default:
+			if code != 0 || !strings.Contains(stdout, "### ✅ Drift test") || !strings.Contains(stdout, "✅ normalized") {
+				t.Errorf("%s: exit %d, want 0 and every call passing:\n%s%s", line, code, stdout, stderr)
+			}
+		}
+	}
+	if ran != 2 {
+		t.Fatalf("found %d drifttest lines in the README section, want 2", ran)
+	}
+}
+
+// shellFields splits a command line as a shell would for the README's
+// lines: on spaces, single quotes keeping what they enclose together.
+func shellFields(t *testing.T, line string) []string {
+	t.Helper()
+	var out []string
+	for line = strings.TrimSpace(line); line != ""; line = strings.TrimSpace(line) {
+		if line[0] == '\'' {
+			q, rest, ok := strings.Cut(line[1:], "'")
+			if !ok {
+				t.Fatalf("unbalanced quote in %q", line)
+			}
+			out, line = append(out, q), rest
+			continue
+		}
+		f, rest, _ := strings.Cut(line, " ")
+		out, line = append(out, f), rest
+	}
+	return out
 }

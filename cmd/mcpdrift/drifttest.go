@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/drifttest"
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
+)
+
+// Exit codes of mcpdrift drifttest.
+const (
+	driftPass    = 0 // every call was adapted, rejected cleanly or accepted as current
+	driftFailure = 1 // a call broke the seed's rules
+	driftError   = 2 // no answer: bad flags, a refused host, an unreachable server
+)
+
+const driftUsage = `Usage: mcpdrift drifttest [flags] -server URL -allow-host HOST[,HOST...] old.json
+       mcpdrift drifttest [flags] -server-cmd 'COMMAND ARGS...' old.json
+
+The seed's core test, run against your own server before a deploy. It SENDS
+REAL tools/call REQUESTS: point it at a test or staging deployment only.
+
+old.json is the tools/list an agent planned with (as mcpdrift check reads
+it). drifttest lists the server's tools now and, for each tool that changed
+or was removed, sends calls the old input schema accepts (the release
+check's counterexample, then instances of the old schema): once as a client
+that declares the old revision in _meta (dev.mcpdrift/revision), once as a
+stock client that declares nothing. Each answer must be normalised by an
+adapter, rejected cleanly (error_code, side_effect_started false, the
+current revision, required_action) or, for arguments the new revision
+accepts with the same meaning, run as current. A success with no adapter,
+a vague error, a rejection after a side effect started, or a removed tool
+that answers success fails. Exit 0 when every call passes, 1 on a failure,
+2 on error (a host not in -allow-host is refused before anything is sent).
+
+Flags:
+`
+
+// driftFlags are mcpdrift drifttest's flags.
+type driftFlags struct {
+	server    string
+	serverCmd string
+	allow     string
+	maxCalls  int
+	dryRun    bool
+	format    string
+	authority string
+	timeout   time.Duration
+}
+
+// drifttestCmd runs `mcpdrift drifttest` and returns its exit code.
+func drifttestCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcpdrift drifttest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), driftUsage)
+		fs.PrintDefaults()
+	}
+	var df driftFlags
+	fs.StringVar(&df.server, "server", "", "URL of the MCP server under test (streamable HTTP); its host must be in -allow-host")
+	fs.StringVar(&df.serverCmd, "server-cmd", "", "command of the MCP server under test over stdio, split on spaces; started once per pass")
+	fs.StringVar(&df.allow, "allow-host", "", "comma-separated hosts (name or name:port) -server may name; any other is refused with exit 2")
+	fs.IntVar(&df.maxCalls, "max-calls", 6, "at most this many calls per tool, both passes together")
+	fs.BoolVar(&df.dryRun, "dry-run", false, "list the server's tools and print the calls, send none")
+	fs.StringVar(&df.format, "format", "md", "output: md (a pull-request comment) or json")
+	fs.StringVar(&df.authority, "authority-fields", strings.Join(toolchange.DefaultAuthorityFields, ","),
+		"comma-separated field names that widen or redirect an action when added, as mcpdrift check takes them")
+	fs.DurationVar(&df.timeout, "call-timeout", 30*time.Second, "how long each call may take before it counts as a vague error")
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "mcpdrift drifttest:", err)
+		return driftError
+	}
+	files, err := parseInterspersed(fs, args, func(fs *flag.FlagSet, a []string) error { return fs.Parse(a) })
+	if errors.Is(err, flag.ErrHelp) {
+		return driftPass
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if df.format != "md" && df.format != "json" {
+		return fail(fmt.Errorf("-format: want md or json, not %q", df.format))
+	}
+	if len(files) != 1 {
+		fs.Usage()
+		return fail(errors.New("want one old list: mcpdrift drifttest -server URL -allow-host HOST old.json"))
+	}
+	target := drifttest.Target{URL: df.server}
+	if df.serverCmd != "" {
+		target.Command = strings.Fields(df.serverCmd)
+	}
+	// Refused before the old list is even read: nothing reaches a host
+	// the user did not name.
+	if err := target.Check(splitList(df.allow)); err != nil {
+		return fail(err)
+	}
+	_, old, err := readToolList(files[0])
+	if err != nil {
+		return fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	report, err := drifttest.Run(ctx, old, drifttest.Options{
+		Target: target, AllowHosts: splitList(df.allow), MaxCallsPerTool: df.maxCalls, DryRun: df.dryRun,
+		AuthorityFields: splitList(df.authority), Version: version, CallTimeout: df.timeout,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if df.format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(report)
+	} else {
+		err = report.Markdown(stdout)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if report.Pass() {
+		return driftPass
+	}
+	return driftFailure
+}
