@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
@@ -40,7 +42,10 @@ adapter, rejected cleanly (error_code, side_effect_started false, the
 current revision, required_action) or, for arguments the new revision
 accepts with the same meaning, run as current. A success with no adapter,
 a vague error, a rejection after a side effect started, or a removed tool
-that answers success fails. Exit 0 when every call passes, 1 on a failure,
+that answers success fails. With -mcpdrift, the API the server sends its
+drift events to, each answer is checked against the server's call event in
+the audit: a side effect it reports, an adapter, a field the adapter
+dropped. Exit 0 when every call passes, 1 on a failure,
 2 on error (a host not in -allow-host is refused before anything is sent).
 
 Flags:
@@ -56,6 +61,9 @@ type driftFlags struct {
 	format    string
 	authority string
 	timeout   time.Duration
+	mcpdrift  string
+	token     string
+	auditWait time.Duration
 }
 
 // drifttestCmd runs `mcpdrift drifttest` and returns its exit code.
@@ -76,6 +84,9 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&df.authority, "authority-fields", strings.Join(toolchange.DefaultAuthorityFields, ","),
 		"comma-separated field names that widen or redirect an action when added, as mcpdrift check takes them")
 	fs.DurationVar(&df.timeout, "call-timeout", 30*time.Second, "how long each call may take before it counts as a vague error")
+	fs.StringVar(&df.mcpdrift, "mcpdrift", "", "URL of the mcpdrift API the server under test sends its drift events to: each answer is checked against the server's call event in the audit")
+	fs.StringVar(&df.token, "token", "", "with -mcpdrift: a bearer token with the audit scope, when the API runs with tokens")
+	fs.DurationVar(&df.auditWait, "audit-wait", 30*time.Second, "with -mcpdrift: how long to wait for the call events to be stored")
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "mcpdrift drifttest:", err)
 		return driftError
@@ -109,10 +120,15 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	report, err := drifttest.Run(ctx, old, drifttest.Options{
+	opts := drifttest.Options{
 		Target: target, AllowHosts: splitList(df.allow), MaxCallsPerTool: df.maxCalls, DryRun: df.dryRun,
 		AuthorityFields: splitList(df.authority), Version: version, CallTimeout: df.timeout,
-	})
+	}
+	if df.mcpdrift != "" {
+		opts.Audit = &drifttest.Audit{Client: &apiclient.Client{BaseURL: strings.TrimSuffix(df.mcpdrift, "/"), Token: df.token,
+			HTTP: &http.Client{Timeout: time.Minute}}, Wait: df.auditWait}
+	}
+	report, err := drifttest.Run(ctx, old, opts)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
 	"github.com/mcpdrift/mcpdrift/internal/loopback"
+	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
 // TestDrifttestErrors: what cannot run exits 2 with a message, before any
@@ -54,5 +61,79 @@ func TestDrifttestDryRunJSON(t *testing.T) {
 	if !r.DryRun || len(r.Results) != 8 || r.Results[0].Answer != nil || r.Results[0].Pass != drifttest.PassDeclared ||
 		r.Results[1].Pass != drifttest.PassStock || len(r.Unchanged) != 1 {
 		t.Fatalf("dry run report: %s", out)
+	}
+}
+
+// TestDrifttestAudit runs the drift test with -mcpdrift against a real
+// `mcpdrift serve` that the example server sends its drift events to:
+// every call of both passes is found in the audit (over HTTP each stock
+// session has an id), the seed's server still passes, and the adapter
+// that drops labels, invisible in the answers, fails on exactly the calls
+// that sent labels.
+func TestDrifttestAudit(t *testing.T) {
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	bin := t.TempDir()
+	build(t, filepath.Join(bin, "mcpdrift"), ".")
+	build(t, filepath.Join(bin, "driftserver"), "../../examples/driftserver")
+	srv := startServe(t, filepath.Join(bin, "mcpdrift"), t.TempDir())
+
+	for _, tc := range []struct {
+		fault string
+		code  int
+		want  []string // the failures, "tool pass arguments verdict"
+	}{
+		{"", 0, nil},
+		{"drops-field", 1, []string{
+			`create_issue declared {"labels":[],"title":"a"} adapter_dropped_field`,
+			`create_issue stock {"labels":[],"title":"a"} adapter_dropped_field`,
+			`create_issue declared {"labels":["a"],"title":"a"} adapter_dropped_field`,
+			`create_issue stock {"labels":["a"],"title":"a"} adapter_dropped_field`,
+		}},
+	} {
+		t.Run("fault="+tc.fault, func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(bin, "driftserver"), "-release", "2", "-fault", tc.fault,
+				"-listen", "127.0.0.1:0", "-otlp", srv.grpc)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			endpoint := strings.TrimPrefix(strings.TrimSpace(line), "serving ")
+
+			code, stdout, stderr := mcpdrift(t, "drifttest", "-server", endpoint, "-allow-host", "127.0.0.1",
+				"-mcpdrift", "http://"+srv.api, "-format", "json", "../../examples/driftserver/old.json")
+			var r drifttest.Report
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+				t.Fatalf("exit %d: %v: %s%s", code, err, stdout, stderr)
+			}
+			var failures []string
+			for _, res := range r.Results {
+				if res.Confirmed == nil || !res.Confirmed.Found {
+					t.Errorf("%s %s %s: no call event found", res.Tool, res.Pass, res.Arguments)
+				}
+				if !res.Verdict.Pass() {
+					var args bytes.Buffer
+					_ = json.Compact(&args, res.Arguments)
+					failures = append(failures, fmt.Sprintf("%s %s %s %s", res.Tool, res.Pass, args.String(), res.Verdict))
+				}
+			}
+			if code != tc.code || !r.Audited || len(r.Results) != 24 || !reflect.DeepEqual(failures, tc.want) {
+				t.Fatalf("exit %d, audited %v, %d results, failures:\n%s\nwant exit %d, 24 results, failures:\n%s",
+					code, r.Audited, len(r.Results), strings.Join(failures, "\n"), tc.code, strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }

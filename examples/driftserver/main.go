@@ -19,7 +19,11 @@
 // calls with a region it makes up), vague-error (deploy_preview answers
 // "invalid input"), side-effect (close_ticket rejects an old call after
 // closing something), removed-answers (delete_branch, gone from the list,
-// still answers success).
+// still answers success), drops-field (create_issue's adapter loses
+// labels instead of renaming them: only the server's call events show it).
+//
+// -otlp sends the drift events over OTLP/gRPC to mcpdrift, whose audit
+// `mcpdrift drifttest -mcpdrift` reads back.
 //
 //	go run ./examples/driftserver -release 2 -listen 127.0.0.1:3001   # http://127.0.0.1:3001/mcp
 //	go run ./examples/driftserver -release 2                           # stdio
@@ -39,6 +43,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/noop"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
@@ -51,23 +61,39 @@ const (
 	faultVagueError     = "vague-error"
 	faultSideEffect     = "side-effect"
 	faultRemovedAnswers = "removed-answers"
+	faultDropsField     = "drops-field"
 )
 
 func main() {
 	release := flag.Int("release", 2, "the release to serve: 1 or 2")
-	fault := flag.String("fault", "", "break release 2: no-adapter, vague-error, side-effect or removed-answers")
+	fault := flag.String("fault", "", "break release 2: no-adapter, vague-error, side-effect, removed-answers or drops-field")
 	listen := flag.String("listen", "", "serve streamable HTTP at http://ADDR/mcp instead of stdio (port 0 picks one)")
+	otlp := flag.String("otlp", "", "send the drift events over OTLP/gRPC to this endpoint (host:port, no TLS), such as mcpdrift serve's")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *release, *fault, *listen); err != nil {
+	if err := run(ctx, *release, *fault, *listen, *otlp); err != nil {
 		fmt.Fprintln(os.Stderr, "driftserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, release int, fault, listen string) error {
-	srv, err := newServer(ctx, release, fault)
+func run(ctx context.Context, release int, fault, listen, otlp string) error {
+	var provider log.LoggerProvider = noop.NewLoggerProvider()
+	if otlp != "" {
+		exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(otlp), otlploggrpc.WithInsecure())
+		if err != nil {
+			return err
+		}
+		// Each event is exported as it is emitted, so that the drift
+		// test finds it in the audit without waiting for a batch.
+		p := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)),
+			sdklog.WithResource(resource.NewSchemaless(attribute.String("service.name", "driftserver"),
+				attribute.String("service.version", fmt.Sprint(release)))))
+		defer p.Shutdown(context.Background())
+		provider = p
+	}
+	srv, err := newServer(ctx, release, fault, provider)
 	if err != nil {
 		return err
 	}
@@ -142,9 +168,9 @@ func handler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult
 		StructuredContent: map[string]any{"ran": args}}, nil
 }
 
-func newServer(ctx context.Context, release int, fault string) (*mcp.Server, error) {
+func newServer(ctx context.Context, release int, fault string, provider log.LoggerProvider) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "driftserver", Version: fmt.Sprint(release)}, nil)
-	drift := mcpgo.NewServer(srv, nil)
+	drift := mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: provider})
 	v1 := mcpgo.Contract{Revision: "1"}
 	if release == 1 {
 		if fault != faultNone {
@@ -168,7 +194,7 @@ func newServer(ctx context.Context, release int, fault string) (*mcp.Server, err
 		return nil, err
 	}
 	if err := drift.AddAdapter(ctx, mcpgo.Adapter{ID: "create_issue-1-to-2", Tool: "create_issue", From: "1", To: "2",
-		Class: migration, Normalize: renameLabels}); err != nil {
+		Class: migration, Normalize: normalizeIssue(fault)}); err != nil {
 		return nil, err
 	}
 
@@ -185,7 +211,7 @@ func newServer(ctx context.Context, release int, fault string) (*mcp.Server, err
 			}
 			return handler(ctx, req)
 		})
-	case faultNone, faultSideEffect, faultRemovedAnswers:
+	case faultNone, faultSideEffect, faultRemovedAnswers, faultDropsField:
 		if err := drift.AddTool(deployV2, handler, mcpgo.Contract{Revision: "2", Change: migration, Earlier: []*mcp.Tool{withRevision(deployV1, "1")}}); err != nil {
 			return nil, err
 		}
@@ -194,7 +220,7 @@ func newServer(ctx context.Context, release int, fault string) (*mcp.Server, err
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("-fault %q: want no-adapter, vague-error, side-effect or removed-answers", fault)
+		return nil, fmt.Errorf("-fault %q: want no-adapter, vague-error, side-effect, removed-answers or drops-field", fault)
 	}
 
 	if fault == faultSideEffect {
@@ -254,16 +280,21 @@ func defaultRegion(_ context.Context, args json.RawMessage) (json.RawMessage, er
 	return json.Marshal(a)
 }
 
-// renameLabels normalises create_issue's revision 1 arguments: labels is
-// tags.
-func renameLabels(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
-	var a map[string]any
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, err
+// normalizeIssue normalises create_issue's revision 1 arguments: labels
+// is tags. With the drops-field fault it deletes labels instead, a valid
+// revision 2 call that has lost what the agent asked for.
+func normalizeIssue(fault string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		var a map[string]any
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, err
+		}
+		if l, ok := a["labels"]; ok {
+			if fault != faultDropsField {
+				a["tags"] = l
+			}
+			delete(a, "labels")
+		}
+		return json.Marshal(a)
 	}
-	if l, ok := a["labels"]; ok {
-		a["tags"] = l
-		delete(a, "labels")
-	}
-	return json.Marshal(a)
 }

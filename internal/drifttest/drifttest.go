@@ -25,9 +25,12 @@ type Options struct {
 	Version string
 	// CallTimeout bounds each call; 0 means 30 seconds.
 	CallTimeout time.Duration
-	// RunID prefixes the request ids of the declared pass; "" means one
-	// from the clock.
+	// RunID is the run id of the declared pass (mcpgo.MetaRunID) and
+	// prefixes its request ids; "" means one from the clock.
 	RunID string
+	// Audit, when set, confirms each answer with the server's call event
+	// read back from mcpdrift's audit.
+	Audit *Audit
 }
 
 // Run runs the drift test of old, the list an agent planned with, against
@@ -70,8 +73,14 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 	if opts.DryRun {
 		return r, nil
 	}
-	if err := Send(ctx, opts.Target, opts.Version, r.Results, opts.CallTimeout); err != nil {
+	if err := Send(ctx, opts.Target, opts.Version, opts.RunID, r.Results, opts.CallTimeout); err != nil {
 		return Report{}, fmt.Errorf("cannot send the calls: %w", err)
+	}
+	if opts.Audit != nil {
+		if err := opts.Audit.Confirm(ctx, opts.RunID, r.Results); err != nil {
+			return Report{}, err
+		}
+		r.Audited = true
 	}
 	return r, nil
 }

@@ -199,6 +199,10 @@ func TestExampleServers(t *testing.T) {
 		{"vague-error", []string{"deploy_preview declared vague_error", "deploy_preview stock vague_error"}},
 		{"side-effect", []string{"close_ticket declared rejection_after_side_effect", "close_ticket stock rejection_after_side_effect"}},
 		{"removed-answers", []string{"delete_branch declared removed_tool_answers", "delete_branch stock removed_tool_answers"}},
+		// An adapter that drops a field answers like one that renames it:
+		// only the server's call events show it (TestDrifttestAudit in
+		// cmd/mcpdrift, with -mcpdrift).
+		{"drops-field", nil},
 	} {
 		name := tc.fault
 		if name == "" {

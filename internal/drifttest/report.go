@@ -18,6 +18,9 @@ type Report struct {
 	// MaxCallsPerTool bounds the calls sent to each tool, both passes
 	// together.
 	MaxCallsPerTool int `json:"max_calls_per_tool"`
+	// Audited says that each answer was checked against the server's
+	// call event in mcpdrift's audit (Result.Confirmed).
+	Audited bool `json:"audited"`
 	// Unchanged are the tools the old and new lists define alike: no call
 	// is sent to them.
 	Unchanged []string `json:"unchanged"`
@@ -63,9 +66,26 @@ func (r Report) Markdown(w io.Writer) error {
 		b.WriteString("| Tool | Client | Arguments | Answer | Verdict |\n| --- | --- | --- | --- | --- |\n")
 		for _, res := range r.Results {
 			fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s |\n", res.Tool, revisions(res.Call), passName(res), cell(string(res.Arguments)),
-				answerCell(res.Answer), verdictCell(res))
+				answerCell(res), verdictCell(res))
 		}
 		b.WriteString("\n")
+	}
+	if r.Audited && !r.DryRun {
+		found, missing := 0, 0
+		for _, res := range r.Results {
+			switch {
+			case res.Confirmed == nil:
+			case res.Confirmed.Found:
+				found++
+			default:
+				missing++
+			}
+		}
+		fmt.Fprintf(&b, "Checked against the server's call events in mcpdrift's audit: %d found, %d not found in time", found, missing)
+		if n := len(r.Results) - found - missing; n > 0 {
+			fmt.Fprintf(&b, ", %d not searchable (stock calls over stdio have no session id)", n)
+		}
+		b.WriteString(".\n\n")
 	}
 	if len(r.Unchanged) > 0 {
 		fmt.Fprintf(&b, "Unchanged, not called: `%s`.\n\n", strings.Join(r.Unchanged, "`, `"))
@@ -101,7 +121,18 @@ func passName(r Result) string {
 	return "stock"
 }
 
-func answerCell(a *Answer) string {
+func answerCell(r Result) string {
+	s := answerText(r.Answer)
+	if c := r.Confirmed; c != nil && c.Found {
+		s += "; event `" + c.Outcome + "`"
+		if c.SideEffectStarted {
+			s += ", side effect started"
+		}
+	}
+	return s
+}
+
+func answerText(a *Answer) string {
 	switch {
 	case a == nil:
 		return "not sent"

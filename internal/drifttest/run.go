@@ -134,11 +134,17 @@ type Result struct {
 	// RequestID is the id the declared pass sent under
 	// mcpgo.MetaRequestID ("" in the stock pass, which sends no _meta).
 	RequestID string `json:"request_id,omitempty"`
+	// SessionID is the MCP session the call was sent in, "" over stdio.
+	SessionID string `json:"session_id,omitempty"`
 	// Answer is the server's answer; nil in a dry run.
 	Answer *Answer `json:"answer,omitempty"`
 	// Verdict and Reason judge it; empty in a dry run.
 	Verdict Verdict `json:"verdict,omitempty"`
 	Reason  string  `json:"reason,omitempty"`
+	// Confirmed is what the server's call event, read back from
+	// mcpdrift's audit, says of the call; nil when not read (no Audit,
+	// or a stock call over stdio, which has no session id to find it by).
+	Confirmed *Confirmation `json:"confirmed,omitempty"`
 }
 
 // Schedule orders calls into the results to send: for each argument
@@ -164,9 +170,9 @@ func Schedule(calls []Call, passes []Pass, maxPerTool int, runID string) []Resul
 }
 
 // Send sends each result's call in a session per pass, fills its answer
-// and judges it. A session that cannot be opened is an error: the test
+// and judges it; the declared pass sends runID under mcpgo.MetaRunID. A session that cannot be opened is an error: the test
 // could not run; a call that fails is an answer (a vague error).
-func Send(ctx context.Context, t Target, version string, results []Result, timeout time.Duration) error {
+func Send(ctx context.Context, t Target, version, runID string, results []Result, timeout time.Duration) error {
 	for _, p := range Passes {
 		i := slices.IndexFunc(results, func(r Result) bool { return r.Pass == p })
 		if i < 0 {
@@ -183,8 +189,9 @@ func Send(ctx context.Context, t Target, version string, results []Result, timeo
 			}
 			params := &mcp.CallToolParams{Name: r.Tool, Arguments: r.Arguments}
 			if p == PassDeclared {
-				params.Meta = mcp.Meta{mcpgo.MetaRevision: r.OldRevision, mcpgo.MetaRequestID: r.RequestID}
+				params.Meta = mcp.Meta{mcpgo.MetaRevision: r.OldRevision, mcpgo.MetaRequestID: r.RequestID, mcpgo.MetaRunID: runID}
 			}
+			r.SessionID = cs.ID()
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			res, err := cs.CallTool(cctx, params)
 			cancel()

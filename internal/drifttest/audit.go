@@ -1,0 +1,210 @@
+package drifttest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/queries"
+)
+
+// auditPath is the API endpoint of the call audit.
+const auditPath = "/api/v1/audit/calls"
+
+// Audit reads, from mcpdrift's call audit, the call events the server
+// under test sent for the test's calls, to confirm what the answers say on
+// the server's side: the outcome, the adapter, whether a side effect
+// started, and the arguments before and after normalisation. The server
+// must send its drift events to that mcpdrift; the token needs the audit
+// scope when the API runs with tokens.
+type Audit struct {
+	// Client reads the API.
+	Client *apiclient.Client
+	// Wait is how long to wait for the events to be stored; 0 means 30
+	// seconds.
+	Wait time.Duration
+}
+
+// Confirmation is what the server's call event says of one call.
+type Confirmation struct {
+	// Found says whether the event was in the audit by the time the wait
+	// ended; the fields below are empty when it was not.
+	Found bool `json:"found"`
+	// Outcome, AdapterID and SideEffectStarted are the event's.
+	Outcome           string `json:"outcome,omitempty"`
+	AdapterID         string `json:"adapter_id,omitempty"`
+	SideEffectStarted bool   `json:"side_effect_started,omitempty"`
+	// ArgsNormalized are the arguments the adapter produced, as stored
+	// (redacted at ingest per mcpdrift's configuration).
+	ArgsNormalized string `json:"args_normalized,omitempty"`
+	// Dropped are the fields the call sent whose value the normalised
+	// arguments no longer carry under any name.
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// Confirm reads the audit rows of the declared pass (by run id) and of
+// each stock session (by session id: the stdio transport has none, so
+// its stock calls stay unconfirmed), matches them to results, and judges
+// each result again with what its event says (Reconfirm).
+func (a Audit) Confirm(ctx context.Context, runID string, results []Result) error {
+	wait := a.Wait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	type key struct{ filter, value string }
+	want := map[key][]int{}
+	for i, r := range results {
+		switch {
+		case r.Answer == nil:
+		case r.Pass == PassDeclared:
+			want[key{"run", runID}] = append(want[key{"run", runID}], i)
+		case r.SessionID != "":
+			want[key{"session", r.SessionID}] = append(want[key{"session", r.SessionID}], i)
+		}
+	}
+	keys := make([]key, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].value < keys[j].value })
+	deadline := time.Now().Add(wait)
+	for _, k := range keys {
+		idx := want[k]
+		var rows []queries.AuditRow
+		for {
+			var err error
+			if rows, err = a.rows(ctx, k.filter, k.value); err != nil {
+				return err
+			}
+			if len(rows) >= len(idx) || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+		match(results, idx, rows)
+	}
+	for i := range results {
+		if results[i].Confirmed != nil {
+			results[i].Verdict, results[i].Reason = Reconfirm(results[i])
+		}
+	}
+	return nil
+}
+
+// rows reads every audit row of a run or a session, oldest first.
+func (a Audit) rows(ctx context.Context, filter, value string) ([]queries.AuditRow, error) {
+	var out []queries.AuditRow
+	q := url.Values{filter: {value}}
+	for page := 0; page < 100; page++ {
+		var body apiclient.ReportBody[queries.AuditRow]
+		if err := a.Client.GetJSON(ctx, auditPath, q, &body); err != nil {
+			return nil, fmt.Errorf("cannot read the audit of %s %s: %w", filter, value, err)
+		}
+		out = append(out, body.Rows...)
+		if body.Next == "" {
+			return out, nil
+		}
+		q.Set("cursor", body.Next)
+	}
+	return out, nil
+}
+
+// match gives each result of idx its row: by request id when it has one,
+// else the next unused row of its tool, in order.
+func match(results []Result, idx []int, rows []queries.AuditRow) {
+	used := make([]bool, len(rows))
+	for _, i := range idx {
+		r := &results[i]
+		j := slices.IndexFunc(rows, func(row queries.AuditRow) bool { return r.RequestID != "" && row.RequestID == r.RequestID })
+		if r.RequestID == "" {
+			for k, row := range rows {
+				if !used[k] && row.Tool == r.Tool {
+					j = k
+					break
+				}
+			}
+		}
+		if j < 0 {
+			r.Confirmed = &Confirmation{}
+			continue
+		}
+		used[j] = true
+		row := rows[j]
+		r.Confirmed = &Confirmation{Found: true, Outcome: row.Outcome, AdapterID: row.AdapterID,
+			SideEffectStarted: row.SideEffectStarted, ArgsNormalized: row.ArgsNormalized}
+		if row.Outcome == otelschema.OutcomeNormalized.String() {
+			r.Confirmed.Dropped = dropped(row.ArgsRaw, row.ArgsNormalized)
+		}
+	}
+}
+
+// dropped returns the top-level fields of raw whose value no field of
+// normalized holds: a rename keeps the value under another name, a
+// dropped field loses it. Either side not a JSON object (not recorded, or
+// redacted whole) yields none.
+func dropped(raw, normalized string) []string {
+	var r, n map[string]any
+	if json.Unmarshal([]byte(raw), &r) != nil || json.Unmarshal([]byte(normalized), &n) != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range r {
+		kept := false
+		for _, w := range n {
+			if reflect.DeepEqual(v, w) {
+				kept = true
+				break
+			}
+		}
+		if !kept {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Reconfirm judges a result again with its call event: the event's word
+// on a side effect and an adapter outweighs the answer's silence, and a
+// normalisation that lost a field fails.
+func Reconfirm(r Result) (Verdict, string) {
+	v, why := r.Verdict, r.Reason
+	c := r.Confirmed
+	if c == nil || !c.Found {
+		return v, why
+	}
+	switch {
+	case c.SideEffectStarted && (v == VerdictRejected || v == VerdictRemoved):
+		return VerdictAfterSideEffect, fmt.Sprintf("the answer said no side effect, but the server's call event (outcome %s) says one had started", c.Outcome)
+	case c.Outcome != otelschema.OutcomeNormalized.String():
+		return v, why
+	case len(c.Dropped) > 0:
+		return VerdictDroppedField, fmt.Sprintf("adapter `%s` dropped %s: the handler ran without what the call sent (normalised: %s)",
+			c.AdapterID, quoteList(c.Dropped), c.ArgsNormalized)
+	case v == VerdictUnadapted || v == VerdictCurrent:
+		return VerdictNormalized, fmt.Sprintf("normalised by adapter `%s`, as the server's call event says", c.AdapterID)
+	}
+	return v, why
+}
+
+func quoteList(fields []string) string {
+	out := ""
+	for i, f := range fields {
+		if i > 0 {
+			out += ", "
+		}
+		out += "`" + f + "`"
+	}
+	return out
+}
