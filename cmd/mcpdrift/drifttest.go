@@ -45,7 +45,8 @@ a vague error, a rejection after a side effect started, or a removed tool
 that answers success fails. With -mcpdrift, the API the server sends its
 drift events to, each answer is checked against the server's call event in
 the audit: a side effect it reports, an adapter, a field the adapter
-dropped. Exit 0 when every call passes, 1 on a failure,
+dropped; -audit adds arguments agents really sent with the old revision,
+as the audit stores them (redacted). Exit 0 when every call passes, 1 on a failure,
 2 on error (a host not in -allow-host is refused before anything is sent).
 
 Flags:
@@ -64,6 +65,8 @@ type driftFlags struct {
 	mcpdrift  string
 	token     string
 	auditWait time.Duration
+	audit     bool
+	auditMax  int
 }
 
 // drifttestCmd runs `mcpdrift drifttest` and returns its exit code.
@@ -87,6 +90,8 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&df.mcpdrift, "mcpdrift", "", "URL of the mcpdrift API the server under test sends its drift events to: each answer is checked against the server's call event in the audit")
 	fs.StringVar(&df.token, "token", "", "with -mcpdrift: a bearer token with the audit scope, when the API runs with tokens")
 	fs.DurationVar(&df.auditWait, "audit-wait", 30*time.Second, "with -mcpdrift: how long to wait for the call events to be stored")
+	fs.BoolVar(&df.audit, "audit", false, "with -mcpdrift: also send arguments agents really sent when planning with the old revision, from the audit (redacted as stored)")
+	fs.IntVar(&df.auditMax, "audit-max", 2, "with -audit: at most this many recorded argument objects per tool")
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "mcpdrift drifttest:", err)
 		return driftError
@@ -100,6 +105,9 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if df.format != "md" && df.format != "json" {
 		return fail(fmt.Errorf("-format: want md or json, not %q", df.format))
+	}
+	if df.audit && df.mcpdrift == "" {
+		return fail(errors.New("-audit reads the audit of the API named by -mcpdrift: give both"))
 	}
 	if len(files) != 1 {
 		fs.Usage()
@@ -127,6 +135,9 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 	if df.mcpdrift != "" {
 		opts.Audit = &drifttest.Audit{Client: &apiclient.Client{BaseURL: strings.TrimSuffix(df.mcpdrift, "/"), Token: df.token,
 			HTTP: &http.Client{Timeout: time.Minute}}, Wait: df.auditWait}
+		if df.audit {
+			opts.Sample = df.auditMax
+		}
 	}
 	report, err := drifttest.Run(ctx, old, opts)
 	if err != nil {

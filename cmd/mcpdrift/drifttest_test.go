@@ -3,17 +3,25 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
 	"github.com/mcpdrift/mcpdrift/internal/loopback"
+	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -96,23 +104,7 @@ func TestDrifttestAudit(t *testing.T) {
 		}},
 	} {
 		t.Run("fault="+tc.fault, func(t *testing.T) {
-			cmd := exec.Command(filepath.Join(bin, "driftserver"), "-release", "2", "-fault", tc.fault,
-				"-listen", "127.0.0.1:0", "-otlp", srv.grpc)
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			line, err := bufio.NewReader(out).ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			endpoint := strings.TrimPrefix(strings.TrimSpace(line), "serving ")
-
+			endpoint := startDriftserver(t, filepath.Join(bin, "driftserver"), srv.grpc, tc.fault)
 			code, stdout, stderr := mcpdrift(t, "drifttest", "-server", endpoint, "-allow-host", "127.0.0.1",
 				"-mcpdrift", "http://"+srv.api, "-format", "json", "../../examples/driftserver/old.json")
 			var r drifttest.Report
@@ -136,4 +128,91 @@ func TestDrifttestAudit(t *testing.T) {
 			}
 		})
 	}
+
+	// -audit: an agent's call planned with revision 1, its title holding
+	// an AWS access key, is sampled from the audit and sent again as
+	// stored: the key redacted, the labels kept.
+	t.Run("audit", func(t *testing.T) {
+		endpoint := startDriftserver(t, filepath.Join(bin, "driftserver"), srv.grpc, "")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		agent := mcp.NewClient(&mcp.Implementation{Name: "release-agent", Version: "1.4.0"}, nil)
+		cs, err := agent.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const secret = "AKIAIOSFODNN7EXAMPLE"
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_issue", Meta: mcp.Meta{"dev.mcpdrift/revision": "1"},
+			Arguments: map[string]any{"title": "rotate " + secret, "labels": []string{"ops"}}})
+		cs.Close()
+		if err != nil || res.IsError {
+			t.Fatalf("the agent's call: %v %+v", err, res)
+		}
+		api := &apiclient.Client{BaseURL: "http://" + srv.api}
+		for stored := false; !stored; {
+			var body apiclient.ReportBody[queries.AuditRow]
+			if err := api.GetJSON(ctx, "/api/v1/audit/calls", url.Values{"tool": {"create_issue"}}, &body); err != nil {
+				t.Fatal(err)
+			}
+			stored = slices.ContainsFunc(body.Rows, func(r queries.AuditRow) bool { return r.ClientName == "release-agent" })
+			if !stored {
+				select {
+				case <-ctx.Done():
+					t.Fatal("the agent's call was not stored within a minute")
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}
+
+		code, stdout, stderr := mcpdrift(t, "drifttest", "-server", endpoint, "-allow-host", "127.0.0.1",
+			"-mcpdrift", "http://"+srv.api, "-audit", "-format", "json", "../../examples/driftserver/old.json")
+		var r drifttest.Report
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != 0 {
+			t.Fatalf("exit %d: %v: %s%s", code, err, stdout, stderr)
+		}
+		if strings.Contains(stdout, secret) {
+			t.Fatalf("the report holds the secret the audit redacted:\n%s", stdout)
+		}
+		var recorded []drifttest.Result
+		for _, res := range r.Results {
+			if res.Kind == drifttest.KindRecorded {
+				recorded = append(recorded, res)
+			}
+		}
+		if len(recorded) != 2 {
+			t.Fatalf("%d recorded calls, want the agent's, in both passes: %s", len(recorded), stdout)
+		}
+		for _, res := range recorded {
+			var args struct {
+				Title  string   `json:"title"`
+				Labels []string `json:"labels"`
+			}
+			_ = json.Unmarshal(res.Arguments, &args)
+			if res.Tool != "create_issue" || !res.Redacted || !strings.HasPrefix(args.Title, "rotate [REDACTED:hmac:") ||
+				!reflect.DeepEqual(args.Labels, []string{"ops"}) || res.Verdict != drifttest.VerdictNormalized {
+				t.Errorf("recorded call %s %s: %s, redacted %v, %s", res.Tool, res.Pass, res.Arguments, res.Redacted, res.Verdict)
+			}
+		}
+	})
+}
+
+// startDriftserver starts the example server over HTTP on loopback,
+// sending its drift events to grpc, and returns its endpoint.
+func startDriftserver(t *testing.T, bin, grpc, fault string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "-release", "2", "-fault", fault, "-listen", "127.0.0.1:0", "-otlp", grpc)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(strings.TrimSpace(line), "serving ")
 }

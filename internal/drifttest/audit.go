@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/argschema"
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -207,4 +209,49 @@ func quoteList(fields []string) string {
 		out += "`" + f + "`"
 	}
 	return out
+}
+
+// maxSampleRows bounds the audit rows read per tool for a sample.
+const maxSampleRows = 200
+
+// Sample returns, per changed or removed tool of check, up to n argument
+// objects agents really sent when planning with the old revision: the
+// audit's arguments of calls whose client revision is the old list's, as
+// stored (redacted at ingest: a secret stays a redaction marker), that the
+// old input schema accepts, each once, from the tool's first
+// maxSampleRows rows in the audit's window. The drift test's own calls
+// (client ClientName) are left out.
+func (a Audit) Sample(ctx context.Context, old toolchange.List, check toolchange.Report, n int) (map[string][]json.RawMessage, error) {
+	out := map[string][]json.RawMessage{}
+	for _, c := range check.Tools {
+		if c.Status != toolchange.StatusChanged && c.Status != toolchange.StatusRemoved {
+			continue
+		}
+		o, _ := old.Tool(c.Tool)
+		schema, err := argschema.Compile(o.Input)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: the old input schema does not compile: %w", c.Tool, err)
+		}
+		var body apiclient.ReportBody[queries.AuditRow]
+		q := url.Values{"tool": {c.Tool}, "limit": {fmt.Sprint(maxSampleRows)}}
+		if err := a.Client.GetJSON(ctx, auditPath, q, &body); err != nil {
+			return nil, fmt.Errorf("cannot read the audit of tool %s: %w", c.Tool, err)
+		}
+		seen := map[string]bool{}
+		for _, row := range body.Rows {
+			if len(out[c.Tool]) >= n {
+				break
+			}
+			if row.ClientName == ClientName || row.RevisionClient != c.OldRevision || seen[row.ArgsRaw] {
+				continue
+			}
+			var obj map[string]any
+			if json.Unmarshal([]byte(row.ArgsRaw), &obj) != nil || schema.Validate(json.RawMessage(row.ArgsRaw)) != nil {
+				continue
+			}
+			seen[row.ArgsRaw] = true
+			out[c.Tool] = append(out[c.Tool], json.RawMessage(row.ArgsRaw))
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package drifttest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -31,6 +32,9 @@ type Options struct {
 	// Audit, when set, confirms each answer with the server's call event
 	// read back from mcpdrift's audit.
 	Audit *Audit
+	// Sample, with Audit, adds per tool up to this many arguments agents
+	// sent when planning with the old revision (Audit.Sample).
+	Sample int
 }
 
 // Run runs the drift test of old, the list an agent planned with, against
@@ -56,7 +60,13 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 		return Report{}, err
 	}
 	check := toolchange.Compare(old, new, toolchange.Options{AuthorityFields: opts.AuthorityFields})
-	calls, err := Plan(old, new, check, opts.MaxCallsPerTool)
+	var recorded map[string][]json.RawMessage
+	if opts.Audit != nil && opts.Sample > 0 {
+		if recorded, err = opts.Audit.Sample(ctx, old, check, opts.Sample); err != nil {
+			return Report{}, err
+		}
+	}
+	calls, err := Plan(old, new, check, opts.MaxCallsPerTool, recorded)
 	if err != nil {
 		return Report{}, err
 	}

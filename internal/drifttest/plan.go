@@ -16,8 +16,10 @@ package drifttest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mcpdrift/mcpdrift/internal/argschema"
+	"github.com/mcpdrift/mcpdrift/internal/redact"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
@@ -57,25 +59,34 @@ type Call struct {
 	NewRevision string `json:"new_revision,omitempty"`
 	// Kind says where the arguments come from: witness (the check's
 	// counterexample: valid under the old input schema, invalid under the
-	// new one) or old_call (an instance of the old input schema).
+	// new one), recorded (an agent's call planned with the old revision,
+	// from mcpdrift's audit) or old_call (an instance of the old input
+	// schema).
 	Kind string `json:"kind"`
 	// Arguments are the arguments sent; the old input schema accepts them.
 	Arguments json.RawMessage `json:"arguments"`
 	// ValidNew says whether the new input schema accepts them as they are.
 	ValidNew bool `json:"valid_new"`
+	// Redacted says that recorded arguments hold a redaction marker where
+	// the agent sent a secret: the marker is sent, never the secret, which
+	// mcpdrift does not keep.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // The kinds of calls.
 const (
-	KindWitness = "witness"
-	KindOldCall = "old_call"
+	KindWitness  = "witness"
+	KindRecorded = "recorded"
+	KindOldCall  = "old_call"
 )
 
 // Plan builds the calls for each changed or removed tool of report (the
 // release check of old against new), at most perTool argument objects per
-// tool: the check's witness first, then instances of the old input schema.
-// A tool whose old schema yields no instance gets none.
-func Plan(old, new toolchange.List, report toolchange.Report, perTool int) ([]Call, error) {
+// tool: the check's witness first, then the arguments recorded from real
+// calls planned with the old revision (recorded, by tool; Audit.Sample),
+// then instances of the old input schema. A tool whose old schema yields
+// no instance gets none.
+func Plan(old, new toolchange.List, report toolchange.Report, perTool int, recorded map[string][]json.RawMessage) ([]Call, error) {
 	var out []Call
 	for _, c := range report.Tools {
 		if c.Status != toolchange.StatusChanged && c.Status != toolchange.StatusRemoved {
@@ -99,10 +110,14 @@ func Plan(old, new toolchange.List, report toolchange.Report, perTool int) ([]Ca
 			call := Call{Tool: c.Tool, Status: c.Status, Class: c.Class, OldRevision: c.OldRevision, NewRevision: c.NewRevision,
 				Kind: kind, Arguments: args}
 			call.ValidNew = newSchema != nil && newSchema.Validate(args) == nil
+			call.Redacted = strings.Contains(string(args), redact.MarkerPrefix)
 			out = append(out, call)
 		}
 		if c.OldArguments != nil && c.OldArguments.Answer == toolchange.AnswerNo && len(c.OldArguments.Witness) > 0 {
 			add(KindWitness, c.OldArguments.Witness)
+		}
+		for _, args := range recorded[c.Tool] {
+			add(KindRecorded, args)
 		}
 		inst, err := toolchange.Instances(o.Input, perTool+1)
 		if err != nil {

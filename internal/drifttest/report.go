@@ -65,7 +65,7 @@ func (r Report) Markdown(w io.Writer) error {
 	} else {
 		b.WriteString("| Tool | Client | Arguments | Answer | Verdict |\n| --- | --- | --- | --- | --- |\n")
 		for _, res := range r.Results {
-			fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s |\n", res.Tool, revisions(res.Call), passName(res), cell(string(res.Arguments)),
+			fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s |\n", res.Tool, revisions(res.Call), passName(res), argsCell(res.Call),
 				answerCell(res), verdictCell(res))
 		}
 		b.WriteString("\n")
@@ -112,6 +112,19 @@ func revisions(c Call) string {
 		return fmt.Sprintf("(`%s` → removed)", mcpgo.Short(c.OldRevision))
 	}
 	return fmt.Sprintf("(`%s` → `%s`)", mcpgo.Short(c.OldRevision), mcpgo.Short(c.NewRevision))
+}
+
+// argsCell writes a call's arguments, saying when they were recorded from
+// an agent's call and when they hold redaction markers.
+func argsCell(c Call) string {
+	s := cell(string(c.Arguments))
+	if c.Kind == KindRecorded {
+		s = "recorded " + s
+		if c.Redacted {
+			s += " (redacted)"
+		}
+	}
+	return s
 }
 
 func passName(r Result) string {
