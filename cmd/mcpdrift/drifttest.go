@@ -46,7 +46,9 @@ that answers success fails. With -mcpdrift, the API the server sends its
 drift events to, each answer is checked against the server's call event in
 the audit: a side effect it reports, an adapter, a field the adapter
 dropped; -audit adds arguments agents really sent with the old revision,
-as the audit stores them (redacted). Exit 0 when every call passes, 1 on a failure,
+as the audit stores them (redacted). -reverse ADAPTER sends only the calls
+an adapter serves, to the build without it, and shows who its retirement
+would hit, weighed by usage as mcpdrift gate weighs it. Exit 0 when every call passes, 1 on a failure,
 2 on error (a host not in -allow-host is refused before anything is sent).
 
 Flags:
@@ -67,6 +69,8 @@ type driftFlags struct {
 	auditWait time.Duration
 	audit     bool
 	auditMax  int
+	reverse   string
+	window    string
 }
 
 // drifttestCmd runs `mcpdrift drifttest` and returns its exit code.
@@ -92,6 +96,8 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&df.auditWait, "audit-wait", 30*time.Second, "with -mcpdrift: how long to wait for the call events to be stored")
 	fs.BoolVar(&df.audit, "audit", false, "with -mcpdrift: also send arguments agents really sent when planning with the old revision, from the audit (redacted as stored)")
 	fs.IntVar(&df.auditMax, "audit-max", 2, "with -audit: at most this many recorded argument objects per tool")
+	fs.StringVar(&df.reverse, "reverse", "", "with -mcpdrift: send only the calls this adapter serves, to a server built without it, and show who its retirement would hit")
+	fs.StringVar(&df.window, "window", "", "with -reverse: the window of the adapter's usage, as mcpdrift gate takes it (default the report's, 7d)")
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "mcpdrift drifttest:", err)
 		return driftError
@@ -108,6 +114,9 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if df.audit && df.mcpdrift == "" {
 		return fail(errors.New("-audit reads the audit of the API named by -mcpdrift: give both"))
+	}
+	if df.reverse != "" && df.mcpdrift == "" {
+		return fail(errors.New("-reverse reads the adapter's usage from the API named by -mcpdrift: give both"))
 	}
 	if len(files) != 1 {
 		fs.Usage()
@@ -138,6 +147,7 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 		if df.audit {
 			opts.Sample = df.auditMax
 		}
+		opts.Reverse, opts.ReverseWindow = df.reverse, df.window
 	}
 	report, err := drifttest.Run(ctx, old, opts)
 	if err != nil {

@@ -194,13 +194,45 @@ func TestDrifttestAudit(t *testing.T) {
 			}
 		}
 	})
+
+	// -reverse: the calls deploy_preview-1-to-2 serves, sent to the build
+	// that retires it, are rejected cleanly; the adapter's usage is the
+	// subtests' above: 3 argument objects in 2 passes, 3 runs, 18 calls
+	// normalised by it, all from drifttest's client. Sent to a build that
+	// still has it, each call fails as adapter_still_present.
+	t.Run("reverse", func(t *testing.T) {
+		const adapter = "deploy_preview-1-to-2"
+		retired := startDriftserver(t, filepath.Join(bin, "driftserver"), srv.grpc, "", "-retire", adapter)
+		args := []string{"drifttest", "-allow-host", "127.0.0.1", "-mcpdrift", "http://" + srv.api, "-reverse", adapter}
+		code, stdout, stderr := mcpdrift(t, append(args, "-server", retired, "-format", "json", "../../examples/driftserver/old.json")...)
+		var r drifttest.Report
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != 0 {
+			t.Fatalf("exit %d: %v: %s%s", code, err, stdout, stderr)
+		}
+		if r.Reverse == nil || r.Reverse.Adapter.AdapterID != adapter || r.Reverse.Adapter.Calls != 18 || r.Reverse.Adapter.Clients != 1 || len(r.Results) != 6 {
+			t.Fatalf("reverse %+v, %d results: want %s with 18 calls from 1 client, 6 results", r.Reverse, len(r.Results), adapter)
+		}
+		for _, res := range r.Results {
+			if res.Tool != "deploy_preview" || res.Verdict != drifttest.VerdictRejected || res.Answer.Structured["error_code"] != "STALE_TOOL_SCHEMA" {
+				t.Errorf("%s %s %s: %s %v", res.Tool, res.Pass, res.Arguments, res.Verdict, res.Answer.Structured)
+			}
+		}
+
+		code, stdout, stderr = mcpdrift(t, append(args, "-server", startDriftserver(t, filepath.Join(bin, "driftserver"), srv.grpc, ""),
+			"../../examples/driftserver/old.json")...)
+		if code != 1 || strings.Count(stdout, "❌ adapter_still_present") != 6 ||
+			!strings.Contains(stdout, "#### Who would be hit, weighed by usage as `mcpdrift gate` weighs it") ||
+			!strings.Contains(stdout, "#### ❌ Adapter `deploy_preview-1-to-2` cannot be retired yet") {
+			t.Fatalf("against the build that keeps the adapter: exit %d, want 1, 6 calls adapter_still_present and the gate:\n%s%s", code, stdout, stderr)
+		}
+	})
 }
 
 // startDriftserver starts the example server over HTTP on loopback,
 // sending its drift events to grpc, and returns its endpoint.
-func startDriftserver(t *testing.T, bin, grpc, fault string) string {
+func startDriftserver(t *testing.T, bin, grpc, fault string, extra ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "-release", "2", "-fault", fault, "-listen", "127.0.0.1:0", "-otlp", grpc)
+	cmd := exec.Command(bin, append([]string{"-release", "2", "-fault", fault, "-listen", "127.0.0.1:0", "-otlp", grpc}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,9 @@
 // still answers success), drops-field (create_issue's adapter loses
 // labels instead of renaming them: only the server's call events show it).
 //
+// -retire serves release 2 without one of its adapters, as the build that
+// retires it would: the drift test's -reverse runs against it.
+//
 // -otlp sends the drift events over OTLP/gRPC to mcpdrift, whose audit
 // `mcpdrift drifttest -mcpdrift` reads back.
 //
@@ -68,17 +71,18 @@ func main() {
 	release := flag.Int("release", 2, "the release to serve: 1 or 2")
 	fault := flag.String("fault", "", "break release 2: no-adapter, vague-error, side-effect, removed-answers or drops-field")
 	listen := flag.String("listen", "", "serve streamable HTTP at http://ADDR/mcp instead of stdio (port 0 picks one)")
+	retire := flag.String("retire", "", "serve release 2 without this adapter, as the build that retires it would (deploy_preview-1-to-2 or create_issue-1-to-2)")
 	otlp := flag.String("otlp", "", "send the drift events over OTLP/gRPC to this endpoint (host:port, no TLS), such as mcpdrift serve's")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *release, *fault, *listen, *otlp); err != nil {
+	if err := run(ctx, *release, *fault, *retire, *listen, *otlp); err != nil {
 		fmt.Fprintln(os.Stderr, "driftserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, release int, fault, listen, otlp string) error {
+func run(ctx context.Context, release int, fault, retire, listen, otlp string) error {
 	var provider log.LoggerProvider = noop.NewLoggerProvider()
 	if otlp != "" {
 		exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(otlp), otlploggrpc.WithInsecure())
@@ -93,7 +97,7 @@ func run(ctx context.Context, release int, fault, listen, otlp string) error {
 		defer p.Shutdown(context.Background())
 		provider = p
 	}
-	srv, err := newServer(ctx, release, fault, provider)
+	srv, err := newServer(ctx, release, fault, retire, provider)
 	if err != nil {
 		return err
 	}
@@ -168,7 +172,7 @@ func handler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult
 		StructuredContent: map[string]any{"ran": args}}, nil
 }
 
-func newServer(ctx context.Context, release int, fault string, provider log.LoggerProvider) (*mcp.Server, error) {
+func newServer(ctx context.Context, release int, fault, retire string, provider log.LoggerProvider) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "driftserver", Version: fmt.Sprint(release)}, nil)
 	drift := mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: provider})
 	v1 := mcpgo.Contract{Revision: "1"}
@@ -193,7 +197,14 @@ func newServer(ctx context.Context, release int, fault string, provider log.Logg
 	if err := drift.AddTool(issueV2, handler, mcpgo.Contract{Revision: "2", Change: migration, Earlier: []*mcp.Tool{withRevision(issueV1, "1")}}); err != nil {
 		return nil, err
 	}
-	if err := drift.AddAdapter(ctx, mcpgo.Adapter{ID: "create_issue-1-to-2", Tool: "create_issue", From: "1", To: "2",
+	// addAdapter declares an adapter unless -retire names it.
+	addAdapter := func(a mcpgo.Adapter) error {
+		if a.ID == retire {
+			return nil
+		}
+		return drift.AddAdapter(ctx, a)
+	}
+	if err := addAdapter(mcpgo.Adapter{ID: "create_issue-1-to-2", Tool: "create_issue", From: "1", To: "2",
 		Class: migration, Normalize: normalizeIssue(fault)}); err != nil {
 		return nil, err
 	}
@@ -215,7 +226,7 @@ func newServer(ctx context.Context, release int, fault string, provider log.Logg
 		if err := drift.AddTool(deployV2, handler, mcpgo.Contract{Revision: "2", Change: migration, Earlier: []*mcp.Tool{withRevision(deployV1, "1")}}); err != nil {
 			return nil, err
 		}
-		if err := drift.AddAdapter(ctx, mcpgo.Adapter{ID: "deploy_preview-1-to-2", Tool: "deploy_preview", From: "1", To: "2",
+		if err := addAdapter(mcpgo.Adapter{ID: "deploy_preview-1-to-2", Tool: "deploy_preview", From: "1", To: "2",
 			Class: migration, Normalize: defaultRegion}); err != nil {
 			return nil, err
 		}

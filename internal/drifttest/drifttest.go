@@ -35,6 +35,13 @@ type Options struct {
 	// Sample, with Audit, adds per tool up to this many arguments agents
 	// sent when planning with the old revision (Audit.Sample).
 	Sample int
+	// Reverse, with Audit, names an adapter to test as if it were gone:
+	// only the calls it serves (its tool, planned with its From revision,
+	// which the old list must define) are sent, to a server built without
+	// it; the report adds who its retirement would hit, from the adapter
+	// retirement report over ReverseWindow ("" for the report's default).
+	Reverse       string
+	ReverseWindow string
 }
 
 // Run runs the drift test of old, the list an agent planned with, against
@@ -60,6 +67,18 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 		return Report{}, err
 	}
 	check := toolchange.Compare(old, new, toolchange.Options{AuthorityFields: opts.AuthorityFields})
+	var reverse *Reverse
+	if opts.Reverse != "" {
+		if opts.Audit == nil {
+			return Report{}, fmt.Errorf("reverse %s: the adapter's usage is read from mcpdrift: name its API", opts.Reverse)
+		}
+		if reverse, err = opts.Audit.retirement(ctx, opts.Reverse, opts.ReverseWindow); err != nil {
+			return Report{}, err
+		}
+		if check, err = reverseScope(check, old, reverse); err != nil {
+			return Report{}, err
+		}
+	}
 	var recorded map[string][]json.RawMessage
 	if opts.Audit != nil && opts.Sample > 0 {
 		if recorded, err = opts.Audit.Sample(ctx, old, check, opts.Sample); err != nil {
@@ -70,7 +89,7 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{Server: opts.Target.String(), DryRun: opts.DryRun, MaxCallsPerTool: opts.MaxCallsPerTool,
+	r := Report{Server: opts.Target.String(), DryRun: opts.DryRun, MaxCallsPerTool: opts.MaxCallsPerTool, Reverse: reverse,
 		Unchanged: []string{}, Results: Schedule(calls, Passes, opts.MaxCallsPerTool, opts.RunID)}
 	for _, c := range check.Tools {
 		if c.Status == toolchange.StatusUnchanged {
@@ -91,6 +110,9 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 			return Report{}, err
 		}
 		r.Audited = true
+	}
+	if reverse != nil {
+		judgeReverse(r.Results, opts.Reverse)
 	}
 	return r, nil
 }

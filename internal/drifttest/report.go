@@ -21,6 +21,9 @@ type Report struct {
 	// Audited says that each answer was checked against the server's
 	// call event in mcpdrift's audit (Result.Confirmed).
 	Audited bool `json:"audited"`
+	// Reverse, in a reverse run, is the adapter tested as if it were gone
+	// and who its retirement would hit.
+	Reverse *Reverse `json:"reverse,omitempty"`
 	// Unchanged are the tools the old and new lists define alike: no call
 	// is sent to them.
 	Unchanged []string `json:"unchanged"`
@@ -60,6 +63,10 @@ func (r Report) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "### ❌ Drift test: %d of %d old calls broke the seed's rules\n\n%d changed or removed tools of %s, at most %d calls per tool.\n\n",
 			r.Failures(), len(r.Results), len(tools), r.Server, r.MaxCallsPerTool)
 	}
+	if rv := r.Reverse; rv != nil {
+		fmt.Fprintf(&b, "Reverse: the calls adapter `%s` serves (`%s`, revision `%s` → `%s`), sent to a server without it; each must be rejected cleanly.\n\n",
+			rv.Adapter.AdapterID, rv.Adapter.Tool, mcpgo.Short(rv.Adapter.RevisionFrom), mcpgo.Short(rv.Adapter.RevisionTo))
+	}
 	if len(r.Results) == 0 {
 		b.WriteString("No tool changed or was removed: nothing to send.\n\n")
 	} else {
@@ -89,6 +96,9 @@ func (r Report) Markdown(w io.Writer) error {
 	}
 	if len(r.Unchanged) > 0 {
 		fmt.Fprintf(&b, "Unchanged, not called: `%s`.\n\n", strings.Join(r.Unchanged, "`, `"))
+	}
+	if r.Reverse != nil {
+		r.Reverse.markdown(&b)
 	}
 	if !r.DryRun && !r.Pass() {
 		b.WriteString("#### Failures\n\n")
