@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,9 +116,7 @@ func TestDrifttestAudit(t *testing.T) {
 					t.Errorf("%s %s %s: no call event found", res.Tool, res.Pass, res.Arguments)
 				}
 				if !res.Verdict.Pass() {
-					var args bytes.Buffer
-					_ = json.Compact(&args, res.Arguments)
-					failures = append(failures, fmt.Sprintf("%s %s %s %s", res.Tool, res.Pass, args.String(), res.Verdict))
+					failures = append(failures, fmt.Sprintf("%s %s %s %s", res.Tool, res.Pass, compact(res.Arguments), res.Verdict))
 				}
 			}
 			if code != tc.code || !r.Audited || len(r.Results) != 24 || !reflect.DeepEqual(failures, tc.want) {
@@ -142,19 +139,25 @@ func TestDrifttestAudit(t *testing.T) {
 			t.Fatal(err)
 		}
 		const secret = "AKIAIOSFODNN7EXAMPLE"
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_issue", Meta: mcp.Meta{"dev.mcpdrift/revision": "1"},
-			Arguments: map[string]any{"title": "rotate " + secret, "labels": []string{"ops"}}})
-		cs.Close()
-		if err != nil || res.IsError {
-			t.Fatalf("the agent's call: %v %+v", err, res)
+		// The agent also deploys once through deploy_preview-1-to-2: the
+		// caller the reverse run below finds.
+		for _, call := range []*mcp.CallToolParams{
+			{Name: "create_issue", Meta: mcp.Meta{"dev.mcpdrift/revision": "1"},
+				Arguments: map[string]any{"title": "rotate " + secret, "labels": []string{"ops"}}},
+			{Name: "deploy_preview", Meta: mcp.Meta{"dev.mcpdrift/revision": "1"}, Arguments: map[string]any{"branch": "fix-login"}},
+		} {
+			if res, err := cs.CallTool(ctx, call); err != nil || res.IsError {
+				t.Fatalf("the agent's %s call: %v %+v", call.Name, err, res)
+			}
 		}
+		cs.Close()
 		api := &apiclient.Client{BaseURL: "http://" + srv.api}
 		for stored := false; !stored; {
 			var body apiclient.ReportBody[queries.AuditRow]
-			if err := api.GetJSON(ctx, "/api/v1/audit/calls", url.Values{"tool": {"create_issue"}}, &body); err != nil {
+			if err := api.GetJSON(ctx, "/api/v1/audit/calls", url.Values{"client": {"release-agent"}}, &body); err != nil {
 				t.Fatal(err)
 			}
-			stored = slices.ContainsFunc(body.Rows, func(r queries.AuditRow) bool { return r.ClientName == "release-agent" })
+			stored = len(body.Rows) == 2
 			if !stored {
 				select {
 				case <-ctx.Done():
@@ -179,10 +182,11 @@ func TestDrifttestAudit(t *testing.T) {
 				recorded = append(recorded, res)
 			}
 		}
-		if len(recorded) != 2 {
-			t.Fatalf("%d recorded calls, want the agent's, in both passes: %s", len(recorded), stdout)
+		if len(recorded) != 4 || recorded[0].Tool != "create_issue" || recorded[2].Tool != "deploy_preview" ||
+			compact(recorded[2].Arguments) != `{"branch":"fix-login"}` || recorded[2].Redacted || recorded[2].Verdict != drifttest.VerdictNormalized {
+			t.Fatalf("%d recorded calls, want the agent's two, each in both passes: %s", len(recorded), stdout)
 		}
-		for _, res := range recorded {
+		for _, res := range recorded[:2] {
 			var args struct {
 				Title  string   `json:"title"`
 				Labels []string `json:"labels"`
@@ -196,9 +200,9 @@ func TestDrifttestAudit(t *testing.T) {
 	})
 
 	// -reverse: the calls deploy_preview-1-to-2 serves, sent to the build
-	// that retires it, are rejected cleanly; the adapter's usage is the
-	// subtests' above: 3 argument objects in 2 passes, 3 runs, 18 calls
-	// normalised by it, all from drifttest's client. Sent to a build that
+	// that retires it, are rejected cleanly; who would be hit is the
+	// agent's one call above, drifttest's own 18 through the adapter (3
+	// argument objects, 2 passes, 3 runs) left out. Sent to a build that
 	// still has it, each call fails as adapter_still_present.
 	t.Run("reverse", func(t *testing.T) {
 		const adapter = "deploy_preview-1-to-2"
@@ -209,8 +213,8 @@ func TestDrifttestAudit(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != 0 {
 			t.Fatalf("exit %d: %v: %s%s", code, err, stdout, stderr)
 		}
-		if r.Reverse == nil || r.Reverse.Adapter.AdapterID != adapter || r.Reverse.Adapter.Calls != 18 || r.Reverse.Adapter.Clients != 1 || len(r.Results) != 6 {
-			t.Fatalf("reverse %+v, %d results: want %s with 18 calls from 1 client, 6 results", r.Reverse, len(r.Results), adapter)
+		if r.Reverse == nil || r.Reverse.Adapter.AdapterID != adapter || r.Reverse.Adapter.Calls != 1 || r.Reverse.Adapter.Clients != 1 || len(r.Results) != 6 {
+			t.Fatalf("reverse %+v, %d results: want %s with the agent's 1 call, 6 results", r.Reverse, len(r.Results), adapter)
 		}
 		for _, res := range r.Results {
 			if res.Tool != "deploy_preview" || res.Verdict != drifttest.VerdictRejected || res.Answer.Structured["error_code"] != "STALE_TOOL_SCHEMA" {
@@ -222,7 +226,8 @@ func TestDrifttestAudit(t *testing.T) {
 			"../../examples/driftserver/old.json")...)
 		if code != 1 || strings.Count(stdout, "❌ adapter_still_present") != 6 ||
 			!strings.Contains(stdout, "#### Who would be hit, weighed by usage as `mcpdrift gate` weighs it") ||
-			!strings.Contains(stdout, "#### ❌ Adapter `deploy_preview-1-to-2` cannot be retired yet") {
+			!strings.Contains(stdout, "#### ❌ Adapter `deploy_preview-1-to-2` cannot be retired yet") ||
+			!strings.Contains(stdout, "| `release-agent@1.4.0` | 1 |") || strings.Contains(stdout, "| `mcpdrift-drifttest@") {
 			t.Fatalf("against the build that keeps the adapter: exit %d, want 1, 6 calls adapter_still_present and the gate:\n%s%s", code, stdout, stderr)
 		}
 	})
@@ -247,4 +252,13 @@ func startDriftserver(t *testing.T, bin, grpc, fault string, extra ...string) st
 		t.Fatal(err)
 	}
 	return strings.TrimPrefix(strings.TrimSpace(line), "serving ")
+}
+
+// compact writes JSON without spaces.
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
 }

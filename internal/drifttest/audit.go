@@ -193,7 +193,7 @@ func Reconfirm(r Result) (Verdict, string) {
 		return v, why
 	case len(c.Dropped) > 0:
 		return VerdictDroppedField, fmt.Sprintf("adapter `%s` dropped %s: the handler ran without what the call sent (normalised: %s)",
-			c.AdapterID, quoteList(c.Dropped), c.ArgsNormalized)
+			c.AdapterID, quoteList(c.Dropped), cell(c.ArgsNormalized))
 	case v == VerdictUnadapted || v == VerdictCurrent:
 		return VerdictNormalized, fmt.Sprintf("normalised by adapter `%s`, as the server's call event says", c.AdapterID)
 	}

@@ -55,13 +55,13 @@ func (r Report) Markdown(w io.Writer) error {
 	}
 	switch {
 	case r.DryRun:
-		fmt.Fprintf(&b, "### Drift test (dry run): %d calls to %d tools of %s, none sent\n\n", len(r.Results), len(tools), r.Server)
+		fmt.Fprintf(&b, "### Drift test (dry run): %d calls to %s of %s, none sent\n\n", len(r.Results), plural(len(tools), "tool"), r.Server)
 	case r.Pass():
-		fmt.Fprintf(&b, "### ✅ Drift test: every old call was adapted or rejected cleanly\n\n%d calls to %d changed or removed tools of %s, at most %d per tool.\n\n",
-			len(r.Results), len(tools), r.Server, r.MaxCallsPerTool)
+		fmt.Fprintf(&b, "### ✅ Drift test: every old call was adapted or rejected cleanly\n\n%d calls to %s of %s, at most %d per tool.\n\n",
+			len(r.Results), plural(len(tools), "changed or removed tool"), r.Server, r.MaxCallsPerTool)
 	default:
-		fmt.Fprintf(&b, "### ❌ Drift test: %d of %d old calls broke the seed's rules\n\n%d changed or removed tools of %s, at most %d calls per tool.\n\n",
-			r.Failures(), len(r.Results), len(tools), r.Server, r.MaxCallsPerTool)
+		fmt.Fprintf(&b, "### ❌ Drift test: %d of %d old calls broke the seed's rules\n\n%s of %s, at most %d calls per tool.\n\n",
+			r.Failures(), len(r.Results), capitalize(plural(len(tools), "changed or removed tool")), r.Server, r.MaxCallsPerTool)
 	}
 	if rv := r.Reverse; rv != nil {
 		fmt.Fprintf(&b, "Reverse: the calls adapter `%s` serves (`%s`, revision `%s` → `%s`), sent to a server without it; each must be rejected cleanly.\n\n",
@@ -195,4 +195,20 @@ func cell(s string) string {
 		return "`" + s + "`"
 	}
 	return s
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// capitalize upper-cases the first letter of an ASCII sentence.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
