@@ -10,7 +10,11 @@
 // what to do), or a failure (a success with no adapter on arguments the
 // new revision rejects or whose meaning changed, a vague error, a
 // rejection after a side effect started, a removed tool that answers
-// success). It sends real calls: the server must be a test deployment.
+// success). With mcpdrift's API (Audit) it also checks each answer
+// against the server's call event, sends arguments agents recorded with
+// the old revision, and runs in reverse: the calls an adapter serves,
+// sent to the build without it, weighed by who its retirement would hit.
+// It sends real calls: the server must be a test deployment.
 package drifttest
 
 import (

@@ -170,8 +170,9 @@ func Schedule(calls []Call, passes []Pass, maxPerTool int, runID string) []Resul
 }
 
 // Send sends each result's call in a session per pass, fills its answer
-// and judges it; the declared pass sends runID under mcpgo.MetaRunID. A session that cannot be opened is an error: the test
-// could not run; a call that fails is an answer (a vague error).
+// and judges it; the declared pass sends runID under mcpgo.MetaRunID. A
+// session that cannot be opened is an error: the test could not run; a
+// call that fails is an answer (a vague error).
 func Send(ctx context.Context, t Target, version, runID string, results []Result, timeout time.Duration) error {
 	for _, p := range Passes {
 		i := slices.IndexFunc(results, func(r Result) bool { return r.Pass == p })
