@@ -688,7 +688,11 @@ export class DriftServer {
         return res;
       }
       e.outcome = Outcome.normalized;
-      return this.run(c, out as Record<string, unknown>, meta, e, extra);
+      const res = await this.run(c, out as Record<string, unknown>, meta, e, extra);
+      // The result says it was normalised, as the Go middleware's does, so
+      // that the client (and mcpdrift drifttest) can tell an adapted call
+      // from one the current revision accepted as it came.
+      return { ...res, _meta: { ...(res._meta ?? {}), [META.adapter_id]: ad.id, [META.revision]: c.revision } };
     }
 
     // Planned with the current revision, or with an unknown snapshot: the

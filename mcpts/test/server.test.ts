@@ -132,9 +132,15 @@ test("a stock client's old call is served by the adapter, from what was listed t
     [],
   );
 
+  // The result names the adapter and the revision that ran it, as the Go
+  // middleware's does.
+  assert.equal(res._meta?.["dev.mcpdrift/adapter_id"], "deploy_preview-1-to-2");
+  assert.equal(res._meta?.["dev.mcpdrift/revision"], "2");
+
   // A call of revision 2's shape, after the client listed again.
   await client.listTools();
-  await callDeploy(client, { branch: "main", region: "eu-preview" });
+  const cur = await callDeploy(client, { branch: "main", region: "eu-preview" });
+  assert.equal(cur._meta?.["dev.mcpdrift/adapter_id"], undefined, "a current call's result names no adapter");
   assert.deepEqual(mismatches(s.calls()[1], { outcome: "current", revision_client: "2", revision_client_source: "listed" }), []);
 
   // The client listed 2 but sends revision 1's shape again (a plan from a

@@ -55,7 +55,7 @@ func writeInstrumenting(w io.Writer) error {
 	p("| Key | On | Meaning |\n| --- | --- | --- |\n")
 	for _, m := range []struct{ key, on, doc string }{
 		{mcpgo.MetaRevision, "tool definition; `tools/call`", "The revision the server advertises; the revision the client planned the call with."},
-		{mcpgo.MetaAdapterID, "`tools/call` result", "The adapter that normalised the call, beside " + code(mcpgo.MetaRevision) + ", the revision that executed it (mcpgo writes them; `mcpdrift drifttest` reads them, and without them needs the audit to tell an adapted call from a current one)."},
+		{mcpgo.MetaAdapterID, "`tools/call` result", "The adapter that normalised the call, beside " + code(mcpgo.MetaRevision) + ", the revision that executed it (mcpgo and mcpts write them; `mcpdrift drifttest` reads them, and without them needs the audit to tell an adapted call from a current one)."},
 		{mcpgo.MetaRequestID, "`tools/call`", "The call's identity, chosen by the client: what both sides record as `" + otelschema.AttrRequestID + "`."},
 		{mcpgo.MetaRunID, "`tools/list`, `tools/call`", "The agent run (`" + otelschema.AttrRunID + "`)."},
 		{mcpgo.MetaRetryOf, "retry", "The request id of the call it retries."},

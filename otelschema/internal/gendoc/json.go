@@ -137,6 +137,7 @@ func conventionsJSON() ([]byte, error) {
 			"run_id":          mcpgo.MetaRunID,
 			"approval":        mcpgo.MetaApproval,
 			"idempotency_key": mcpgo.MetaIdempotencyKey,
+			"adapter_id":      mcpgo.MetaAdapterID,
 		},
 		ErrorCodes: map[string]string{
 			"stale_tool_schema":        mcpgo.CodeStaleToolSchema,
