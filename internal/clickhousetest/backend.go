@@ -57,8 +57,15 @@ func (b *Backend) Config(db string) clickhouse.Config {
 // Migrate on a server or a cluster started elsewhere, Cluster.Migrate (node
 // by node, without replication) on a cluster started here.
 func (b *Backend) Migrate(ctx context.Context, opts schema.Options) ([]int, error) {
+	return b.MigrateThrough(ctx, opts, 0)
+}
+
+// MigrateThrough is Migrate stopped after migration last (every migration
+// when last is 0), as schema.ApplyThrough: a store as an older release
+// left it.
+func (b *Backend) MigrateThrough(ctx context.Context, opts schema.Options, last int) ([]int, error) {
 	if b.local != nil {
-		return b.local.Migrate(ctx, opts)
+		return b.local.MigrateThrough(ctx, opts, last)
 	}
 	cfg := b.Config(opts.Database)
 	cfg.Schema = opts
@@ -68,7 +75,38 @@ func (b *Backend) Migrate(ctx context.Context, opts schema.Options) ([]int, erro
 		return nil, err
 	}
 	defer st.Close()
-	return st.Migrate(ctx)
+	return schema.ApplyThrough(ctx, st, cfg.Schema, last)
+}
+
+// ForgetMigrations deletes the records of the migrations from version from
+// on, in db's schema_migrations on every node of b, so that the next
+// Migrate applies them again: a test that replays an upgrade.
+func (b *Backend) ForgetMigrations(ctx context.Context, db string, from int) error {
+	sql := fmt.Sprintf("ALTER TABLE %s.schema_migrations DELETE WHERE version >= %d SETTINGS mutations_sync = 2", db, from)
+	if b.Nodes == nil {
+		cfg := clickhouse.DefaultConfig(b.DSN)
+		if b.Cluster != "" {
+			sql = fmt.Sprintf("ALTER TABLE %s.schema_migrations ON CLUSTER '%s' DELETE WHERE version >= %d SETTINGS mutations_sync = 2", db, b.Cluster, from)
+		}
+		st, err := clickhouse.Open(cfg)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return st.Exec(ctx, sql, nil)
+	}
+	for _, n := range b.Nodes {
+		st, err := clickhouse.Open(clickhouse.DefaultConfig(n.DSN()))
+		if err != nil {
+			return err
+		}
+		err = st.Exec(ctx, sql, nil)
+		st.Close()
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+	return nil
 }
 
 // DropDatabase drops db from every node of b.

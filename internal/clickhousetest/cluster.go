@@ -99,6 +99,12 @@ func macros(shard int) string {
 // non_replicated_deduplication_window of every *_local table, so that
 // retried inserts deduplicate as on replicated tables.
 func (c *Cluster) Migrate(ctx context.Context, opts schema.Options) ([]int, error) {
+	return c.MigrateThrough(ctx, opts, 0)
+}
+
+// MigrateThrough is Migrate stopped after migration last (every migration
+// when last is 0), as schema.ApplyThrough.
+func (c *Cluster) MigrateThrough(ctx context.Context, opts schema.Options, last int) ([]int, error) {
 	opts.Cluster = c.Name
 	var f fanout
 	defer func() { f.close() }()
@@ -112,7 +118,7 @@ func (c *Cluster) Migrate(ctx context.Context, opts schema.Options) ([]int, erro
 		f.nodes = append(f.nodes, st)
 		f.names = append(f.names, n.Name)
 	}
-	applied, err := schema.Apply(ctx, f, opts)
+	applied, err := schema.ApplyThrough(ctx, f, opts, last)
 	if err != nil {
 		return applied, err
 	}
@@ -120,6 +126,10 @@ func (c *Cluster) Migrate(ctx context.Context, opts schema.Options) ([]int, erro
 		sql := fmt.Sprintf("ALTER TABLE %s.%s%s ON CLUSTER '%s' MODIFY SETTING non_replicated_deduplication_window = %d",
 			opts.Database, t, schema.LocalSuffix, c.Name, clickhouse.DefaultDeduplicationWindow)
 		if err := f.Exec(ctx, sql, nil); err != nil {
+			if last > 0 && strings.Contains(err.Error(), "code: 60,") {
+				// UNKNOWN_TABLE: a later migration creates it.
+				continue
+			}
 			return applied, fmt.Errorf("cannot set the deduplication window of %s: %w", t, err)
 		}
 	}
