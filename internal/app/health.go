@@ -20,8 +20,8 @@ const readyTimeout = 5 * time.Second
 
 // ingestReady reports whether the ingest role can take exports: the
 // store answers (on a cluster, every shard: Store.Ping), holds the
-// schema, every migration this binary embeds applied, and the spool has
-// room.
+// schema, every migration this binary embeds applied and the schema lock,
+// and the spool has room.
 func ingestReady(ctx context.Context, st Store, sch schema.Options, p *Process) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
@@ -30,6 +30,12 @@ func ingestReady(ctx context.Context, st Store, sch schema.Options, p *Process) 
 	}
 	if err := selfmetrics.MigrationsApplied(st, sch)(ctx); err != nil {
 		return err
+	}
+	// The schema lock, which a migrator of this release creates: without
+	// it inserts are refused (schema.WriteGuard), so that none meets a
+	// migration of an api that does not take the lock.
+	if _, err := schema.Epoch(ctx, st, sch.Database); err != nil {
+		return fmt.Errorf("%w: %w (an api of this release migrates it)", selfmetrics.ErrMigrationsPending, err)
 	}
 	return p.in.SpoolReady()
 }

@@ -78,6 +78,25 @@ func (b *Backend) MigrateThrough(ctx context.Context, opts schema.Options, last 
 	return schema.ApplyThrough(ctx, st, cfg.Schema, last)
 }
 
+// Execer returns what runs b's schema statements, as Migrate runs them:
+// on a cluster started here, the node-by-node scaffolding (Cluster.Migrate);
+// otherwise a store on database db. close releases it.
+func (b *Backend) Execer(db string) (ex schema.Execer, close func(), err error) {
+	if b.local != nil {
+		opts := b.Config(db).Schema
+		f, err := b.local.fanout(opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, f.close, nil
+	}
+	st, err := clickhouse.Open(b.Config(db))
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() { st.Close() }, nil
+}
+
 // ForgetMigrations deletes the records of the migrations from version from
 // on, in db's schema_migrations on every node of b, so that the next
 // Migrate applies them again: a test that replays an upgrade.

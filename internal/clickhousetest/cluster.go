@@ -106,18 +106,11 @@ func (c *Cluster) Migrate(ctx context.Context, opts schema.Options) ([]int, erro
 // when last is 0), as schema.ApplyThrough.
 func (c *Cluster) MigrateThrough(ctx context.Context, opts schema.Options, last int) ([]int, error) {
 	opts.Cluster = c.Name
-	var f fanout
-	defer func() { f.close() }()
-	for _, n := range c.Nodes {
-		cfg := clickhouse.DefaultConfig(n.DSN())
-		cfg.Schema = opts
-		st, err := clickhouse.Open(cfg)
-		if err != nil {
-			return nil, err
-		}
-		f.nodes = append(f.nodes, st)
-		f.names = append(f.names, n.Name)
+	f, err := c.fanout(opts)
+	if err != nil {
+		return nil, err
 	}
+	defer f.close()
 	applied, err := schema.ApplyThrough(ctx, f, opts, last)
 	if err != nil {
 		return applied, err
@@ -134,6 +127,24 @@ func (c *Cluster) MigrateThrough(ctx context.Context, opts schema.Options, last 
 		}
 	}
 	return applied, nil
+}
+
+// fanout opens a store on every node, its schema options opts (in cluster
+// mode: inserts through Distributed tables are sent to the shards at once).
+func (c *Cluster) fanout(opts schema.Options) (fanout, error) {
+	var f fanout
+	for _, n := range c.Nodes {
+		cfg := clickhouse.DefaultConfig(n.DSN())
+		cfg.Schema = opts
+		st, err := clickhouse.Open(cfg)
+		if err != nil {
+			f.close()
+			return fanout{}, err
+		}
+		f.nodes = append(f.nodes, st)
+		f.names = append(f.names, n.Name)
+	}
+	return f, nil
 }
 
 // DropDatabase drops db on every node.
@@ -160,7 +171,7 @@ type fanout struct {
 var (
 	onClusterRE  = regexp.MustCompile(` ON CLUSTER '[^']*'`)
 	replicatedRE = regexp.MustCompile(`Replicated([A-Za-z]*MergeTree)\('[^']*', '\{replica\}'(, )?`)
-	migrationsRE = regexp.MustCompile(`^INSERT INTO [A-Za-z0-9_]+\.schema_migrations `)
+	migrationsRE = regexp.MustCompile(`^INSERT INTO [A-Za-z0-9_]+\.schema_(migrations|lock) `)
 )
 
 // Unreplicate rewrites a cluster-mode statement for one node: without ON

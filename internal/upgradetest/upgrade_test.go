@@ -39,7 +39,7 @@ const (
 	// applied again while the writers run: 8 rebuilds the call rollups
 	// from the events, 10 drops and creates events_mv and recent_calls_mv
 	// and rebuilds retries_1h, 12 alters the call views.
-	rounds     = 4
+	rounds     = 3
 	replayFrom = 8
 	// startAt is the version the store is at when the writers start: the
 	// first round is the upgrade from it.

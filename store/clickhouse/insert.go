@@ -110,8 +110,10 @@ func (in *inserter) release(c *ch.Client, i int) {
 }
 
 // insert runs sql, an INSERT … VALUES naming store.InsertColumns, with
-// settings, sending c's events as one block.
-func (in *inserter) insert(ctx context.Context, sql string, settings clickhouse.Settings, c *chunk) error {
+// settings, sending c's events as one block. ready, when not nil, is
+// called once a connection is at hand, just before the INSERT is sent: an
+// error from it is returned and nothing is sent.
+func (in *inserter) insert(ctx context.Context, sql string, settings clickhouse.Settings, c *chunk, ready func() error) error {
 	blk, _ := in.blocks.Get().(*chwire.NativeBlock)
 	if blk == nil {
 		blk = new(chwire.NativeBlock)
@@ -140,6 +142,12 @@ func (in *inserter) insert(ctx context.Context, sql string, settings clickhouse.
 		q.Settings = append(q.Settings, ch.Setting{Key: k, Value: fmt.Sprint(settings[k])})
 	}
 	conn, i, err := in.conn(ctx)
+	if err == nil && ready != nil {
+		if rerr := ready(); rerr != nil {
+			in.release(conn, i)
+			return rerr
+		}
+	}
 	if err == nil {
 		if err = conn.Do(ctx, q); err == nil {
 			in.release(conn, i)

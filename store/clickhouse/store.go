@@ -17,6 +17,7 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync/atomic"
@@ -244,10 +245,26 @@ func (s *Store) insertSettings(c *chunk) clickhouse.Settings {
 	return set
 }
 
-// flush inserts c as one native block into events_in (inserter).
+// flush inserts c as one native block into events_in (inserter), after a
+// read of the schema epoch that keeps inserts out of a migration's way
+// (schema.WriteGuard): while a migrator holds the schema lock the chunk
+// fails with schema.ErrMigrating, not permanent, so that its batch is
+// written again under its token once the migration is over.
 func (s *Store) flush(ctx context.Context, c *chunk) error {
+	g := schema.WriteGuard{Querier: s, Database: s.cfg.Schema.Database}
+	t, err := g.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot insert %d events: %w", c.rows, err)
+	}
+	ready := func() error {
+		t, err = g.Fresh(ctx, t)
+		return err
+	}
 	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns + " VALUES"
-	if err := s.in.insert(ctx, sql, s.insertSettings(c), c); err != nil {
+	if err := s.in.insert(ctx, sql, s.insertSettings(c), c, ready); err != nil {
+		if errors.Is(err, schema.ErrMigrating) {
+			return fmt.Errorf("cannot insert %d events: %w", c.rows, err)
+		}
 		return s.insertError(c, err)
 	}
 	return nil

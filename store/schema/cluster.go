@@ -1,9 +1,13 @@
 package schema
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"text/template"
+
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 // LocalSuffix is appended to a table's name for the replicated table that
@@ -85,15 +89,43 @@ func singleNodeForm(raw []byte) []byte {
 	return engineRE.ReplaceAll(s, []byte("$1"))
 }
 
+// boot runs bootStatements unless every node already has both tables:
+// a start-up after the first runs no DDL (ON CLUSTER DDL is slow).
+func boot(ctx context.Context, db Execer, opts Options) error {
+	tables, nodes := "system.tables", "system.one"
+	if opts.Cluster != "" {
+		tables = "clusterAllReplicas(" + quote(opts.Cluster) + ", system.tables)"
+		nodes = "clusterAllReplicas(" + quote(opts.Cluster) + ", system.one)"
+	}
+	var rows []struct {
+		OK uint8 `json:"ok"`
+	}
+	q := store.Query{Name: "schema_boot", SQL: "SELECT toUInt8(ifNull((SELECT count() FROM " + tables +
+		" WHERE database = {database:String} AND name IN ('schema_migrations', '" + lockTable + "')) = 2 * (SELECT count() FROM " + nodes + "), 0)) AS ok"}
+	if err := db.Query(ctx, q, store.Params{}.String("database", opts.Database), &rows); err != nil {
+		return fmt.Errorf("cannot list the migrations tables: %w", err)
+	}
+	if len(rows) == 1 && rows[0].OK == 1 {
+		return nil
+	}
+	for _, s := range bootStatements(opts) {
+		if err := db.Exec(ctx, s, nil); err != nil {
+			return fmt.Errorf("cannot create the migrations tables: %w", err)
+		}
+	}
+	return nil
+}
+
 // bootStatements create the database and the migrations table. In cluster
 // mode the migrations table is replicated to every node of the cluster (one
 // replica set, not one per shard), so that every process sees the same
 // record.
 func bootStatements(opts Options) []string {
-	onCluster, engine := "", "ReplacingMergeTree(applied_at)"
+	onCluster, engine, lockEngine := "", "ReplacingMergeTree(applied_at)", "MergeTree"
 	if opts.Cluster != "" {
 		onCluster = " ON CLUSTER " + quote(opts.Cluster)
 		engine = "ReplicatedReplacingMergeTree(" + quote(globalReplicationPath) + ", " + quote("{replica}") + ", applied_at)"
+		lockEngine = "ReplicatedMergeTree(" + quote(globalReplicationPath) + ", " + quote("{replica}") + ")"
 	}
 	return []string{
 		"CREATE DATABASE IF NOT EXISTS " + opts.Database + onCluster,
@@ -106,6 +138,18 @@ func bootStatements(opts Options) []string {
 )
 ENGINE = ` + engine + `
 ORDER BY version`,
+		// The lock of the migrators and the epoch writers read (lock.go).
+		// Its rows are deduplicated by token on a single node too: that
+		// is the claim's compare-and-set.
+		"CREATE TABLE IF NOT EXISTS " + opts.Database + "." + lockTable + onCluster + `
+(
+    seq   UInt64,
+    owner String,
+    at    DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ` + lockEngine + `
+ORDER BY seq
+SETTINGS non_replicated_deduplication_window = 1000`,
 	}
 }
 

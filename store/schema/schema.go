@@ -289,9 +289,14 @@ func Apply(ctx context.Context, db Execer, opts Options) ([]int, error) {
 
 // ApplyThrough is Apply stopped after migration last (every migration when
 // last is 0): a staged upgrade, or a test that needs a store as an older
-// release left it. Stopped short of the latest migration, it leaves the
-// retention and deduplication settings, which name the latest tables, to
-// the next Apply.
+// release left it. The retention and the tables' settings are brought to
+// opts on the tables that exist.
+//
+// Migrations run under the schema lock (lock.go), taken only when one is
+// pending: while it is held, writers that check the schema epoch
+// (WriteGuard) hold their batches, and a second migrator waits, then finds
+// the migrations recorded. A start-up that finds the schema, the retention
+// and the settings as opts say runs no DDL.
 func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int, error) {
 	if last < 0 {
 		return nil, fmt.Errorf("invalid last migration %d: want 0 (all) or a version", last)
@@ -300,19 +305,49 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 	if err != nil {
 		return nil, err
 	}
-	// partial: migrations after last are left for a later Apply.
-	partial := false
 	if last > 0 {
-		n := sort.Search(len(migrations), func(i int) bool { return migrations[i].Version > last })
-		partial = n < len(migrations)
-		migrations = migrations[:n]
+		// Migrations after last are left for a later Apply.
+		migrations = migrations[:sort.Search(len(migrations), func(i int) bool { return migrations[i].Version > last })]
 	}
-	boot := bootStatements(opts)
-	for _, s := range boot {
-		if err := db.Exec(ctx, s, nil); err != nil {
-			return nil, fmt.Errorf("cannot create the migrations table: %w", err)
+	if err := boot(ctx, db, opts); err != nil {
+		return nil, err
+	}
+	done, err := appliedChecksums(ctx, db, opts)
+	if err != nil {
+		return nil, err
+	}
+	if pending(migrations, done) {
+		// Migrations to apply: under the lock, which holds the writes of
+		// every ingester meanwhile ("Migrating while ingest runs"), and
+		// with the records read again, since another migrator may have
+		// applied them while this one waited for the lock.
+		l, err := acquire(ctx, db, opts)
+		if err != nil {
+			return nil, err
 		}
+		if done, err = appliedChecksums(ctx, db, opts); err != nil {
+			_ = l.release(ctx, true)
+			return nil, err
+		}
+		var versions []int
+		versions, err = applyPending(ctx, db, opts, migrations, done)
+		if rerr := l.release(ctx, err == nil); err == nil && rerr != nil {
+			err = rerr
+		}
+		if err != nil {
+			return versions, err
+		}
+		return finish(ctx, db, opts, versions)
 	}
+	// Nothing to apply: only the recorded checksums are checked.
+	if _, err := applyPending(ctx, db, opts, migrations, done); err != nil {
+		return nil, err
+	}
+	return finish(ctx, db, opts, nil)
+}
+
+// appliedChecksums reads the recorded migrations: version → checksum.
+func appliedChecksums(ctx context.Context, db Execer, opts Options) (map[int]string, error) {
 	var applied []struct {
 		Version  int    `json:"version"`
 		Checksum string `json:"checksum"`
@@ -325,6 +360,23 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 	for _, a := range applied {
 		done[a.Version] = a.Checksum
 	}
+	return done, nil
+}
+
+// pending reports whether one of migrations is not recorded in done.
+func pending(migrations []Migration, done map[int]string) bool {
+	for _, m := range migrations {
+		if _, ok := done[m.Version]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// applyPending applies, in order, the migrations not recorded in done,
+// recording each after its last statement, and checks the others'
+// checksums.
+func applyPending(ctx context.Context, db Execer, opts Options, migrations []Migration, done map[int]string) ([]int, error) {
 	var versions []int
 	for _, m := range migrations {
 		if sum, ok := done[m.Version]; ok {
@@ -345,9 +397,12 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 		}
 		versions = append(versions, m.Version)
 	}
-	if partial {
-		return versions, nil
-	}
+	return versions, nil
+}
+
+// finish brings the retention and the tables' settings to opts after the
+// migrations, on the tables that exist and differ.
+func finish(ctx context.Context, db Execer, opts Options, versions []int) ([]int, error) {
 	if err := applyRetention(ctx, db, opts); err != nil {
 		return versions, err
 	}
@@ -398,23 +453,76 @@ var retention = []struct {
 	{table: "adapter_call_candidates", expr: "toDateTime(time)"},
 }
 
-// applyRetention sets each table's TTL to the configured retention. It only
-// changes metadata: existing parts are trimmed by later merges.
+// applyRetention sets each table's TTL to the configured retention, on the
+// tables whose TTL differs (settingsTodo). It only changes metadata:
+// existing parts are trimmed by later merges.
 func applyRetention(ctx context.Context, db Execer, opts Options) error {
+	days := make(map[string]int, len(retention))
+	var names, clauses []string
 	for _, r := range retention {
-		days := opts.RetentionDays
+		d := opts.RetentionDays
 		if r.audit {
-			days = opts.AuditRetentionDays
+			d = opts.AuditRetentionDays
 		}
-		if r.maxDays > 0 && days > r.maxDays {
-			days = r.maxDays
+		if r.maxDays > 0 && d > r.maxDays {
+			d = r.maxDays
 		}
-		sql := fmt.Sprintf("%s MODIFY TTL %s + INTERVAL %d DAY SETTINGS materialize_ttl_after_modify = 0", alterTable(opts, r.table), r.expr, days)
+		days[r.table] = d
+		names = append(names, r.table)
+		clauses = append(clauses, clausePattern(fmt.Sprintf("TTL %s + toIntervalDay(%d)", r.expr, d)))
+	}
+	todo, err := settingsTodo(ctx, db, opts, "schema_retention", names, clauses)
+	if err != nil {
+		return fmt.Errorf("cannot read the tables' retention: %w", err)
+	}
+	for _, r := range retention {
+		if !todo[r.table] {
+			continue
+		}
+		sql := fmt.Sprintf("%s MODIFY TTL %s + INTERVAL %d DAY SETTINGS materialize_ttl_after_modify = 0", alterTable(opts, r.table), r.expr, days[r.table])
 		if err := db.Exec(ctx, sql, nil); err != nil {
-			return fmt.Errorf("cannot set the retention of %s to %d days: %w", r.table, days, err)
+			return fmt.Errorf("cannot set the retention of %s to %d days: %w", r.table, days[r.table], err)
 		}
 	}
 	return nil
+}
+
+// clausePattern matches clause as engine_full renders it, and not as the
+// start of a longer number ("= 100" is not in "= 1000").
+func clausePattern(clause string) string {
+	return regexp.QuoteMeta(clause) + "([^0-9]|$)"
+}
+
+//go:embed settings_todo.sql
+var settingsTodoSQL string
+
+// settingsTodo returns the tables of names (as named on a single node)
+// whose engine_full lacks the clause at the same index, on some node.
+func settingsTodo(ctx context.Context, db Execer, opts Options, name string, names, clauses []string) (map[string]bool, error) {
+	local := make([]string, len(names))
+	for i, t := range names {
+		local[i] = t
+		if opts.Cluster != "" {
+			local[i] += LocalSuffix
+		}
+	}
+	tables := "system.tables"
+	if opts.Cluster != "" {
+		tables = "clusterAllReplicas(" + quote(opts.Cluster) + ", system.tables)"
+	}
+	var rows []struct {
+		Name string `json:"name"`
+	}
+	q := store.Query{Name: name, SQL: strings.ReplaceAll(settingsTodoSQL, "{{.Tables}}", tables)}
+	params := store.Params{}.String("database", opts.Database).Strings("tables", local).Strings("clauses", clauses)
+	if err := db.Query(ctx, q, params, &rows); err != nil {
+		return nil, err
+	}
+	todo := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		todo[strings.TrimSuffix(r.Name, LocalSuffix)] = true
+	}
+	return todo, nil
 }
 
 // MergeTreeTables are the tables that store rows (every one but events_in
@@ -475,14 +583,27 @@ func applyCompactInserts(ctx context.Context, db Execer, opts Options) error {
 }
 
 // applyDeduplicationWindow sets non_replicated_deduplication_window on every
-// MergeTree table of a single-node schema when opts ask for it. Replicated
+// MergeTree table of a single-node schema that lacks it when opts ask for
+// it. Replicated
 // tables keep their own replicated_deduplication_window.
 func applyDeduplicationWindow(ctx context.Context, db Execer, opts Options) error {
 	if opts.DeduplicationWindow <= 0 || opts.Cluster != "" {
 		return nil
 	}
+	clause := fmt.Sprintf("non_replicated_deduplication_window = %d", opts.DeduplicationWindow)
+	clauses := make([]string, len(MergeTreeTables))
+	for i := range clauses {
+		clauses[i] = clausePattern(clause)
+	}
+	todo, err := settingsTodo(ctx, db, opts, "schema_deduplication_window", MergeTreeTables, clauses)
+	if err != nil {
+		return fmt.Errorf("cannot read the tables' deduplication window: %w", err)
+	}
 	for _, t := range MergeTreeTables {
-		sql := fmt.Sprintf("%s MODIFY SETTING non_replicated_deduplication_window = %d", alterTable(opts, t), opts.DeduplicationWindow)
+		if !todo[t] {
+			continue
+		}
+		sql := fmt.Sprintf("%s MODIFY SETTING %s", alterTable(opts, t), clause)
 		if err := db.Exec(ctx, sql, nil); err != nil {
 			return fmt.Errorf("cannot set the deduplication window of %s to %d blocks: %w", t, opts.DeduplicationWindow, err)
 		}
