@@ -25,7 +25,8 @@ func (d *dryRun) Exec(_ context.Context, sql string, _ store.Params) error {
 
 // TestCompactInsertsSetOnce: once a server or a cluster is migrated, every
 // table of every node writes its inserts compact, and a start-up after the
-// first would run no DDL for it.
+// first would run no DDL for it. That the start-up steps run, and alter
+// what differs, is TestStartupRunsNoDDL's.
 func TestCompactInsertsSetOnce(t *testing.T) {
 	for _, b := range clickhousetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -47,9 +48,6 @@ func TestCompactInsertsSetOnce(t *testing.T) {
 			}
 			if len(again) > 0 {
 				t.Errorf("after the first migration, a start-up would alter %d tables again: %q", len(again), again)
-			}
-			if len(d.stmts) == 0 {
-				t.Error("the dry run recorded no statement at all: it did not run Apply's start-up steps")
 			}
 		})
 	}

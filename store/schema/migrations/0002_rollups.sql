@@ -38,8 +38,8 @@ ALTER TABLE {{.Database}}.calls_1h{{.OnCluster}}
 {{end}}
 
 -- The view is recreated with the new columns; empty session and run ids are
--- no longer counted as one distinct session or run. Migrations run before
--- ingest starts, so no insert falls between the two statements.
+-- no longer counted as one distinct session or run. Migrations run under
+-- the schema lock (store/schema/lock.go), ingest held, so no insert falls between the two statements.
 DROP VIEW IF EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}};
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}} TO {{table "calls_1h"}} AS

@@ -37,7 +37,7 @@
 -- The hourly call tier is fed from the minutely one. Merging the minutely
 -- rows (sums, min/max, uniqMergeState) gives the same hourly rows as
 -- aggregating the events: a uniq state is a function of the set of hashes
--- it saw. Migrations run before ingest starts, so no insert falls between
+-- it saw. Migrations run under the schema lock (store/schema/lock.go), ingest held, so no insert falls between
 -- the two statements.
 DROP VIEW IF EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}};
 

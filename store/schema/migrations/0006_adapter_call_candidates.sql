@@ -51,7 +51,7 @@ TTL toDateTime(time) + INTERVAL {{.RetentionDays}} DAY;
 
 -- The view of version 4 kept both kinds of removed_tool_success candidate;
 -- it now keeps the calls whose own change class is removal. Migrations run
--- before ingest starts, so no insert falls between the two statements.
+-- under the schema lock (store/schema/lock.go), ingest held, so no insert falls between the two statements.
 DROP VIEW IF EXISTS {{.Database}}.violations_removed_tool_mv{{.OnCluster}};
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS {{.Database}}.violations_removed_tool_mv{{.OnCluster}} TO {{table "violation_candidates"}} AS

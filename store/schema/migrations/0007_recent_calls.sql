@@ -69,7 +69,7 @@ WHERE event_name = 'mcp.drift.call'
   AND (SELECT count() FROM {{table "recent_calls"}}) = 0;
 
 -- The hourly call tier is fed from the events again, as in version 2.
--- Migrations run before ingest starts, so no insert falls between the two
+-- Migrations run under the schema lock (store/schema/lock.go), ingest held, so no insert falls between the two
 -- statements.
 DROP VIEW IF EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}};
 

@@ -30,8 +30,8 @@
 -- How: a state of one function cannot be turned into one of another, so the
 -- tables are dropped and rebuilt from the events. The events are kept as
 -- long as the longest-lived of these tables (store/schema's retention
--- table), so nothing the rollups held is lost. Migrations run before ingest
--- starts, so no insert falls between the statements; a run cut short is
+-- table), so nothing the rollups held is lost. Migrations run under the schema lock (store/schema/lock.go), ingest
+-- held, so no insert falls between the statements; a run cut short is
 -- run again whole, from the drops.
 
 DROP VIEW IF EXISTS {{.Database}}.calls_1h_mv{{.OnCluster}};

@@ -16,8 +16,8 @@
 --
 -- How: adapted_1h is dropped and rebuilt from the events, which are kept as
 -- long as it is (store/schema's retention table); rejected_1h keeps its rows
--- and gains the removed calls, read from the events. Migrations run before
--- ingest starts, so no insert falls between the statements; a run cut short
+-- and gains the removed calls, read from the events. Migrations run under
+-- the schema lock (store/schema/lock.go), ingest held, so no insert falls between the statements; a run cut short
 -- is run again whole, from the drops.
 
 DROP VIEW IF EXISTS {{.Database}}.adapted_1h_mv{{.OnCluster}};

@@ -18,8 +18,9 @@
 -- events are created again so that they copy the new column; retries_1h is
 -- filled from the events, which are kept as long as it is (store/schema's
 -- retention table). Rare rows, and no daily tier: the hourly table serves a
--- plan's days as well. Migrations run before ingest starts, so no insert
--- falls between the statements; a run cut short is run again whole.
+-- plan's days as well. Migrations run under the schema lock, while
+-- ingesters hold their writes (store/schema/lock.go), so no insert falls
+-- between the statements; a run cut short is run again whole.
 
 ALTER TABLE {{table "events_in"}}{{.OnCluster}}
     ADD COLUMN IF NOT EXISTS retry_after {{.OutcomeEnum}} AFTER retry_attempt;
