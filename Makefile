@@ -71,13 +71,14 @@ vet:
 # MCPDRIFT_REQUIRE_CHDB turns "library missing" from a skip into a failure,
 # MCPDRIFT_REQUIRE_PROMTOOL "promtool missing".
 # The end-to-end suites with real processes — the scale-out roles on a
-# cluster with a shard killed, the ingester killed and starved — run
-# verbosely, so that their figures (sent, acknowledged, stored,
-# duplicates) print in the log.
+# cluster with a shard killed, the ingester killed and starved — and the
+# upgrade under load (two migrators while writers insert, server and
+# cluster) run verbosely, so that their figures (sent, acknowledged,
+# stored, duplicates) print in the log.
 # mcpts/e2e runs in test-mcpts, once the TypeScript programs are built.
-E2E_PKGS := ./internal/scaleouttest/ ./internal/ingest/faulttest/
+E2E_PKGS := ./internal/scaleouttest/ ./internal/ingest/faulttest/ ./internal/upgradetest/
 test: libchdb promtool vet
-	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest -e /mcpts/)
+	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest -e /internal/upgradetest -e /mcpts/)
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m -v $(E2E_PKGS)
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-mcpts
