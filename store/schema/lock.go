@@ -63,9 +63,9 @@ const (
 	lockPoll = 100 * time.Millisecond
 )
 
-// ErrMigrating is returned by a write that a migration overlapped or would
-// have: the batch is not stored, or not entirely, and is to be written
-// again under its token once the migration is over.
+// ErrMigrating is returned by a write refused while a migrator holds the
+// lock: nothing of it was sent, and it is to be written again under its
+// token once the migration is over.
 var ErrMigrating = errors.New("a schema migration is running")
 
 // lockTable is the table of the lock.
@@ -89,7 +89,7 @@ func Epoch(ctx context.Context, q store.Querier, database string) (uint64, error
 }
 
 // WriteGuard is what a writer that shares the store with migrators checks
-// around each insert (see "Migrating while ingest runs").
+// before each insert (see "Migrating while ingest runs").
 type WriteGuard struct {
 	Querier  store.Querier
 	Database string
