@@ -6,7 +6,8 @@
 // shard is killed with SIGKILL mid-load and restarted. Every acknowledged
 // event must be stored exactly once, the ingesters must turn unready while
 // the shard is down and ready after, log the failures (rate-limited), and
-// every report must match the simulator's ledger.
+// every report must match the simulator's ledger. TestUpgradeWhileIngesting
+// upgrades a deployment on a server in the order docs/upgrade.md gives.
 package scaleouttest
 
 import (
