@@ -164,8 +164,9 @@ func (l *lock) write(ctx context.Context, seq uint64, token string) error {
 	return l.db.Exec(ctx, sql, store.Params{}.Int("seq", int64(seq)).String("owner", l.owner))
 }
 
-// acquire takes the lock, waiting while another migrator holds it, then
-// waits for the inserts that began before to end.
+// acquire takes the lock, waiting while another migrator holds it. The
+// caller then drains the inserts that began before, unless the store has
+// no events_in yet.
 func acquire(ctx context.Context, db Execer, opts Options) (*lock, error) {
 	l := &lock{db: db, opts: opts, owner: rand.Text()}
 	for {
@@ -200,9 +201,6 @@ func acquire(ctx context.Context, db Execer, opts Options) (*lock, error) {
 			l.seq = next
 			break
 		}
-	}
-	if err := l.drain(ctx); err != nil {
-		return nil, err
 	}
 	l.stop, l.done = make(chan struct{}), make(chan struct{})
 	go l.heartbeat()

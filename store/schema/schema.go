@@ -329,6 +329,14 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 			_ = l.release(ctx, true)
 			return nil, err
 		}
+		// A store with no migration recorded has no events_in: no insert
+		// to wait for (and a fresh store, or a test's, starts at once).
+		if len(done) > 0 {
+			if err := l.drain(ctx); err != nil {
+				_ = l.release(ctx, true)
+				return nil, err
+			}
+		}
 		var versions []int
 		versions, err = applyPending(ctx, db, opts, migrations, done)
 		if rerr := l.release(ctx, err == nil); err == nil && rerr != nil {
