@@ -31,6 +31,14 @@
 // mode existed still match, and without its comment lines, so that a
 // comment can be corrected in a released migration; a store records it, and
 // a file whose statements change no longer matches (add a new migration).
+//
+// # Upgrades
+//
+// Migrations run under a lock that writers read before each insert, so
+// that the api can migrate while ingest runs (lock.go, docs/upgrade.md).
+// current.sql is the schema a fresh store ends with, and current.md which
+// view feeds which table and which report reads it, both checked against a
+// fresh store on every backend.
 package schema
 
 import (
@@ -316,6 +324,9 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 	if err != nil {
 		return nil, err
 	}
+	if err := checkChecksums(migrations, done); err != nil {
+		return nil, err
+	}
 	if pending(migrations, done) {
 		// Migrations to apply: under the lock, which holds the writes of
 		// every ingester meanwhile ("Migrating while ingest runs"), and
@@ -325,7 +336,11 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 		if err != nil {
 			return nil, err
 		}
-		if done, err = appliedChecksums(ctx, db, opts); err != nil {
+		if done, err = appliedChecksums(ctx, db, opts); err == nil {
+			err = checkChecksums(migrations, done)
+		}
+		if err != nil {
+			// Nothing migrated: the lock is released.
 			_ = l.release(ctx, true)
 			return nil, err
 		}
@@ -346,10 +361,6 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 			return versions, err
 		}
 		return finish(ctx, db, opts, versions)
-	}
-	// Nothing to apply: only the recorded checksums are checked.
-	if _, err := applyPending(ctx, db, opts, migrations, done); err != nil {
-		return nil, err
 	}
 	return finish(ctx, db, opts, nil)
 }
@@ -381,16 +392,23 @@ func pending(migrations []Migration, done map[int]string) bool {
 	return false
 }
 
+// checkChecksums checks that every migration recorded in done matches its
+// file.
+func checkChecksums(migrations []Migration, done map[int]string) error {
+	for _, m := range migrations {
+		if sum, ok := done[m.Version]; ok && sum != m.Checksum && sum != releasedChecksums[m.Version] {
+			return fmt.Errorf("migration %04d_%s: %w (recorded %.12s, file %.12s)", m.Version, m.Name, ErrChecksum, sum, m.Checksum)
+		}
+	}
+	return nil
+}
+
 // applyPending applies, in order, the migrations not recorded in done,
-// recording each after its last statement, and checks the others'
-// checksums.
+// recording each after its last statement.
 func applyPending(ctx context.Context, db Execer, opts Options, migrations []Migration, done map[int]string) ([]int, error) {
 	var versions []int
 	for _, m := range migrations {
-		if sum, ok := done[m.Version]; ok {
-			if sum != m.Checksum && sum != releasedChecksums[m.Version] {
-				return versions, fmt.Errorf("migration %04d_%s: %w (recorded %.12s, file %.12s)", m.Version, m.Name, ErrChecksum, sum, m.Checksum)
-			}
+		if _, ok := done[m.Version]; ok {
 			continue
 		}
 		for i, s := range m.Statements {
