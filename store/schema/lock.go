@@ -39,7 +39,9 @@ import (
 //     before its first statement. An insert that began before the claim is
 //     thus stored whole before the first DDL, and is acknowledged: written
 //     again, it would be counted twice by a rollup that the migration
-//     rebuilds from the events (the new table has not seen its token).
+//     rebuilds from the events (the new table has not seen its token). A
+//     store with no migration recorded has no events_in, and is not
+//     drained.
 //
 // The bound this rests on: the server starts an INSERT within WriteGap of
 // the moment its writer sent it. An INSERT that a network holds longer
@@ -50,7 +52,9 @@ import (
 // taken over by claiming the odd number after it, so that a migrator that
 // died does not hold ingest for ever. A migration that fails leaves the
 // lock held: the schema may be half migrated, and writes wait for a
-// migrator that completes it (the api restarting takes the lock over).
+// migrator that completes it (an api restarting takes the lock over once
+// LockLease has passed). A recorded migration that differs from its file
+// fails before the first statement, and releases the lock.
 
 const (
 	// LockLease is how long a lock whose holder wrote nothing is honoured.
