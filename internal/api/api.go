@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
+	"github.com/mcpdrift/mcpdrift/internal/console"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -206,6 +207,7 @@ type Server struct {
 	checks       []readyCheck    // readiness checks after the store's ping
 	observer     RequestObserver // nil without WithRequestObserver
 	tracer       trace.Tracer    // nil without WithTracer
+	console      *console.Handler
 }
 
 // New builds the server and its routes.
@@ -226,6 +228,9 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		return nil, fmt.Errorf("cannot encode the openapi document: %w", err)
 	}
 	s.openapi = doc
+	if s.console, err = console.New(); err != nil {
+		return nil, err
+	}
 	if s.tls, err = cfg.TLS.Server(); err != nil {
 		return nil, fmt.Errorf("api.tls: %w", err)
 	}
@@ -254,7 +259,14 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	v1.POST("/check", s.check)
 	v1.GET("/reports/:report", s.unknownReport)
 	v1.GET("/reports/:report/series", s.unknownReport)
+	// Under /api the API answers its own 404 problem; every other path is
+	// the console's: a page, an asset, or its HTML 404 page.
 	s.engine.NoRoute(func(c *gin.Context) {
+		if !isAPIPath(c.Request.URL.Path) {
+			s.console.ServeHTTP(c.Writer, c.Request)
+			c.Abort()
+			return
+		}
 		problem(c, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", c.Request.Method, c.Request.URL.Path), "")
 	})
 	// A path served with other methods is 405, gin setting Allow.
@@ -304,6 +316,10 @@ func (s *Server) observe(c *gin.Context) {
 	c.Next()
 	s.observer.ObserveRequest(c.FullPath(), c.Request.Method, c.Writer.Status(), time.Since(start))
 }
+
+// isAPIPath reports whether p lies under /api, where the API answers in
+// JSON; the console answers every other path no endpoint serves.
+func isAPIPath(p string) bool { return p == "/api" || strings.HasPrefix(p, "/api/") }
 
 // Routes lists the paths the server answers, as registered.
 func (s *Server) Routes() []string {

@@ -1,17 +1,20 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
+	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
 
@@ -117,8 +120,37 @@ func (s *Server) check(c *gin.Context) {
 		return
 	}
 	report.Weigh(f.From, f.To, usage, propagation, toolchange.WeighOptions{UnknownSafe: unknownSafe})
-	writeJSON(c, http.StatusOK, apiclient.CheckBody{
+	out := apiclient.CheckBody{
 		From: f.From, To: f.To, Pass: report.Pass(), Tools: report.Tools, AuthorityFields: report.AuthorityFields,
 		UnknownCallers: report.UnknownCallers, OldCache: report.OldCache,
-	})
+	}
+	c.Header("Vary", "Accept")
+	// Markdown, for a pull request, when asked for before JSON: what
+	// mcpdrift check prints.
+	if wantsMarkdown(c.GetHeader("Accept")) {
+		var buf bytes.Buffer
+		if err := out.Report().Markdown(&buf); err != nil {
+			s.log.Error("cannot render the check", "err", err)
+			problem(c, http.StatusInternalServerError, "the check could not be rendered", "")
+			return
+		}
+		c.Data(http.StatusOK, render.FormatMarkdown.ContentType(), buf.Bytes())
+		return
+	}
+	writeJSON(c, http.StatusOK, out)
+}
+
+// wantsMarkdown reports whether accept names text/markdown before any JSON
+// type.
+func wantsMarkdown(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		switch strings.TrimSpace(mt) {
+		case "text/markdown":
+			return true
+		case "application/json", "*/*", "application/*":
+			return false
+		}
+	}
+	return false
 }

@@ -25,7 +25,9 @@ func TenantFrom(ctx context.Context) (string, bool) {
 }
 
 // publicPaths answer without a token: liveness, readiness, the process's
-// metrics and the API's description carry no tenant's data.
+// metrics and the API's description carry no tenant's data; nor do the
+// console's pages and assets, every path outside /api (see isAPIPath),
+// whose script asks for a token and sends it with each API request.
 var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/api/v1/openapi.json": true}
 
 // tenancy binds every request to its tenant. It is the one place that
@@ -39,7 +41,7 @@ func (s *Server) tenancy(c *gin.Context) {
 		c.Next()
 		return
 	}
-	if publicPaths[c.Request.URL.Path] {
+	if publicPaths[c.Request.URL.Path] || !isAPIPath(c.Request.URL.Path) {
 		c.Next()
 		return
 	}
