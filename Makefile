@@ -7,7 +7,7 @@ BIN       := bin
 # The embedded store needs cgo (ClickHouse needs the stacks of cgo threads).
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-race fuzz bench libchdb promtool otelcol test-gateway vet clean help plugin plugin-deps test-plugin test-mcpts bench-mcpts demo telemetrygen-run
+.PHONY: all build run test test-race fuzz bench libchdb promtool chromium otelcol test-gateway vet clean help plugin plugin-deps test-plugin test-mcpts bench-mcpts demo telemetrygen-run
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make bench      run the benchmark suite and print figures against same-run baselines"
 	@echo "make demo       run a server on a temporary directory, simulate 50,000 events, print a report"
 	@echo "make libchdb    fetch libchdb.so into the per-user cache (or honour CHDB_LIB_PATH)"
+	@echo "make chromium   install Debian's chromium, the browser the console's tests drive (or honour CHROMIUM)"
 	@echo "make promtool   install promtool (Prometheus's rule checker) into the per-user cache (or honour PROMTOOL)"
 	@echo "make otelcol    build the OpenTelemetry Collector of deploy/otelcol/builder.yaml into the per-user cache"
 	@echo "make test-gateway  run deploy/otelcol/gateway.yaml on that Collector in front of mcpdrift with tokens"
@@ -41,6 +42,11 @@ libchdb:
 # ./deploy); built from the Go module proxy once, then cached.
 promtool:
 	@GO=$(GO) scripts/install-promtool.sh >/dev/null
+
+# Chromium, which the console's tests (internal/console TestConsole) drive
+# with chromedp: Debian's chromium package, installed by apt-get once.
+chromium:
+	@scripts/install-chromium.sh >/dev/null
 
 # The Collector the gateway test runs deploy/otelcol/gateway.yaml on, built
 # by the Collector Builder from the Go module proxy once per manifest.
@@ -69,7 +75,8 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 
 # MCPDRIFT_REQUIRE_CHDB turns "library missing" from a skip into a failure,
-# MCPDRIFT_REQUIRE_PROMTOOL "promtool missing".
+# MCPDRIFT_REQUIRE_PROMTOOL "promtool missing", MCPDRIFT_REQUIRE_CHROMIUM
+# "chromium missing".
 # The end-to-end suites with real processes — the scale-out roles on a
 # cluster with a shard killed, the ingester killed and starved — and the
 # upgrade under load (two migrators while writers insert, server and
@@ -77,8 +84,8 @@ vet:
 # stored, duplicates) print in the log.
 # mcpts/e2e runs in test-mcpts, once the TypeScript programs are built.
 E2E_PKGS := ./internal/scaleouttest/ ./internal/ingest/faulttest/ ./internal/upgradetest/
-test: libchdb promtool vet
-	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest -e /internal/upgradetest -e /mcpts/)
+test: libchdb promtool chromium vet
+	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 MCPDRIFT_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest -e /internal/upgradetest -e /mcpts/)
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m -v $(E2E_PKGS)
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-mcpts

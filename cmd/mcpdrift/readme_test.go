@@ -45,6 +45,20 @@ func TestReadmeAsANewcomer(t *testing.T) {
 	dataDir := t.TempDir()
 
 	srv := startServe(t, filepath.Join(bin, "mcpdrift"), dataDir)
+	// The console, where the README sends a newcomer after make run.
+	if !strings.Contains(readme, "open the console at http://127.0.0.1:8080/ in a browser") {
+		t.Fatal("README.md no longer sends a newcomer to the console")
+	}
+	if resp, err := http.Get("http://" + srv.api + "/"); err != nil {
+		t.Fatal(err)
+	} else {
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `<script src="/assets/app.js" defer></script>`) {
+			t.Fatalf("GET / on the API: %d %.300s", resp.StatusCode, page)
+		}
+	}
+
 	// Every client below must finish well within this.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -185,8 +185,11 @@ func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref f
 		},
 		"responses": map[string]any{
 			"200": map[string]any{
-				"description": "The check, tool by tool, weighed by usage.",
-				"content":     map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiclient.CheckBody]())}},
+				"description": "The check, tool by tool, weighed by usage: JSON, or the Markdown `mcpdrift check` prints (for a pull request) when Accept names text/markdown before JSON.",
+				"content": map[string]any{
+					"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiclient.CheckBody]())},
+					"text/markdown":    map[string]any{"schema": map[string]any{"type": "string"}},
+				},
 			},
 			"400": ref("responses", "BadRequest"),
 			"401": ref("responses", "Unauthorized"),

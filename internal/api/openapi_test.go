@@ -131,7 +131,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		}
 	}
 	// And the 404 and 406 problems.
-	validate(t, c, "/components/schemas/Problem", getRaw(t, s.Handler(), "/nowhere").body)
+	validate(t, c, "/components/schemas/Problem", getRaw(t, s.Handler(), "/api/nowhere").body)
 	validate(t, c, "/components/responses/NotAcceptable/content/application~1problem+json/schema",
 		get(t, s.Handler(), "/api/v1/reports/repairs", "image/png").body)
 

@@ -142,11 +142,12 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
   OTLP/gRPC  %s
   OTLP/HTTP  %s://%s/v1/logs
   API        %s://%s/api/v1/tools
+  console    %s://%s/
   %-10s %s
   spool      %s
 Press Ctrl-C to stop.
 `, version, p.in.GRPCAddr(), scheme(c.OTLPTLS.Enabled()), p.in.HTTPAddr(), scheme(c.API.TLS.Enabled()), p.api.Addr(),
-			label, where, orOff(c.Ingest.Spool.Dir))
+			scheme(c.API.TLS.Enabled()), p.api.Addr(), label, where, orOff(c.Ingest.Spool.Dir))
 	}
 	return p, nil
 }

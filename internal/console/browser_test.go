@@ -66,12 +66,12 @@ func chromium(t *testing.T) string {
 
 // fleet is a serve with tokens and the simulator's events.
 type fleet struct {
-	base                      string // http://host:port
-	read, audit               string // tokens
-	from, to                  string // the window, RFC 3339
-	window                    url.Values
-	ledger                    simulate.Ledger
-	ingestToken               string
+	base        string // http://host:port
+	read, audit string // tokens
+	from, to    string // the window, RFC 3339
+	window      url.Values
+	ledger      simulate.Ledger
+	ingestToken string
 }
 
 func startFleet(t *testing.T) *fleet {
@@ -172,11 +172,28 @@ func (f *fleet) get(t *testing.T, token, path string, params url.Values, dest an
 type problems struct {
 	mu   sync.Mutex
 	seen []string
+	// api are the API requests the page sent since the last requests.
+	api []string
+}
+
+// requests returns the paths of the API requests since the last call.
+func (p *problems) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.api
+	p.api = nil
+	return r
 }
 
 func (p *problems) listen(ev any) {
 	var s string
 	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		if u, err := url.Parse(e.Request.URL); err == nil && strings.HasPrefix(u.Path, "/api/") {
+			p.mu.Lock()
+			p.api = append(p.api, e.Request.Method+" "+u.Path)
+			p.mu.Unlock()
+		}
 	case *runtime.EventExceptionThrown:
 		s = "exception: " + e.ExceptionDetails.Text
 		if e.ExceptionDetails.Exception != nil {
@@ -275,6 +292,23 @@ func (b *browser) open(path string, extra url.Values) {
 	b.do("open "+path, chromedp.Navigate(b.f.base+path+"?"+q.Encode()), chromedp.Poll[chromedp.Void](settled))
 }
 
+// visit runs actions that lead to a page, waits until it has settled,
+// logs how long that took, and checks the API requests it sent: one per
+// table and chart.
+func (b *browser) visit(page string, want []string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	b.p.requests()
+	start := time.Now()
+	b.do(page, append(actions, chromedp.Poll[chromedp.Void](settled))...)
+	b.t.Logf("%s: interactive in %s", page, time.Since(start).Round(time.Millisecond))
+	got := b.p.requests()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		b.t.Errorf("%s: API requests %q, want %q", page, got, want)
+	}
+}
+
 // screenshot saves the page as name.png under the test's directory.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
@@ -291,13 +325,19 @@ func (b *browser) screenshot(name string) {
 	b.t.Logf("screenshot of %s: %s", name, p)
 }
 
+// cellJS defines cell(e): the figure an element shows — its time's
+// datetime, the whole value behind a shortened one (data-full), or its
+// text.
+const cellJS = `var cell = e => e.querySelector('time') ? e.querySelector('time').getAttribute('datetime') :
+	e.dataset.full || (e.firstElementChild && e.firstElementChild.dataset.full && e.children.length === 1 ? e.firstElementChild.dataset.full : e.textContent);`
+
 // rows reads the table captioned caption: per row, each cell's data-k to
-// its text, or to its time's datetime.
+// the figure it shows (see cellJS).
 func (b *browser) rows(caption string) []map[string]string {
 	b.t.Helper()
-	return eval[[]map[string]string](b, `[...document.querySelectorAll('main table')].filter(t => t.caption && t.caption.textContent === `+strconv.Quote(caption)+`)
+	return eval[[]map[string]string](b, cellJS+`[...document.querySelectorAll('main table')].filter(t => t.caption && t.caption.textContent === `+strconv.Quote(caption)+`)
 		.flatMap(t => [...t.querySelectorAll('tr')].filter(tr => tr.querySelector('td')).map(tr => Object.fromEntries(
-		[...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.querySelector('time') ? td.querySelector('time').getAttribute('datetime') : td.textContent]))))`)
+		[...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, cell(td)]))))`)
 }
 
 // keyboard presses Tab through the page and fails for each visible
@@ -422,8 +462,9 @@ func TestConsole(t *testing.T) {
 		if top == "" {
 			t.Fatal("no adapter has a blocking client: the exclusion is not exercised")
 		}
-		b.do("exclude", chromedp.SendKeys(`#filters input[name=exclude_client]`, top), chromedp.Click(`#filters button[type=submit]`),
-			chromedp.Poll[chromedp.Void](`location.search.includes('exclude_client=') && `+settled))
+		b.visit("adapters without "+top, []string{"GET /api/v1/reports/adapter-retirement"},
+			chromedp.SendKeys(`#filters input[name=exclude_client]`, top), chromedp.Click(`#filters button[type=submit]`),
+			chromedp.Poll[chromedp.Void](`location.search.includes('exclude_client=')`))
 		excluded := compare(url.Values{"exclude_client": {top}})
 		if slices.EqualFunc(excluded.Rows, body.Rows, func(a, b queries.AdapterRow) bool { return a.Calls == b.Calls }) {
 			t.Errorf("excluding %s changes no adapter's calls", top)
@@ -445,12 +486,13 @@ func TestConsole(t *testing.T) {
 				busiest = r
 			}
 		}
-		b.do("adapter link", chromedp.Click(`main a[href^="/adapters/`+url.PathEscape(busiest.AdapterID)+`?"]`),
-			chromedp.Poll[chromedp.Void](`location.pathname.startsWith('/adapters/') && `+settled))
+		b.visit("adapter "+busiest.AdapterID, []string{"GET /api/v1/reports/adapter-retirement", "GET /api/v1/reports/adapter-retirement/series"},
+			chromedp.Click(`main a[href^="/adapters/`+url.PathEscape(busiest.AdapterID)+`?"]`),
+			chromedp.Poll[chromedp.Void](`location.pathname.startsWith('/adapters/')`))
 		var one apiclient.ReportBody[queries.AdapterRow]
 		f.get(t, f.read, "/api/v1/reports/adapter-retirement", url.Values{"adapter": {busiest.AdapterID}, "top_clients": {"100"}}, &one)
 		r := one.Rows[0]
-		facts := eval[map[string]string](b, `Object.fromEntries([...document.querySelectorAll('dd[data-k]')].map(d => [d.dataset.k, d.querySelector('time') ? d.querySelector('time').getAttribute('datetime') : d.textContent]))`)
+		facts := eval[map[string]string](b, cellJS+`Object.fromEntries([...document.querySelectorAll('dd[data-k]')].map(d => [d.dataset.k, cell(d)]))`)
 		for k, v := range map[string]string{"verdict": r.Verdict, "reason": r.Reason, "calls": commas(r.Calls), "would_be_rejected": commas(r.WouldBeRejected),
 			"sessions": commas(r.Sessions), "max_privilege": orDash(r.MaxPrivilege), "last_seen": timeOr(r.LastSeen)} {
 			if facts[k] != v {
@@ -497,7 +539,8 @@ func TestConsole(t *testing.T) {
 
 	t.Run("tools", func(t *testing.T) {
 		b.t = t
-		b.do("tools nav", chromedp.Click(`nav a[data-nav=tools]`), chromedp.Poll[chromedp.Void](`location.pathname === '/tools' && `+settled))
+		b.visit("tools", []string{"GET /api/v1/tools"},
+			chromedp.Click(`nav a[data-nav=tools]`), chromedp.Poll[chromedp.Void](`location.pathname === '/tools'`))
 		var body apiclient.ReportBody[queries.ToolRow]
 		f.get(t, f.read, "/api/v1/tools", nil, &body)
 		got := b.rows("Tools")
@@ -525,8 +568,10 @@ func TestConsole(t *testing.T) {
 				busiest = r
 			}
 		}
-		b.do("tool link", chromedp.Click(`main a[href^="/tools/`+url.PathEscape(busiest.Tool)+`?"]`),
-			chromedp.Poll[chromedp.Void](`location.pathname.startsWith('/tools/') && `+settled))
+		b.visit("tool "+busiest.Tool, []string{"GET /api/v1/reports/stale-usage/series", "GET /api/v1/reports/stale-usage",
+			"GET /api/v1/reports/repairs", "GET /api/v1/reports/propagation"},
+			chromedp.Click(`main a[href^="/tools/`+url.PathEscape(busiest.Tool)+`?"]`),
+			chromedp.Poll[chromedp.Void](`location.pathname.startsWith('/tools/')`))
 		tool := url.Values{"tool": {busiest.Tool}}
 		var stale apiclient.ReportBody[queries.StaleUsageRow]
 		f.get(t, f.read, "/api/v1/reports/stale-usage", tool, &stale)
@@ -603,7 +648,8 @@ func TestConsole(t *testing.T) {
 		}
 		b.screenshot("violations")
 		b.keyboard("violations")
-		b.do("next page", chromedp.Click(`nav.pager a:last-child`), chromedp.Poll[chromedp.Void](`location.search.includes('cursor=') && `+settled))
+		b.visit("violations, page 2", []string{"GET /api/v1/reports/violations"},
+			chromedp.Click(`nav.pager a:last-child`), chromedp.Poll[chromedp.Void](`location.search.includes('cursor=')`))
 		f.get(t, f.read, "/api/v1/reports/violations", url.Values{"limit": {"10"}, "cursor": {page1.Next}}, &page2)
 		check(page2)
 		b.do("back to page 1", chromedp.NavigateBack(), chromedp.Poll[chromedp.Void](`!location.search.includes('cursor=') && `+settled))
@@ -707,6 +753,24 @@ func TestConsole(t *testing.T) {
 		b.keyboard("check")
 		p.check(t, "check")
 		_ = toolchange.StatusChanged
+	})
+
+	t.Run("empty and error", func(t *testing.T) {
+		b.t = t
+		var none apiclient.ReportBody[queries.ToolRow]
+		f.get(t, f.read, "/api/v1/tools", url.Values{"service": {"no-such-service"}}, &none)
+		b.open("/tools", url.Values{"service": {"no-such-service"}})
+		if msg := eval[string](b, `(document.querySelector('main .state.empty') || {}).textContent || ''`); len(none.Rows) != 0 || msg == "" {
+			t.Errorf("a service without calls: the API has %d rows, the page shows %q", len(none.Rows), msg)
+		}
+		b.screenshot("empty")
+		p.check(t, "empty")
+		b.open("/tools", url.Values{"from": {"soon"}})
+		if msg := eval[string](b, `(document.querySelector('main .state.error') || {}).textContent || ''`); !strings.HasPrefix(msg, "Error in from: invalid time") {
+			t.Errorf("an invalid from shows %q", msg)
+		}
+		b.screenshot("error")
+		p.check(t, "error", "status 400", "400 (Bad Request)")
 	})
 
 	t.Run("not found", func(t *testing.T) {

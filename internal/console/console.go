@@ -34,7 +34,7 @@ const AssetPrefix = "/assets/"
 // most one more segment (an adapter id, a tool name).
 var pages = map[string]bool{"adapters": true, "tools": true, "violations": false, "audit": false, "check": false}
 
-// IsPage reports whether p (a URL path) is one of the console's pages, so
+// IsPage reports whether p (a URL path, escaped) is one of the console's pages, so
 // that its answer is the console: "/", "/adapters", "/adapters/<id>",
 // "/tools", "/tools/<name>", "/violations", "/audit", "/check".
 func IsPage(p string) bool {
@@ -143,7 +143,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, ok := h.files[r.URL.Path]
-	if !ok && IsPage(r.URL.Path) {
+	// The escaped path: a tool or adapter id with a slash is one segment.
+	if !ok && IsPage(r.URL.EscapedPath()) {
 		f, ok = h.index, true
 	}
 	if !ok {

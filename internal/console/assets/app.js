@@ -30,7 +30,14 @@
   }
   const num = v => (v === null || v === undefined) ? DASH : Number(v).toLocaleString('en-US');
   const pct = v => (v === null || v === undefined) ? DASH : (v * 100).toFixed(2) + '%';
-  const ms = v => (v === null || v === undefined) ? DASH : Math.round(v).toLocaleString('en-US') + ' ms';
+  // ms is a lag in milliseconds, in the unit that reads best.
+  function ms(v) {
+    if (v === null || v === undefined) return DASH;
+    if (v < 1000) return Math.round(v) + ' ms';
+    if (v < 60000) return (v / 1000).toFixed(1) + ' s';
+    if (v < 3600000) return (v / 60000).toFixed(1) + ' min';
+    return (v / 3600000).toFixed(1) + ' h';
+  }
   const text = v => (v === null || v === undefined || v === '') ? DASH : String(v);
   function age(s) {
     if (s === null || s === undefined) return DASH;
@@ -93,7 +100,7 @@
 
   // ---- API access.
   class APIError extends Error {
-    constructor(status, detail) { super(detail); this.status = status; }
+    constructor(status, detail, param) { super(detail); this.status = status; this.param = param || ''; }
   }
   async function api(path, params, init) {
     init = init || {};
@@ -103,9 +110,9 @@
     const url = path + (params && params.toString() ? '?' + params.toString() : '');
     const res = await fetch(url, Object.assign({}, init, { headers, credentials: 'omit', cache: 'no-store' }));
     if (!res.ok) {
-      let detail = res.status + ' ' + res.statusText;
-      try { const p = await res.json(); if (p.detail) detail = p.detail; } catch (e) { /* not a problem document */ }
-      throw new APIError(res.status, detail);
+      let detail = res.status + ' ' + res.statusText, param = '';
+      try { const p = await res.json(); if (p.detail) detail = p.detail; param = p.parameter; } catch (e) { /* not a problem document */ }
+      throw new APIError(res.status, detail, param);
     }
     if ((headers.Accept || '').startsWith('application/json')) return res.json();
     return res.text();
@@ -117,7 +124,8 @@
   function failure(err) {
     if (err instanceof APIError && err.status === 401) { askToken(err.message); return el('p', { class: 'state error', role: 'alert', text: 'A token is needed: ' + err.message }); }
     if (err instanceof APIError && err.status === 403) return el('p', { class: 'state error forbidden', role: 'alert', text: 'Not allowed with this token: ' + err.message });
-    return el('p', { class: 'state error', role: 'alert', text: 'Error: ' + err.message });
+    const where = err instanceof APIError && err.param ? ' in ' + err.param : '';
+    return el('p', { class: 'state error', role: 'alert', text: 'Error' + where + ': ' + err.message });
   }
   // section shows loading in a slot, then what fill builds from the API's
   // answer, or the error.
@@ -265,7 +273,7 @@
       fact('verdict', 'Verdict', el('span', { class: 'verdict verdict-' + r.verdict, text: r.verdict }));
       fact('reason', 'Reason', r.reason);
       fact('tool', 'Tool', link('/tools/' + encodeURIComponent(r.tool), r.tool));
-      fact('revisions', 'Revisions', text(r.revision_from) + ' → ' + text(r.revision_to));
+      fact('revisions', 'Revisions', el('span', {}, revCell(r.revision_from), ' → ', revCell(r.revision_to)));
       fact('calls', 'Calls through it', num(r.calls));
       fact('share', 'Share of the tool\'s calls', r.tool_calls === 0 ? DASH : pct(r.share));
       fact('would_be_rejected', 'What-if: rejected without it', num(r.would_be_rejected));
@@ -318,8 +326,8 @@
       if (body.rows.length === 0) return empty('No tool was called in this window.');
       return table('Tools', [
         { title: 'Tool', key: 'tool', value: r => link('/tools/' + encodeURIComponent(r.tool), r.tool) },
-        { title: 'Client revisions', key: 'client_revisions', value: r => list(r.client_revisions) },
-        { title: 'Server revisions', key: 'server_revisions', value: r => list(r.server_revisions) },
+        { title: 'Client revisions', key: 'client_revisions', value: r => revList(r.client_revisions) },
+        { title: 'Server revisions', key: 'server_revisions', value: r => revList(r.server_revisions) },
         { title: 'Adapters', key: 'adapters', value: r => list(r.adapters) },
         { title: 'Calls', key: 'calls', num: true, value: r => num(r.calls) },
         { title: 'First seen', key: 'first_seen', value: r => when(r.first_seen) },
@@ -328,8 +336,13 @@
     }, gen);
   }
 
+  const revList = xs => (!xs || xs.length === 0) ? DASH : el('span', { 'data-full': xs.join(', ') }, xs.map(shortRev).join(', '));
   const OUTCOMES = ['current', 'normalized', 'rejected', 'removed', 'failed'];
-  const rev = v => v ? v : '(unknown)';
+  // shortRev is a revision as people quote a commit: a digest's first 12
+  // characters; the whole one is in the title and data-full.
+  const shortRev = v => v.length > 16 ? v.slice(0, 12) + '…' : v;
+  const rev = v => v ? shortRev(v) : '(unknown)';
+  const revCell = v => v ? el('code', { title: v, 'data-full': v }, shortRev(v)) : DASH;
 
   function toolPage(q, gen, tool) {
     title('Tool ' + tool);
@@ -361,8 +374,8 @@
     section(slot(), api('/api/v1/reports/stale-usage', p), body => {
       if (body.rows.length === 0) return empty('No call in this window.');
       return table('Revisions', [
-        { title: 'Client revision', key: 'revision_client', value: r => text(r.revision_client) },
-        { title: 'Server revision', key: 'revision_server', value: r => text(r.revision_server) },
+        { title: 'Client revision', key: 'revision_client', value: r => revCell(r.revision_client) },
+        { title: 'Server revision', key: 'revision_server', value: r => revCell(r.revision_server) },
         { title: 'Calls', key: 'calls', num: true, value: r => num(r.calls) },
         ...OUTCOMES.map(o => ({ title: o[0].toUpperCase() + o.slice(1), key: o, num: true, value: r => num(r[o]) })),
         { title: 'First seen', key: 'first_seen', value: r => when(r.first_seen) },
@@ -415,7 +428,7 @@
         { title: 'Kind', key: 'kind', value: r => r.kind },
         { title: 'Tool', key: 'tool', value: r => link('/tools/' + encodeURIComponent(r.tool), r.tool) },
         { title: 'Client', key: 'client', value: r => r.client_name ? r.client_name + '@' + r.client_version : DASH },
-        { title: 'Revisions', key: 'revisions', value: r => text(r.revision_client) + ' → ' + text(r.revision_server) },
+        { title: 'Revisions', key: 'revisions', value: r => el('span', {}, revCell(r.revision_client), ' → ', revCell(r.revision_server)) },
         { title: 'Outcome', key: 'outcome', value: r => text(r.outcome) },
         { title: 'Session', key: 'session_id', value: r => r.session_id ? link('/audit', r.session_id, { session: r.session_id }) : DASH },
         { title: 'Detail', key: 'detail', value: r => text(r.detail) },
@@ -454,7 +467,7 @@
         { title: 'Run', key: 'run_id', value: r => text(r.run_id) },
         { title: 'Session', key: 'session_id', value: r => text(r.session_id) },
         { title: 'Request', key: 'request_id', value: r => text(r.request_id) },
-        { title: 'Revisions', key: 'revisions', value: r => text(r.revision_client) + ' → ' + text(r.revision_server) },
+        { title: 'Revisions', key: 'revisions', value: r => el('span', {}, revCell(r.revision_client), ' → ', revCell(r.revision_server)) },
         { title: 'Outcome', key: 'outcome', value: r => text(r.outcome) },
         { title: 'Approval', key: 'approval', value: r => text(r.approval) },
         { title: 'Arguments', key: 'args_raw', value: r => el('code', {}, text(r.args_raw)) },
