@@ -341,10 +341,12 @@ func (b *browser) rows(caption string) []map[string]string {
 }
 
 // keyboard presses Tab through the page and fails for each visible
-// control that focus never reaches.
+// control that focus never reaches: the open modal dialog's only, when
+// one is open.
 func (b *browser) keyboard(page string) {
 	b.t.Helper()
-	n := eval[int](b, `(() => { let i = 0; for (const e of document.querySelectorAll('a[href], button, input, select, textarea, summary')) {
+	n := eval[int](b, `(() => { let i = 0; const scope = document.querySelector('dialog[open]') || document;
+		for (const e of scope.querySelectorAll('a[href], button, input, select, textarea, summary')) {
 		if (e.closest('dialog:not([open])') || e.hidden || e.disabled || !e.getClientRects().length) continue; e.dataset.kb = String(i++); } document.activeElement.blur(); return i; })()`)
 	reached := map[string]bool{}
 	for range n + 2 {
@@ -411,6 +413,7 @@ func TestConsole(t *testing.T) {
 	b.open("/adapters", nil)
 	b.do("token asked", chromedp.Poll[chromedp.Void](`document.getElementById('login').open`))
 	b.screenshot("token")
+	b.keyboard("token")
 	b.do("wrong token", chromedp.SendKeys(`#login input[name=token]`, "not-a-token"), chromedp.Click(`#login button[type=submit]`),
 		chromedp.Poll[chromedp.Void](`document.getElementById('login').open && document.getElementById('login-error').textContent.includes('refused')`))
 	b.do("read token", chromedp.SendKeys(`#login input[name=token]`, f.read), chromedp.Click(`#login button[type=submit]`),
