@@ -10,6 +10,8 @@ require (
 	github.com/ClickHouse/ch-go v0.75.0
 	github.com/ClickHouse/clickhouse-go/v2 v2.51.0
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.24.0
 	github.com/ebitengine/purego v0.11.3
 	github.com/gin-gonic/gin v1.12.0
 	github.com/klauspost/compress v1.20.3
@@ -45,8 +47,6 @@ require (
 	github.com/bytedance/sonic v1.15.0 // indirect
 	github.com/bytedance/sonic/loader v0.5.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
-	github.com/chromedp/cdproto v0.160.1 // indirect
-	github.com/chromedp/chromedp v0.24.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/dmarkham/enumer v1.6.3 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
