@@ -239,3 +239,45 @@ func TestCheckTenantAndScope(t *testing.T) {
 
 // agePtr is a known session age.
 func agePtr(s int64) *int64 { return &s }
+
+// TestCheckMarkdown: the check answers the Markdown of mcpdrift check when
+// Accept names text/markdown before JSON, and JSON otherwise.
+func TestCheckMarkdown(t *testing.T) {
+	s, _ := newServer(t, reporttest.TenantA)
+	send := func(accept string) response {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/check", bytes.NewReader(checkRequest(t)))
+		req.Header.Set("Content-Type", "application/json")
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	}
+	b := decodeCheck(t, send(""))
+	var want bytes.Buffer
+	if err := b.Report().Markdown(&want); err != nil {
+		t.Fatal(err)
+	}
+	for accept, markdown := range map[string]bool{
+		"":                                  false,
+		"application/json":                  false,
+		"*/*":                               false,
+		"application/json, text/markdown":   false,
+		"text/markdown":                     true,
+		"text/markdown;q=0.9, */*;q=0.1":    true,
+		"text/html, text/markdown, */*;q=0": true,
+	} {
+		r := send(accept)
+		ct := r.header.Get("Content-Type")
+		switch {
+		case r.status != http.StatusOK || r.header.Get("Vary") != "Accept":
+			t.Errorf("Accept %q: %d, Vary %q", accept, r.status, r.header.Get("Vary"))
+		case markdown && (!strings.HasPrefix(ct, "text/markdown") || !bytes.Equal(r.body, want.Bytes())):
+			t.Errorf("Accept %q: %s %.200s, want the Markdown of mcpdrift check", accept, ct, r.body)
+		case !markdown && !strings.HasPrefix(ct, "application/json"):
+			t.Errorf("Accept %q: %s, want JSON", accept, ct)
+		}
+	}
+}
