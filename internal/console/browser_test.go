@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -30,7 +32,6 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
-	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
@@ -752,10 +753,27 @@ func TestConsole(t *testing.T) {
 		if md := post("text/markdown"); !bytes.Equal(md, want.Bytes()) {
 			t.Errorf("the check's Markdown differs from toolchange's:\n%s\nwant\n%s", md, want.Bytes())
 		}
+		// The Markdown, downloaded as a person would: the file equals the
+		// API's answer.
+		downloads := t.TempDir()
+		if _, err := cdp.Call(b.ctx, chromedp.FromContext(b.ctx).Browser, cdpbrowser.SetDownloadBehavior,
+			cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+			t.Fatal(err)
+		}
+		b.do("download", chromedp.Click(`main button[type=button]`))
+		file := filepath.Join(downloads, "mcpdrift-check.md")
+		var saved []byte
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if saved, err = os.ReadFile(file); err == nil && len(saved) > 0 {
+				break
+			}
+		}
+		if !bytes.Equal(saved, want.Bytes()) {
+			t.Errorf("downloaded %s: %.300q, want the API's Markdown", file, saved)
+		}
 		b.screenshot("check")
 		b.keyboard("check")
 		p.check(t, "check")
-		_ = toolchange.StatusChanged
 	})
 
 	t.Run("empty and error", func(t *testing.T) {
