@@ -415,6 +415,9 @@ func TestConsole(t *testing.T) {
 	b.do("token asked", chromedp.Poll[chromedp.Void](`document.getElementById('login').open`))
 	b.screenshot("token")
 	b.keyboard("token")
+	// Escape closes the dialog; the page offers it again.
+	b.do("escape", chromedp.KeyEvent(kb.Escape), chromedp.Poll[chromedp.Void](`!document.getElementById('login').open`),
+		chromedp.Click(`main .state.error button`), chromedp.Poll[chromedp.Void](`document.getElementById('login').open`))
 	b.do("wrong token", chromedp.SendKeys(`#login input[name=token]`, "not-a-token"), chromedp.Click(`#login button[type=submit]`),
 		chromedp.Poll[chromedp.Void](`document.getElementById('login').open && document.getElementById('login-error').textContent.includes('refused')`))
 	b.do("read token", chromedp.SendKeys(`#login input[name=token]`, f.read), chromedp.Click(`#login button[type=submit]`),

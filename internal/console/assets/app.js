@@ -122,7 +122,12 @@
   const loading = () => el('p', { class: 'state loading', role: 'status', text: 'Loading…' });
   const empty = what => el('p', { class: 'state empty', text: what });
   function failure(err) {
-    if (err instanceof APIError && err.status === 401) { askToken(err.message); return el('p', { class: 'state error', role: 'alert', text: 'A token is needed: ' + err.message }); }
+    if (err instanceof APIError && err.status === 401) {
+      askToken(err.message);
+      // The dialog closed with Escape opens again from here.
+      return el('p', { class: 'state error', role: 'alert' }, 'A token is needed: ' + err.message + ' ',
+        el('button', { type: 'button', onclick: () => askToken(err.message) }, 'Enter a token'));
+    }
     if (err instanceof APIError && err.status === 403) return el('p', { class: 'state error forbidden', role: 'alert', text: 'Not allowed with this token: ' + err.message });
     const where = err instanceof APIError && err.param ? ' in ' + err.param : '';
     return el('p', { class: 'state error', role: 'alert', text: 'Error' + where + ': ' + err.message });
