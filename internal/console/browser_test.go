@@ -387,6 +387,57 @@ func timeOr(t *time.Time) string {
 	return t.Format(time.RFC3339Nano)
 }
 
+// newBrowser starts Chromium for the test, recording its problems; it
+// stops with the test.
+func newBrowser(t *testing.T, exe string, f *fleet) *browser {
+	t.Helper()
+	shots := t.TempDir()
+	if d := os.Getenv("MCPDRIFT_SCREENSHOTS"); d != "" {
+		shots = d
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))...)
+	t.Cleanup(cancel)
+	p := &problems{}
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(p.listen))
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("cannot start %s: %v", exe, err)
+	}
+	return &browser{t: t, ctx: ctx, f: f, p: p, shot: shots}
+}
+
+// TestConsoleWithoutTokens: as after make run, a serve without tokens and
+// without events: the console asks for no token and shows each page's
+// empty state, with no problem in the browser.
+func TestConsoleWithoutTokens(t *testing.T) {
+	requireChDB(t)
+	exe := chromium(t)
+	c := app.DefaultConfig(app.RoleServe, "mcpdrift serve", embeddedstore.New())
+	if err := c.Parse([]string{"-data.dir", t.TempDir(), "-otlp.grpc.listen", "127.0.0.1:0", "-otlp.http.listen", "127.0.0.1:0",
+		"-api.listen", "127.0.0.1:0", "-log.level", "error"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	proc, err := app.Start(context.Background(), c, "v-test", io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proc.Shutdown() })
+	f := &fleet{base: "http://" + proc.API().Addr()}
+	b := newBrowser(t, exe, f)
+	for _, page := range []string{"/", "/tools", "/tools/search", "/adapters/none", "/violations", "/audit"} {
+		b.do("open "+page, chromedp.Navigate(f.base+page), chromedp.Poll[chromedp.Void](settled))
+		if eval[bool](b, `document.getElementById('login').open || !document.getElementById('signout').hidden`) {
+			t.Errorf("%s: the console asks for a token the API does not need", page)
+		}
+		if n := eval[int](b, `document.querySelectorAll('main .state.empty').length`); n == 0 {
+			t.Errorf("%s: no empty state: %s", page, eval[string](b, `document.querySelector('main').innerText`))
+		}
+		b.p.check(t, page)
+	}
+	b.screenshot("no-tokens")
+}
+
 // TestConsole opens every page of the console in Chromium against a serve
 // with tokens and the simulator's events, and compares what each shows
 // with the API's answers for the same filters.
@@ -394,21 +445,8 @@ func TestConsole(t *testing.T) {
 	requireChDB(t)
 	exe := chromium(t)
 	f := startFleet(t)
-	shots := t.TempDir()
-	if d := os.Getenv("MCPDRIFT_SCREENSHOTS"); d != "" {
-		shots = d
-	}
-
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))...)
-	defer cancel()
-	p := &problems{}
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(p.listen))
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("cannot start %s: %v", exe, err)
-	}
-	b := &browser{t: t, ctx: ctx, f: f, p: p, shot: shots}
+	b := newBrowser(t, exe, f)
+	p := b.p
 
 	// Tokens: none yet, then a wrong one, then a read token.
 	b.open("/adapters", nil)
