@@ -3,8 +3,10 @@ package schema
 import (
 	"context"
 	"crypto/rand"
+	"embed"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/store"
@@ -75,6 +77,24 @@ var ErrMigrating = errors.New("a schema migration is running")
 // lockTable is the table of the lock.
 const lockTable = "schema_lock"
 
+// lockFiles are the lock's statements. Identifiers, which ClickHouse does
+// not bind, stand as {{.Table}}, {{.Database}}, {{.Cluster}}, {{.Processes}} and
+// {{.Token}}, filled in by lockSQL from names the code builds, never from
+// input; every value is a bound parameter.
+//
+//go:embed lock_*.sql
+var lockFiles embed.FS
+
+// lockSQL returns the statement of lock_<name>.sql with its identifiers
+// filled in by r.
+func lockSQL(name string, r *strings.Replacer) string {
+	b, err := lockFiles.ReadFile("lock_" + name + ".sql")
+	if err != nil {
+		panic(fmt.Sprintf("schema: no statement lock_%s.sql: %v", name, err)) // embedded: cannot happen
+	}
+	return r.Replace(string(b))
+}
+
 // Epoch reads the schema epoch of database: odd while a migrator holds the
 // lock. It fails where no migrator of this version has run yet, since
 // writes are then unguarded.
@@ -82,7 +102,7 @@ func Epoch(ctx context.Context, q store.Querier, database string) (uint64, error
 	var rows []struct {
 		Seq uint64 `json:"seq"`
 	}
-	sql := "SELECT max(seq) AS seq FROM " + database + "." + lockTable
+	sql := lockSQL("epoch", strings.NewReplacer("{{.Table}}", database+"."+lockTable))
 	if err := q.Query(ctx, store.Query{Name: "schema_epoch", SQL: sql}, nil, &rows); err != nil {
 		return 0, fmt.Errorf("cannot read the schema epoch of %s: %w", database, err)
 	}
@@ -147,11 +167,20 @@ type lockStatus struct {
 
 func (l *lock) table() string { return l.opts.Database + "." + lockTable }
 
+// sql returns the lock's statement name for l's database and cluster, with
+// token as its deduplication token where it has one.
+func (l *lock) sql(name, token string) string {
+	processes := "system.processes"
+	if l.opts.Cluster != "" {
+		processes = "clusterAllReplicas(" + quote(l.opts.Cluster) + ", system.processes)"
+	}
+	return lockSQL(name, strings.NewReplacer("{{.Table}}", l.table(), "{{.Database}}", l.opts.Database, "{{.Cluster}}", quote(l.opts.Cluster),
+		"{{.Processes}}", processes, "{{.Token}}", token))
+}
+
 func (l *lock) status(ctx context.Context) (lockStatus, error) {
 	var rows []lockStatus
-	q := store.Query{Name: "schema_lock_status", SQL: "SELECT seq, argMax(owner, at) AS owner," +
-		" toInt64(dateDiff('millisecond', max(at), now64(3))) AS age_ms FROM " + l.table() +
-		" WHERE seq = (SELECT max(seq) FROM " + l.table() + ") GROUP BY seq"}
+	q := store.Query{Name: "schema_lock_status", SQL: l.sql("status", "")}
 	if err := l.db.Query(ctx, q, nil, &rows); err != nil {
 		return lockStatus{}, fmt.Errorf("cannot read %s: %w", l.table(), err)
 	}
@@ -161,11 +190,14 @@ func (l *lock) status(ctx context.Context) (lockStatus, error) {
 	return rows[0], nil
 }
 
-// write inserts the row seq with l's owner, under token.
+// write inserts the row seq with l's owner, under token (lock_write.sql,
+// which starts with its INSERT: the test cluster replicates a statement
+// by its first words). The deduplication token makes a claim a
+// compare-and-set: of two migrators writing one epoch under one token, the
+// engine stores one block. Tokens are built here from numbers and the
+// owner's base32 name, never from input.
 func (l *lock) write(ctx context.Context, seq uint64, token string) error {
-	sql := "INSERT INTO " + l.table() + " (seq, owner) SETTINGS insert_deduplicate = 1, insert_deduplication_token = '" + token +
-		"' VALUES ({seq:UInt64}, {owner:String})"
-	return l.db.Exec(ctx, sql, store.Params{}.Int("seq", int64(seq)).String("owner", l.owner))
+	return l.db.Exec(ctx, l.sql("write", token), store.Params{}.Int("seq", int64(seq)).String("owner", l.owner))
 }
 
 // acquire takes the lock, waiting while another migrator holds it. The
@@ -197,7 +229,7 @@ func acquire(ctx context.Context, db Execer, opts Options) (*lock, error) {
 		var rows []struct {
 			Owner string `json:"owner"`
 		}
-		q := store.Query{Name: "schema_lock_owner", SQL: "SELECT any(owner) AS owner FROM " + l.table() + " WHERE seq = {seq:UInt64}"}
+		q := store.Query{Name: "schema_lock_owner", SQL: l.sql("owner", "")}
 		if err := db.Query(ctx, q, store.Params{}.Int("seq", int64(next)), &rows); err != nil {
 			return nil, fmt.Errorf("cannot read the owner of schema epoch %d: %w", next, err)
 		}
@@ -217,9 +249,7 @@ func (l *lock) replicated(ctx context.Context, seq uint64) error {
 	if l.opts.Cluster == "" {
 		return nil
 	}
-	c := quote(l.opts.Cluster)
-	q := store.Query{Name: "schema_lock_replicated", SQL: "SELECT toUInt8(ifNull((SELECT count() FROM clusterAllReplicas(" + c + ", " + l.opts.Database + ", " + lockTable + ")" +
-		" WHERE seq = {seq:UInt64}) >= (SELECT count() FROM clusterAllReplicas(" + c + ", system.one)), 0)) AS ok"}
+	q := store.Query{Name: "schema_lock_replicated", SQL: l.sql("replicated", "")}
 	for {
 		var rows []struct {
 			OK uint8 `json:"ok"`
@@ -242,12 +272,7 @@ func (l *lock) drain(ctx context.Context) error {
 	if err := sleep(ctx, 2*WriteGap); err != nil {
 		return err
 	}
-	processes := "system.processes"
-	if l.opts.Cluster != "" {
-		processes = "clusterAllReplicas(" + quote(l.opts.Cluster) + ", system.processes)"
-	}
-	q := store.Query{Name: "schema_lock_inserts", SQL: "SELECT count() AS n FROM " + processes +
-		" WHERE startsWith(query, {insert:String})"}
+	q := store.Query{Name: "schema_lock_inserts", SQL: l.sql("inserts", "")}
 	params := store.Params{}.String("insert", "INSERT INTO "+l.opts.Database+".events_in")
 	for {
 		var rows []struct {

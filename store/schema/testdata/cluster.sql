@@ -20,7 +20,10 @@ ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/{database}/{table}', '{repl
 ORDER BY seq
 SETTINGS non_replicated_deduplication_window = 1000;
 
-INSERT INTO mcpdrift.schema_lock (seq, owner) SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_1' VALUES ({seq:UInt64}, {owner:String})
+INSERT INTO mcpdrift.schema_lock (seq, owner)
+SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_1'
+VALUES ({seq:UInt64}, {owner:String})
+
 -- params: owner=<owner>, seq=1;
 
 CREATE TABLE IF NOT EXISTS mcpdrift.events_in_local ON CLUSTER 'mcpdrift'
@@ -1852,7 +1855,10 @@ RENAME TABLE IF EXISTS mcpdrift.recent_calls_mv TO mcpdrift.recent_calls_mv_rena
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=b828e9c509aeb73336d42f1b49ce0cf13e21803696b86882a9603b420004f393, name=revision_sources, version=12;
 
-INSERT INTO mcpdrift.schema_lock (seq, owner) SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2' VALUES ({seq:UInt64}, {owner:String})
+INSERT INTO mcpdrift.schema_lock (seq, owner)
+SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
+VALUES ({seq:UInt64}, {owner:String})
+
 -- params: owner=<owner>, seq=2;
 
 ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift' MODIFY TTL toDateTime(time) + INTERVAL 30 DAY SETTINGS materialize_ttl_after_modify = 0;
