@@ -67,6 +67,7 @@ func WriteConventions(w io.Writer) error {
 	p("| MaxAttributes | %d | attributes per record, resource and scope included |\n", l.MaxAttributes)
 	p("| MaxValueBytes | %d | bytes per string value (and per extra attribute key) |\n", l.MaxValueBytes)
 	p("| MaxArgsBytes | %d | bytes per `%s` or `%s` value |\n", l.MaxArgsBytes, AttrArgsRaw, AttrArgsNormalized)
+	p("| MaxDefinitionBytes | %d | bytes per `%s` value |\n", l.MaxDefinitionBytes, AttrToolDefinition)
 	p("| MaxPast | %s | how old an event may be |\n", l.MaxPast)
 	p("| MaxFuture | %s | how far ahead of the ingester's clock an event may be |\n", l.MaxFuture)
 	p("\nEvery string must be valid UTF-8. The event time is the record's timestamp,\n")

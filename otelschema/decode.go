@@ -27,6 +27,8 @@ type Limits struct {
 	MaxValueBytes int
 	// MaxArgsBytes is the longest dev.mcpdrift.args.raw / .normalized value.
 	MaxArgsBytes int
+	// MaxDefinitionBytes is the longest dev.mcpdrift.tool.definition value.
+	MaxDefinitionBytes int
 	// MaxPast rejects events older than now minus this; 0 disables the check.
 	MaxPast time.Duration
 	// MaxFuture rejects events later than now plus this; 0 disables the check.
@@ -39,8 +41,11 @@ func DefaultLimits() Limits {
 		MaxAttributes: 256,
 		MaxValueBytes: 16 << 10,
 		MaxArgsBytes:  256 << 10,
-		MaxPast:       30 * 24 * time.Hour,
-		MaxFuture:     time.Hour,
+		// A tool definition is its schemas: 64 KiB holds several hundred
+		// properties with their descriptions.
+		MaxDefinitionBytes: 64 << 10,
+		MaxPast:            30 * 24 * time.Hour,
+		MaxFuture:          time.Hour,
 	}
 }
 
@@ -187,6 +192,9 @@ var (
 	ErrTimeRange = errors.New("timestamp out of range")
 	// ErrNegative: a negative count or duration.
 	ErrNegative = errors.New("negative value")
+	// ErrMalformedDefinition: a tool definition that is not a JSON object
+	// of the tool it is advertised for.
+	ErrMalformedDefinition = errors.New("malformed tool definition")
 )
 
 // ruleError is a rejection: a precise message and the sentinel it wraps.
@@ -522,6 +530,11 @@ func (st *decodeState) endRecord(e *Event, bodyHash uint64) error {
 			return fail(ErrMissingAttribute, "%s: missing required attribute %s", e.Name, a.Name)
 		}
 	}
+	if e.Name == EventAdvertised {
+		if err := checkDefinition(e); err != nil {
+			return err
+		}
+	}
 	t := e.Time
 	if st.untimed {
 		e.Time = 0
@@ -687,6 +700,8 @@ func (st *decodeState) checkString(a *Attribute, s string) error {
 	max, limit := st.lim.MaxValueBytes, "MaxValueBytes"
 	if a.args {
 		max, limit = st.lim.MaxArgsBytes, "MaxArgsBytes"
+	} else if a.def {
+		max, limit = st.lim.MaxDefinitionBytes, "MaxDefinitionBytes"
 	}
 	if max > 0 && len(s) > max {
 		return fail(ErrTooLong, "%s: value of %d bytes exceeds %s %d", a.Name, len(s), limit, max)

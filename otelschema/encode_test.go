@@ -1,6 +1,7 @@
 package otelschema
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -217,6 +218,11 @@ func randEvent(r *rand.Rand, p float64) Event {
 		if a.set != nil && (r.Float64() < p || a.RequiredOn(e.Name)) {
 			a.set(&e, randValue(r, a))
 		}
+	}
+	if e.Name == EventAdvertised {
+		// A definition must be a JSON object of the event's tool.
+		def, _ := json.Marshal(map[string]any{"name": e.Tool, "inputSchema": map[string]any{"type": "object"}})
+		e.Definition = string(def)
 	}
 	if n := r.IntN(4); n > 0 {
 		e.Attributes = make(map[string]string, n)

@@ -84,6 +84,10 @@ type Event struct {
 	// Output contract.
 	ContractField string
 
+	// Definition is an advertised event's tool definition: a JSON object
+	// with the tool's name, checked by the decoder (checkDefinition).
+	Definition string
+
 	// Audit.
 	ArgsRaw        string
 	ArgsNormalized string

@@ -20,6 +20,7 @@ const (
 	EventRepair                  // what the client did after a stale rejection
 	EventContractError           // an output-shape mismatch stopped a dependent call
 	EventAdapter                 // an entry of the server's adapter registry
+	EventAdvertised              // a tool definition the server advertises
 )
 
 var eventNames = [...]string{
@@ -30,6 +31,7 @@ var eventNames = [...]string{
 	EventRepair:        "dev.mcpdrift.repair",
 	EventContractError: "dev.mcpdrift.contract_error",
 	EventAdapter:       "dev.mcpdrift.adapter",
+	EventAdvertised:    "dev.mcpdrift.advertised",
 }
 
 // String returns the wire name, such as "dev.mcpdrift.call".
@@ -140,6 +142,9 @@ const (
 
 	// Output contract.
 	AttrContractField = "dev.mcpdrift.contract.field"
+
+	// Advertised definitions.
+	AttrToolDefinition = "dev.mcpdrift.tool.definition"
 
 	// Audit only: redacted at ingest per configuration, never logged.
 	AttrArgsRaw        = "dev.mcpdrift.args.raw"

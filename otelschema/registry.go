@@ -81,6 +81,8 @@ type Attribute struct {
 	// args is true for the attributes limited by MaxArgsBytes rather than
 	// MaxValueBytes (maxArgs).
 	args bool
+	// def is true for the attribute limited by MaxDefinitionBytes.
+	def bool
 }
 
 // decoded is one attribute value after type conversion: s for strings, i for
@@ -157,9 +159,9 @@ func (a Attribute) resource() Attribute { a.Resource = true; return a }
 
 // Event groups used by the table.
 var (
-	allEvents     = []EventName{EventCall, EventListChanged, EventRefresh, EventRepair, EventContractError, EventAdapter}
+	allEvents     = []EventName{EventCall, EventListChanged, EventRefresh, EventRepair, EventContractError, EventAdapter, EventAdvertised}
 	clientEvents  = []EventName{EventCall, EventListChanged, EventRefresh, EventRepair, EventContractError}
-	perToolEvents = []EventName{EventCall, EventRefresh, EventRepair, EventContractError, EventAdapter}
+	perToolEvents = []EventName{EventCall, EventRefresh, EventRepair, EventContractError, EventAdapter, EventAdvertised}
 )
 
 // registry is the single source of the conventions' attributes, in the
@@ -185,7 +187,7 @@ var registry = [...]Attribute{
 
 	// MCP and GenAI semantic conventions.
 	strAttr(AttrToolName, func(e *Event) *string { return &e.Tool },
-		"The MCP tool name.").on(perToolEvents...).required(EventCall, EventAdapter),
+		"The MCP tool name.").on(perToolEvents...).required(EventCall, EventAdapter, EventAdvertised),
 	strAttr(AttrMethodName, func(e *Event) *string { return &e.Method },
 		"The MCP method, such as `tools/call`.").on(EventCall, EventListChanged, EventRefresh),
 	strAttr(AttrRequestID, func(e *Event) *string { return &e.RequestID },
@@ -205,7 +207,7 @@ var registry = [...]Attribute{
 	enumAttr(AttrRevisionClientSource, revisionSourceNames, func(e *Event) *RevisionSource { return &e.RevisionClientSource },
 		"Where `dev.mcpdrift.revision.client` came from: `declared` by the client in the call's `_meta`; `listed`, the revision this server last listed to the session; `inferred` from the arguments, valid under that revision only among those the server knows. Absent with a client revision: the emitter did not say, read as `declared`; absent without one: unknown.").on(EventCall, EventContractError),
 	strAttr(AttrRevisionServer, func(e *Event) *string { return &e.RevisionServer },
-		"The revision of the execution contract that ran the call (after a list_changed: the newly advertised revision).").on(EventCall, EventListChanged, EventContractError),
+		"The revision of the execution contract that ran the call (after a list_changed: the newly advertised revision; on an advertised event: the revision the definition is advertised as).").on(EventCall, EventListChanged, EventContractError, EventAdvertised).required(EventAdvertised),
 	strAttr(AttrRevisionValidated, func(e *Event) *string { return &e.RevisionValidated },
 		"The revision the call was validated under, when it differs from the one it executed under (a mixed-revision call).").on(EventCall),
 	strAttr(AttrRevisionBefore, func(e *Event) *string { return &e.RevisionBefore },
@@ -277,6 +279,10 @@ var registry = [...]Attribute{
 	strAttr(AttrContractField, func(e *Event) *string { return &e.ContractField },
 		"The output field whose shape did not match what the dependent call expected.").on(EventContractError),
 
+	// Advertised definitions.
+	strAttr(AttrToolDefinition, func(e *Event) *string { return &e.Definition },
+		"The tool definition as `tools/list` advertises it: a JSON object with `name` (equal to `gen_ai.tool.name`) and, when the tool has them, `title`, `description`, `inputSchema`, `outputSchema` and `annotations`; `_meta` and `icons` are left out by the emitters. Limited by MaxDefinitionBytes; a value that is not such an object rejects the record. Stored once per tenant, service, environment, tool and revision; never redacted: a definition is what every client may list.").on(EventAdvertised).required(EventAdvertised),
+
 	// Audit.
 	strAttr(AttrArgsRaw, func(e *Event) *string { return &e.ArgsRaw },
 		"The call's arguments as received, JSON (audit only; redacted at ingest per configuration, never logged; limited by MaxArgsBytes).").on(EventCall),
@@ -302,6 +308,7 @@ var eventSpecs = [...]EventSpec{
 	{EventRepair, "client", "What the client did after a stale rejection."},
 	{EventContractError, "client", "An output-shape mismatch stopped a dependent call."},
 	{EventAdapter, "server, at start and on change", "An entry of the adapter registry: id, tool, from/to revision, change class, window end."},
+	{EventAdvertised, "server, at start, on change and periodically", "One tool of the advertised list: its revision and its definition, the registry of advertised definitions."},
 }
 
 // Derived lookups, built once from the tables above.
@@ -323,6 +330,7 @@ func init() {
 		}
 		attrByName[a.Name] = a
 		a.args = maxArgs[a.Name]
+		a.def = a.Name == AttrToolDefinition
 		for _, e := range a.Required {
 			requiredBy[e] = append(requiredBy[e], a)
 		}

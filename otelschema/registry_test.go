@@ -153,9 +153,10 @@ func TestRegistryConsistency(t *testing.T) {
 		t.Error("Lookup of an unknown name succeeded")
 	}
 	wantRequired := map[EventName][]string{
-		EventCall:    {AttrToolName, AttrOutcome},
-		EventAdapter: {AttrToolName, AttrAdapterID},
-		EventRepair:  {AttrRepairAction},
+		EventCall:       {AttrToolName, AttrOutcome},
+		EventAdapter:    {AttrToolName, AttrAdapterID},
+		EventRepair:     {AttrRepairAction},
+		EventAdvertised: {AttrToolName, AttrRevisionServer, AttrToolDefinition},
 	}
 	for _, s := range Events() {
 		if s.Name.String() == "" || s.Doc == "" || s.EmittedBy == "" {

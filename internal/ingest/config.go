@@ -164,6 +164,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Limits.MaxAttributes, "ingest.limits.max-attributes", c.Limits.MaxAttributes, "most attributes on one record; records with more are rejected through partial success")
 	fs.IntVar(&c.Limits.MaxValueBytes, "ingest.limits.max-value-bytes", c.Limits.MaxValueBytes, "largest attribute value, in bytes, call arguments excepted")
 	fs.IntVar(&c.Limits.MaxArgsBytes, "ingest.limits.max-args-bytes", c.Limits.MaxArgsBytes, "largest call arguments (dev.mcpdrift.args.*), in bytes")
+	fs.IntVar(&c.Limits.MaxDefinitionBytes, "ingest.limits.max-definition-bytes", c.Limits.MaxDefinitionBytes, "largest advertised tool definition (dev.mcpdrift.tool.definition), in bytes")
 	fs.DurationVar(&c.Limits.MaxPast, "ingest.limits.max-past", c.Limits.MaxPast, "oldest event time accepted, before now")
 	fs.DurationVar(&c.Limits.MaxFuture, "ingest.limits.max-future", c.Limits.MaxFuture, "latest event time accepted, after now")
 	fs.StringVar(&c.Spool.Dir, "ingest.spool.dir", c.Spool.Dir, `write-ahead spool directory, owned by one process ("off": exports are acknowledged only once stored)`)
@@ -229,6 +230,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: ingest.limits.max-value-bytes: must be positive, not %d", ErrInvalidConfig, c.Limits.MaxValueBytes)
 	case c.Limits.MaxArgsBytes <= 0:
 		return fmt.Errorf("%w: ingest.limits.max-args-bytes: must be positive, not %d", ErrInvalidConfig, c.Limits.MaxArgsBytes)
+	case c.Limits.MaxDefinitionBytes <= 0:
+		return fmt.Errorf("%w: ingest.limits.max-definition-bytes: must be positive, not %d", ErrInvalidConfig, c.Limits.MaxDefinitionBytes)
 	case c.Limits.MaxPast < 0:
 		return fmt.Errorf("%w: ingest.limits.max-past: must not be negative, not %s", ErrInvalidConfig, c.Limits.MaxPast)
 	case c.Limits.MaxFuture < 0:

@@ -247,7 +247,7 @@ func clientEvents(t *testing.T, st store.Querier, env string) []clientEvent {
 		revision_server, revision_before, revision_after, toString(refresh_result) AS refresh_result, contract_field,
 		retry_of, toString(repair_action) AS repair_action, toString(repair_result) AS repair_result,
 		session_id, run_id, client_name
-		FROM mcpdrift.events WHERE environment = {env:String} ORDER BY time, event_name, tool`}
+		FROM mcpdrift.events WHERE environment = {env:String} AND event_name != 'mcp.drift.advertised' ORDER BY time, event_name, tool`}
 	var rows []clientEvent
 	if err := st.Query(context.Background(), q, store.Params{}.String("env", env), &rows); err != nil {
 		t.Fatal(err)

@@ -306,7 +306,7 @@ func storedEvents(t *testing.T, st store.Querier, env string) []storedEvent {
 		revision_before, revision_after, toString(repair_action) AS repair_action,
 		toString(repair_result) AS repair_result, repair_automatic, toString(approval) AS approval,
 		client_name, session_id, run_id
-		FROM mcpdrift.events WHERE environment = {env:String} ORDER BY time, event_name`}
+		FROM mcpdrift.events WHERE environment = {env:String} AND event_name != 'mcp.drift.advertised' ORDER BY time, event_name`}
 	var rows []storedEvent
 	if err := st.Query(context.Background(), q, store.Params{}.String("env", env), &rows); err != nil {
 		t.Fatal(err)

@@ -81,6 +81,8 @@ type event struct {
 	argsRaw, argsNormalized string
 
 	contractField string // on a contract error: the needed result field
+
+	definition string // on an advertised event: the tool definition
 }
 
 // attrs appends the event's attributes, but not its arguments, to dst.
@@ -168,6 +170,12 @@ func (em *emitter) emit(ctx context.Context, e *event, audit bool) {
 	}
 	if !em.enabled(ctx, e.name) {
 		return
+	}
+	if e.definition != "" {
+		// On the log event only: a span would carry the whole definition
+		// on every call.
+		kvs = append(kvs, attribute.String(otelschema.AttrToolDefinition, e.definition))
+		*bp = kvs
 	}
 	if audit {
 		if e.argsRaw != "" {

@@ -82,6 +82,8 @@ func Example_stalePlan() {
 	// held back: deploy_preview planned with 1, now 2, missing [region]
 	// handler runs: 0
 	// for the model: deploy_preview changed since this call was planned (revision 1, now 2); the call was not sent. Refresh tools before retrying. The current schema requires branch and region. Missing: region. No side effect was started.
+	// dev.mcpdrift.advertised gen_ai.tool.name=deploy_preview revision.server=1
+	// dev.mcpdrift.advertised gen_ai.tool.name=deploy_preview revision.server=2
 	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=rejected_stale revision.client=1 revision.server=2 error.code=STALE_TOOL_SCHEMA external.requests=0
 	// dev.mcpdrift.list_changed
 	// dev.mcpdrift.list_changed gen_ai.tool.name=deploy_preview revision.server=2 revision.before=1 revision.after=2

@@ -211,6 +211,8 @@ func Example() {
 	// external 2: POST /deployments branch=fix-login region=us-east-preview authorized=true
 	// each correlated with its call: true
 	// dev.mcpdrift.adapter gen_ai.tool.name=deploy_preview adapter.id=deploy_preview-1-to-2 change.class=bounded_migration
+	// dev.mcpdrift.advertised gen_ai.tool.name=deploy_preview revision.server=1
+	// dev.mcpdrift.advertised gen_ai.tool.name=deploy_preview revision.server=2
 	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 external.requests=1
 	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=normalized revision.client=1 revision.server=2 adapter.id=deploy_preview-1-to-2 change.class=bounded_migration external.requests=1 args.normalized={"branch":"fix-login","region":"us-east-preview"}
 	// dev.mcpdrift.list_changed
@@ -280,6 +282,8 @@ func Example_safeRetry() {
 	// retry: deploying fix-login to us-east-preview
 	// external 1: POST /deployments branch=fix-login region=us-east-preview authorized=true
 	// correlated with the retry, not the rejected call: true
+	// dev.mcpdrift.advertised gen_ai.tool.name=deploy_preview revision.server=1
+	// dev.mcpdrift.advertised gen_ai.tool.name=deploy_preview revision.server=2
 	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=current revision.client=2 revision.server=2 change.class=bounded_migration external.requests=1 retry.attempt=1 retry.after=rejected_stale repair.automatic=true
 	// dev.mcpdrift.call gen_ai.tool.name=deploy_preview outcome=rejected_stale revision.client=1 revision.server=2 change.class=bounded_migration error.code=STALE_TOOL_SCHEMA external.requests=0
 	// dev.mcpdrift.list_changed

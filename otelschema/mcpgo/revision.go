@@ -51,6 +51,33 @@ func Digest(t *mcp.Tool) (string, error) {
 	return DigestPrefix + hex.EncodeToString(sum[:]), nil
 }
 
+// Definition returns a tool definition as a dev.mcpdrift.advertised event
+// carries it (otelschema.AttrToolDefinition): the definition as tools/list
+// serves it, RFC 8785 canonical JSON, without _meta (which may hold keys
+// private to the server) and icons (which can be large data URLs and say
+// nothing of the contract).
+func Definition(t *mcp.Tool) (string, error) {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return "", fmt.Errorf("cannot marshal tool %q: %w", t.Name, err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return "", fmt.Errorf("cannot read tool %q: %w", t.Name, err)
+	}
+	delete(all, "_meta")
+	delete(all, "icons")
+	b, err := json.Marshal(all)
+	if err != nil {
+		return "", fmt.Errorf("cannot marshal tool %q: %w", t.Name, err)
+	}
+	canon, err := jcs.Transform(b)
+	if err != nil {
+		return "", fmt.Errorf("cannot canonicalise tool %q: %w", t.Name, err)
+	}
+	return string(canon), nil
+}
+
 // Short returns a revision for display: a digest cut to its first 12 hex
 // digits, any other revision unchanged.
 func Short(rev string) string {

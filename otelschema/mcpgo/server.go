@@ -169,6 +169,9 @@ type contract struct {
 	required  []string
 	schema    *argschema.Schema // the compiled input schema
 	handler   mcp.ToolHandler
+	// definition is the advertised definition (Definition), on the current
+	// revision only.
+	definition string
 }
 
 // maxEarlier bounds the earlier revisions remembered per tool.
@@ -253,9 +256,11 @@ func (d *Server) AddTool(t *mcp.Tool, h mcp.ToolHandler, c Contract) error {
 		tt.Meta = mcp.Meta{}
 	}
 	tt.Meta[MetaRevision] = ct.revision
+	if ct.definition, err = Definition(&tt); err != nil {
+		return err
+	}
 
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	before := ""
 	old := d.tools[t.Name]
 	if old != nil {
@@ -278,6 +283,10 @@ func (d *Server) AddTool(t *mcp.Tool, h mcp.ToolHandler, c Contract) error {
 		d.recordChange(t.Name, before, ct.revision)
 	}
 	d.srv.AddTool(&tt, d.dispatch(h))
+	d.mu.Unlock()
+	if before != ct.revision {
+		d.emitAdvertised(context.Background(), ct)
+	}
 	return nil
 }
 
@@ -377,6 +386,27 @@ func (d *Server) RemoveAdapter(ctx context.Context, id string) {
 	if a != nil {
 		d.emitAdapter(ctx, a, d.em.now())
 	}
+}
+
+// EmitAdvertised emits every tool of the advertised list as a
+// dev.mcpdrift.advertised event. AddTool emits a tool when its revision
+// changes; call EmitAdvertised periodically as well (every few minutes):
+// the registry's last advertised time of a revision, and so the overlap
+// of two revisions during a rolling deploy, is only as fresh as the last
+// advertisement of each instance.
+func (d *Server) EmitAdvertised(ctx context.Context) {
+	d.mu.RLock()
+	all := slices.Collect(maps.Values(d.tools))
+	d.mu.RUnlock()
+	slices.SortFunc(all, func(a, b *contract) int { return strings.Compare(a.name, b.name) })
+	for _, c := range all {
+		d.emitAdvertised(ctx, c)
+	}
+}
+
+func (d *Server) emitAdvertised(ctx context.Context, c *contract) {
+	e := event{name: otelschema.EventAdvertised, tool: c.name, revServer: c.revision, definition: c.definition}
+	d.em.emit(ctx, &e, false)
 }
 
 // EmitAdapters emits the whole adapter registry as dev.mcpdrift.adapter

@@ -87,7 +87,12 @@ func writeInstrumenting(w io.Writer) error {
 	p("  previous notification (%s, %s, %s = the new revision).\n",
 		code(otelschema.AttrRevisionBefore), code(otelschema.AttrRevisionAfter), code(otelschema.AttrRevisionServer))
 	p("- Emit each adapter as an %s event when it is added, and once more, its window ending, when it is\n", ev(otelschema.EventAdapter))
-	p("  removed.\n\n")
+	p("  removed.\n")
+	p("- Emit each tool of the advertised list as an %s event at start, when its revision changes, and\n", ev(otelschema.EventAdvertised))
+	p("  periodically (the registry's last advertised time, and the overlap of two revisions during a\n")
+	p("  rolling deploy, are only as fresh as the last emission): %s, %s and %s, the\n",
+		code(otelschema.AttrToolName), code(otelschema.AttrRevisionServer), code(otelschema.AttrToolDefinition))
+	p("  definition as the list serves it without `_meta` and `icons`.\n\n")
 	p("A rejection is a tool result with `isError` true, a text for the model, and structured content:\n\n")
 	p("| Error code | Outcome | `required_action` | When | Structured content besides `error_code`, `tool`, `side_effect_started` (false) |\n")
 	p("| --- | --- | --- | --- | --- |\n")

@@ -67,6 +67,8 @@ var attributeKeys = map[string]string{
 
 	otelschema.AttrContractField: "contract_field",
 
+	otelschema.AttrToolDefinition: "tool_definition",
+
 	otelschema.AttrArgsRaw:        "args_raw",
 	otelschema.AttrArgsNormalized: "args_normalized",
 }
