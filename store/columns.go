@@ -172,6 +172,7 @@ var EventColumns = []Column{
 	str("adapter_revision_to", func(e *otelschema.Event) *string { return &e.AdapterRevisionTo }),
 	{Name: "adapter_window_end", Kind: KindSeconds, Int: func(e *otelschema.Event) *int64 { return &e.AdapterWindowEnd }},
 	str("contract_field", func(e *otelschema.Event) *string { return &e.ContractField }),
+	str("definition", func(e *otelschema.Event) *string { return &e.Definition }),
 	str("args_raw", func(e *otelschema.Event) *string { return &e.ArgsRaw }),
 	str("args_normalized", func(e *otelschema.Event) *string { return &e.ArgsNormalized }),
 	{Name: "attributes", Kind: KindMap, Map: func(e *otelschema.Event) *map[string]string { return &e.Attributes }},

@@ -559,7 +559,7 @@ var MergeTreeTables = []string{
 	"repairs_1m", "repairs_1h", "repairs_1d",
 	"usage_1h", "usage_1d", "rejected_1h", "adapted_1h",
 	"violation_candidates", "propagation_events", "adapter_call_candidates",
-	"recent_calls", "retries_1h",
+	"recent_calls", "retries_1h", "tool_revisions",
 }
 
 //go:embed compact_inserts.sql

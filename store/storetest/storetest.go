@@ -40,6 +40,7 @@ func (s *Suite) RunAll(t *testing.T) {
 	t.Run("WriteRoundTrip", s.testWriteRoundTrip)
 	t.Run("AuditOnlyCalls", s.testAuditOnlyCalls)
 	t.Run("AdapterRegistryLatestWins", s.testAdapterRegistry)
+	t.Run("AdvertisedStoredOncePerRevision", s.testAdvertised)
 	t.Run("RollupMatchesRaw", s.testRollupMatchesRaw)
 	t.Run("LargeBatch", s.testLargeBatch)
 	t.Run("ConcurrentWritersAndReaders", s.testConcurrent)
@@ -361,6 +362,68 @@ func (s *Suite) testAdapterRegistry(t *testing.T) {
 	}
 	if len(rows) != 1 || !rows[0].WindowEnd.Equal(second) || rows[0].From != "1" {
 		t.Fatalf("adapters = %+v, want one adapter ending %v", rows, second)
+	}
+}
+
+// testAdvertised stores the advertisements of two instances, a restart
+// and a retried batch, and reads tool_revisions back: one row per
+// revision, whatever the number of advertisements.
+func (s *Suite) testAdvertised(t *testing.T) {
+	ctx := s.ctx(t)
+	tenant := "advertised"
+	// Within the raw events' retention, which the count below reads.
+	base := time.Now().UTC().Truncate(time.Hour).Add(-6 * time.Hour)
+	def := func(desc string) string {
+		return `{"name":"deploy_preview","description":"` + desc + `","inputSchema":{"type":"object"}}`
+	}
+	adv := func(id int, at time.Duration, instance, rev, definition string) otelschema.Event {
+		return otelschema.Event{ID: uint64(id), Name: otelschema.EventAdvertised, Time: base.Add(at).UnixNano(),
+			Service: "deployer", Environment: "prod", ServiceInstance: instance,
+			Tool: "deploy_preview", RevisionServer: rev, Definition: definition}
+	}
+	batches := [][]otelschema.Event{
+		{adv(1, 0, "pod-a", "1", def("first"))},
+		{adv(2, time.Hour, "pod-a", "1", def("first"))}, // a restart
+		{adv(3, 2*time.Hour, "pod-b", "1", def("again"))},
+		{adv(4, 3*time.Hour, "pod-c", "2", def("two")), adv(5, 4*time.Hour, "pod-b", "1", def("again"))},
+	}
+	for i, b := range batches {
+		if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Token: fmt.Sprintf("adv-%d", i), Events: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last batch again, as an exporter's retry sends it.
+	if err := s.Store.Write(ctx, store.Batch{Tenant: tenant, Token: "adv-3", Events: batches[3]}); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Revision   string    `json:"revision"`
+		Definition string    `json:"definition"`
+		First      time.Time `json:"first_advertised"`
+		Last       time.Time `json:"last_advertised"`
+		Instances  []string  `json:"instances"`
+	}
+	q := store.Query{Name: "tool_revisions", SQL: "SELECT revision, argMaxMerge(definition) AS definition, min(first_advertised) AS first_advertised, max(last_advertised) AS last_advertised, arraySort(groupUniqArrayArray(instances)) AS instances FROM " + s.table("tool_revisions") + " WHERE tenant = {tenant:String} GROUP BY revision ORDER BY revision"}
+	if err := s.Store.Query(ctx, q, store.Params{}.String("tenant", tenant), &rows); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%+v", rows)
+	want := fmt.Sprintf("%+v", []struct {
+		Revision   string
+		Definition string
+		First      time.Time
+		Last       time.Time
+		Instances  []string
+	}{
+		{"1", def("again"), base, base.Add(4 * time.Hour), []string{"pod-a", "pod-b"}},
+		{"2", def("two"), base.Add(3 * time.Hour), base.Add(3 * time.Hour), []string{"pod-c"}},
+	})
+	if got != want {
+		t.Errorf("tool_revisions:\n got %s\nwant %s", got, want)
+	}
+	p := store.Params{}.String("tenant", tenant)
+	if n := s.count(t, "events", "tenant = {tenant:String} AND event_name = 'mcp.drift.advertised'", p); n != 5 {
+		t.Errorf("events: %d advertised events, want 5", n)
 	}
 }
 

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.events_in_local ON CLUSTER 'mcpdrift'
 (
     tenant                LowCardinality(String),
     event_id              UInt64,
-    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
     time                  DateTime64(9, 'UTC'),
     trace_id              FixedString(16),
     span_id               FixedString(8),
@@ -89,7 +89,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.events_local ON CLUSTER 'mcpdrift'
 (
     tenant                LowCardinality(String),
     event_id              UInt64 CODEC(ZSTD(1)),
-    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
     time                  DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
     trace_id              FixedString(16) CODEC(ZSTD(1)),
     span_id               FixedString(8) CODEC(ZSTD(1)),
@@ -1855,6 +1855,57 @@ RENAME TABLE IF EXISTS mcpdrift.recent_calls_mv TO mcpdrift.recent_calls_mv_rena
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=b828e9c509aeb73336d42f1b49ce0cf13e21803696b86882a9603b420004f393, name=revision_sources, version=12;
 
+ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift'
+    MODIFY COLUMN event_name Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7);
+
+ALTER TABLE mcpdrift.events ON CLUSTER 'mcpdrift'
+    MODIFY COLUMN event_name Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7);
+
+ALTER TABLE mcpdrift.events_in_local ON CLUSTER 'mcpdrift'
+    MODIFY COLUMN event_name Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7);
+
+ALTER TABLE mcpdrift.events_in ON CLUSTER 'mcpdrift'
+    MODIFY COLUMN event_name Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7);
+
+ALTER TABLE mcpdrift.events_in_local ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;
+
+ALTER TABLE mcpdrift.events_in ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.tool_revisions_local ON CLUSTER 'mcpdrift'
+(
+    tenant           LowCardinality(String),
+    tool             LowCardinality(String),
+    service          LowCardinality(String),
+    environment      LowCardinality(String),
+    revision         String,
+    definition       AggregateFunction(argMax, String, DateTime64(9, 'UTC')),
+    first_advertised SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_advertised  SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    instances        SimpleAggregateFunction(groupUniqArrayArray, Array(String)),
+    advertisements   SimpleAggregateFunction(sum, UInt64)
+)
+ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+ORDER BY (tenant, tool, service, environment, revision);
+
+CREATE TABLE IF NOT EXISTS mcpdrift.tool_revisions ON CLUSTER 'mcpdrift' AS mcpdrift.tool_revisions_local
+ENGINE = Distributed('mcpdrift', mcpdrift, tool_revisions_local, cityHash64(tenant, tool));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.tool_revisions_mv ON CLUSTER 'mcpdrift' TO mcpdrift.tool_revisions_local AS
+SELECT tenant, tool, service, environment, revision_server AS revision,
+       argMaxState(definition, time) AS definition,
+       min(time) AS first_advertised,
+       max(time) AS last_advertised,
+       groupUniqArrayIf(service_instance, service_instance != '') AS instances,
+       count() AS advertisements
+FROM mcpdrift.events_in_local
+WHERE event_name = 'mcp.drift.advertised'
+GROUP BY tenant, tool, service, environment, revision;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=7f106b3878ca612df78a5a2cae7756319422daf9b6751ec78cfe1cf97b0ce88c, name=advertised, version=13;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})
@@ -1926,3 +1977,5 @@ ALTER TABLE mcpdrift.adapter_call_candidates_local ON CLUSTER 'mcpdrift' MODIFY 
 ALTER TABLE mcpdrift.recent_calls_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
 
 ALTER TABLE mcpdrift.retries_1h_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.tool_revisions_local ON CLUSTER 'mcpdrift' MODIFY SETTING min_level_for_wide_part = 1;

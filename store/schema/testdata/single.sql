@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.events_in
 (
     tenant                LowCardinality(String),
     event_id              UInt64,
-    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
     time                  DateTime64(9, 'UTC'),
     trace_id              FixedString(16),
     span_id               FixedString(8),
@@ -86,7 +86,7 @@ CREATE TABLE IF NOT EXISTS mcpdrift.events
 (
     tenant                LowCardinality(String),
     event_id              UInt64 CODEC(ZSTD(1)),
-    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    event_name            Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
     time                  DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
     trace_id              FixedString(16) CODEC(ZSTD(1)),
     span_id               FixedString(8) CODEC(ZSTD(1)),
@@ -1703,6 +1703,45 @@ RENAME TABLE IF EXISTS mcpdrift.recent_calls_mv TO mcpdrift.recent_calls_mv_rena
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=b828e9c509aeb73336d42f1b49ce0cf13e21803696b86882a9603b420004f393, name=revision_sources, version=12;
 
+ALTER TABLE mcpdrift.events
+    MODIFY COLUMN event_name Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7);
+
+ALTER TABLE mcpdrift.events_in
+    MODIFY COLUMN event_name Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7);
+
+ALTER TABLE mcpdrift.events_in
+    ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.tool_revisions
+(
+    tenant           LowCardinality(String),
+    tool             LowCardinality(String),
+    service          LowCardinality(String),
+    environment      LowCardinality(String),
+    revision         String,
+    definition       AggregateFunction(argMax, String, DateTime64(9, 'UTC')),
+    first_advertised SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    last_advertised  SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    instances        SimpleAggregateFunction(groupUniqArrayArray, Array(String)),
+    advertisements   SimpleAggregateFunction(sum, UInt64)
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (tenant, tool, service, environment, revision);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.tool_revisions_mv TO mcpdrift.tool_revisions AS
+SELECT tenant, tool, service, environment, revision_server AS revision,
+       argMaxState(definition, time) AS definition,
+       min(time) AS first_advertised,
+       max(time) AS last_advertised,
+       groupUniqArrayIf(service_instance, service_instance != '') AS instances,
+       count() AS advertisements
+FROM mcpdrift.events_in
+WHERE event_name = 'mcp.drift.advertised'
+GROUP BY tenant, tool, service, environment, revision;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=7f106b3878ca612df78a5a2cae7756319422daf9b6751ec78cfe1cf97b0ce88c, name=advertised, version=13;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})
@@ -1774,3 +1813,5 @@ ALTER TABLE mcpdrift.adapter_call_candidates MODIFY SETTING min_level_for_wide_p
 ALTER TABLE mcpdrift.recent_calls MODIFY SETTING min_level_for_wide_part = 1;
 
 ALTER TABLE mcpdrift.retries_1h MODIFY SETTING min_level_for_wide_part = 1;
+
+ALTER TABLE mcpdrift.tool_revisions MODIFY SETTING min_level_for_wide_part = 1;
