@@ -130,6 +130,8 @@ type Reports interface {
 	Violations(ctx context.Context, f queries.Filter, p queries.Page) (queries.ViolationPage, error)
 	RevisionSources(ctx context.Context, f queries.Filter) ([]queries.RevisionSourceRow, error)
 	ContractErrors(ctx context.Context, f queries.Filter) ([]queries.ContractErrorRow, error)
+	// ToolRevisions reads the registry of advertised definitions.
+	ToolRevisions(ctx context.Context, f queries.RegistryFilter) ([]queries.ToolRevisionRow, error)
 	Audit(ctx context.Context, f queries.AuditFilter, p queries.Page) (queries.AuditPage, error)
 	// Window is the window every report over [from, to) reads.
 	Window(from, to time.Time) (time.Time, time.Time)
@@ -257,6 +259,8 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		s.engine.GET(e.path, s.serve(e))
 	}
 	v1.POST("/check", s.check)
+	s.engine.GET(revisionsPath, s.revisions)
+	s.engine.GET(diffPath, s.diff)
 	v1.GET("/reports/:report", s.unknownReport)
 	v1.GET("/reports/:report/series", s.unknownReport)
 	// Under /api the API answers its own 404 problem; every other path is

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
@@ -32,7 +33,9 @@ var checkParams = []param{pFrom, pTo, pWindow, pService, pEnvironment, pExcludeC
 var checkEndpoint = &endpoint{
 	path: checkPath, report: "check", operationID: "checkToolsList", tag: "reports", scope: auth.ScopeRead,
 	summary: "Release check of a tools/list change",
-	description: "Compares two tools/list results (the body's `old` and `new`) tool by tool, from the schemas alone: each change's class " +
+	description: "Compares two tools/list results (the body's `old` and `new`; without `old`, what `service` advertises now in `environment`, " +
+		"or its only environment, from the registry of advertised definitions, answered under `deployed` with the tools mid-deploy: " +
+		"advertised under several revisions at once) tool by tool, from the schemas alone: each change's class " +
 		"(additive, bounded_migration, semantic, authority, removal), why, whether every argument object valid under the old input schema " +
 		"is still valid under the new one (yes, no with a counterexample, or cannot_decide), and the seed's rule that a semantic or authority " +
 		"change keeping the tool's name is a violation, with the path to take. Each changed or removed tool is then weighed by the calls " +
@@ -90,6 +93,15 @@ func (s *Server) check(c *gin.Context) {
 		problem(c, http.StatusBadRequest, fmt.Sprintf("cannot parse the request of %d bytes as a check request: %v", len(body), err), "")
 		return
 	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	var deployed *registry.Deployed
+	if len(req.Old) == 0 || string(req.Old) == "null" {
+		if deployed, ok = s.deployedList(ctx, c, tenant, f); !ok {
+			return
+		}
+		req.Old = deployed.List
+	}
 	old, err := toolchange.Decode(req.Old)
 	if err != nil {
 		problem(c, http.StatusBadRequest, "old: "+err.Error(), "old")
@@ -107,8 +119,6 @@ func (s *Server) check(c *gin.Context) {
 			tools = append(tools, t.Tool)
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
-	defer cancel()
 	usage, err := s.reports.CheckUsage(ctx, f, tools)
 	if err != nil {
 		s.fail(c, e, err)
@@ -122,7 +132,7 @@ func (s *Server) check(c *gin.Context) {
 	report.Weigh(f.From, f.To, usage, propagation, toolchange.WeighOptions{UnknownSafe: unknownSafe})
 	out := apiclient.CheckBody{
 		From: f.From, To: f.To, Pass: report.Pass(), Tools: report.Tools, AuthorityFields: report.AuthorityFields,
-		UnknownCallers: report.UnknownCallers, OldCache: report.OldCache,
+		UnknownCallers: report.UnknownCallers, OldCache: report.OldCache, Deployed: deployed,
 	}
 	c.Header("Vary", "Accept")
 	// Markdown, for a pull request, when asked for before JSON: what

@@ -186,7 +186,9 @@ func TestCheckErrors(t *testing.T) {
 		want   string
 	}{
 		{"/api/v1/check", `{"old":`, 400, "", "cannot parse the request"},
-		{"/api/v1/check", `{"new":{"tools":[]}}`, 400, "old", "old: invalid tools/list"},
+		{"/api/v1/check", `{"old":{},"new":{"tools":[]}}`, 400, "old", "old: invalid tools/list"},
+		{"/api/v1/check", `{"new":{"tools":[]}}`, 400, "service", "without an old list, the check needs the service"},
+		{"/api/v1/check?service=nobody", `{"new":{"tools":[]}}`, 400, "service", `service "nobody" has advertised no tool definition`},
 		{"/api/v1/check", `{"old":{"tools":[]},"new":{"tools":[{"name":"a"}]}}`, 400, "new", `new: invalid tools/list: tool 0: tool "a": no inputSchema`},
 		{"/api/v1/check?tool=x", string(good), 400, "tool", "unknown parameter"},
 		{"/api/v1/check?window=0d", string(good), 400, "window", "invalid window"},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -98,6 +99,8 @@ func OpenAPI(version string) map[string]any {
 		}}
 	}
 	paths[checkPath] = g.checkOperation(checkEndpoint, parameters, ref, problemContent)
+	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiclient.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
+	paths[diffEndpoint.path] = g.registryOperation(diffEndpoint, reflect.TypeFor[registry.Diff](), "The change between the two revisions.", parameters, ref, problemContent)
 	health := g.of(reflect.TypeFor[apiclient.Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
@@ -148,6 +151,7 @@ func OpenAPI(version string) map[string]any {
 		"tags": []any{
 			map[string]any{"name": "reports", "description": "Drift reports."},
 			map[string]any{"name": "audit", "description": "Per-call audit, with arguments."},
+			map[string]any{"name": "registry", "description": "The registry of advertised tool definitions."},
 			map[string]any{"name": "health", "description": "Liveness and readiness."},
 			map[string]any{"name": "meta", "description": "The API's own description."},
 		},
@@ -195,6 +199,35 @@ func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref f
 			"401": ref("responses", "Unauthorized"),
 			"403": ref("responses", "Forbidden"),
 			"413": map[string]any{"description": "The request is larger than two tools/list documents may be.", "content": problemContent},
+			"500": ref("responses", "InternalError"),
+			"503": ref("responses", "Unavailable"),
+		},
+	}}
+}
+
+// registryOperation documents a GET endpoint of the registry: the tool in
+// the path, the endpoint's parameters registered, a JSON body of type
+// body.
+func (g *schemaGen) registryOperation(e *endpoint, body reflect.Type, desc string, parameters map[string]any, ref func(kind, name string) map[string]any, problemContent map[string]any) map[string]any {
+	parameters["tool_path"] = map[string]any{"name": "tool", "in": "path", "required": true, "description": "The tool's name (`gen_ai.tool.name`).", "schema": strSchema}
+	ps := []any{ref("parameters", "tool_path")}
+	for _, p := range e.params {
+		parameters[p.name] = p.openAPI()
+		ps = append(ps, ref("parameters", p.name))
+	}
+	return map[string]any{"get": map[string]any{
+		"operationId": e.operationID,
+		"tags":        []string{e.tag},
+		"summary":     e.summary,
+		"description": e.description,
+		"parameters":  ps,
+		"security":    []any{map[string]any{"bearer": []string{string(e.scope)}}},
+		"responses": map[string]any{
+			"200": map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": g.of(body)}}},
+			"400": ref("responses", "BadRequest"),
+			"401": ref("responses", "Unauthorized"),
+			"403": ref("responses", "Forbidden"),
+			"404": map[string]any{"description": "The registry does not hold a revision asked for.", "content": problemContent},
 			"500": ref("responses", "InternalError"),
 			"503": ref("responses", "Unavailable"),
 		},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -168,16 +169,20 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		if rt == "/api/v1/reports/:report" || rt == "/api/v1/reports/:report/series" {
 			continue // answers unknown reports with a 404
 		}
-		if paths[rt] == nil {
+		// gin's :tool is OpenAPI's {tool}.
+		if paths[pathParams.ReplaceAllString(rt, "{$1}")] == nil {
 			t.Errorf("route %s is not in the document", rt)
 		}
 	}
 	for p := range paths {
-		if !routes[p] {
+		if !routes[strings.ReplaceAll(p, "{tool}", ":tool")] {
 			t.Errorf("the document lists %s, which is no route", p)
 		}
 	}
 }
+
+// pathParams matches gin's path parameters.
+var pathParams = regexp.MustCompile(`:([a-z_]+)`)
 
 // TestOpenAPIParametersComplete sends each endpoint every parameter its
 // operation declares, each with its example or a valid value, and expects
@@ -191,7 +196,7 @@ func TestOpenAPIParametersComplete(t *testing.T) {
 		"client": "cursor", "exclude_client": "ci-runner", "format": "json", "width": "120", "limit": "10", "cursor": "",
 		"window": "14d", "max_calls": "5", "max_share": "0.5%", "long_session": "24h", "adapter": "deploy_preview/1-2",
 		"top_clients": "3", "unknown_callers": "safe", "run": "legacy-run-1", "session": "s1", "request_id": "acme-req-42",
-		"step": "1h", "group_by": "tool",
+		"step": "1h", "group_by": "tool", "old": "1", "new": "2", "tool_path": "deploy_preview",
 	}
 	for path, item := range doc["paths"].(map[string]any) {
 		op, isGet := item.(map[string]any)["get"].(map[string]any)
@@ -200,6 +205,7 @@ func TestOpenAPIParametersComplete(t *testing.T) {
 		}
 		list, _ := op["parameters"].([]any)
 		var q []string
+		target := path
 		for _, p := range list {
 			name := strings.TrimPrefix(p.(map[string]any)["$ref"].(string), "#/components/parameters/")
 			if params[name] == nil {
@@ -212,11 +218,14 @@ func TestOpenAPIParametersComplete(t *testing.T) {
 			if name == "window" {
 				continue // an alternative to from
 			}
+			if name == "tool_path" {
+				target = strings.ReplaceAll(target, "{tool}", v)
+				continue
+			}
 			if v != "" {
 				q = append(q, name+"="+strings.ReplaceAll(v, "%", "%25"))
 			}
 		}
-		target := path
 		if len(q) > 0 {
 			target += "?" + strings.Join(q, "&")
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
 
@@ -132,6 +133,10 @@ type CheckBody struct {
 	// OldCache is the old list's cache hint (ttlMs, cacheScope), absent
 	// when it had none.
 	OldCache *toolchange.Cache `json:"old_cache,omitempty"`
+	// Deployed is, when the request sent no old list, what the service
+	// advertises now in the environment, from the registry: the old list
+	// of the check, and the tools mid-deploy.
+	Deployed *registry.Deployed `json:"deployed,omitempty"`
 }
 
 // Report returns the check as the toolchange report it carries.
@@ -157,4 +162,12 @@ type SeriesBody[T any] struct {
 	// Rows are the points, one per bucket and group, ordered by group and
 	// time.
 	Rows []T `json:"rows"`
+}
+
+// RevisionsBody is the JSON body GET /api/v1/tools/{tool}/revisions
+// answers: the tool's revisions as each service advertised them in each
+// environment, from the registry of advertised definitions.
+type RevisionsBody struct {
+	Tool      string             `json:"tool"`
+	Histories []registry.History `json:"histories"`
 }

@@ -1,0 +1,121 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+)
+
+// TestRevisions reads the fixture's registry: deployer-0 advertised
+// deploy_preview 1 from Now-10d (and at its restart, Now-9d) to Now-8d+10m,
+// deployer-1 revision 2 from Now-8d to Now-5m.
+func TestRevisions(t *testing.T) {
+	s, fx := newServer(t, reporttest.TenantA)
+	r := get(t, s.Handler(), "/api/v1/tools/deploy_preview/revisions", "")
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	golden(t, "revisions_deploy_preview.json", r.body)
+	var body apiclient.RevisionsBody
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Histories) != 1 || len(body.Histories[0].Revisions) != 2 {
+		t.Fatalf("histories %+v, want one of two revisions", body.Histories)
+	}
+	one, two := body.Histories[0].Revisions[0], body.Histories[0].Revisions[1]
+	if !one.FirstAdvertised.Equal(fx.Now.AddDate(0, 0, -10)) || one.Advertisements != 3 || one.Instances != 1 || one.OverlapS != nil || one.Change != nil {
+		t.Errorf("revision 1: %+v", one)
+	}
+	if two.Previous != "1" || two.OverlapS == nil || *two.OverlapS != 600 || two.Instances != 1 || two.Advertisements != 2 {
+		t.Errorf("revision 2: %+v, want 600 s of overlap with 1", two)
+	}
+	if two.Change == nil || two.Change.Class == "" || two.Change.Summary == "" {
+		t.Errorf("revision 2's change: %+v", two.Change)
+	}
+
+	// A service filter that matches nothing answers no history.
+	if r := get(t, s.Handler(), "/api/v1/tools/deploy_preview/revisions?service=docs", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"histories":[]`) {
+		t.Errorf("service=docs: %d %s", r.status, r.body)
+	}
+}
+
+// TestRevisionsDiff compares deploy_preview 1 and 2, and refuses an
+// unknown revision or a missing one.
+func TestRevisionsDiff(t *testing.T) {
+	s, _ := newServer(t, reporttest.TenantA)
+	r := get(t, s.Handler(), "/api/v1/tools/deploy_preview/diff?old=1&new=2", "")
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	golden(t, "diff_deploy_preview_1_2.json", r.body)
+	var d registry.Diff
+	if err := json.Unmarshal(r.body, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.OldArguments == nil || !strings.Contains(d.SchemaDiff, `+    "additionalProperties": false,`) {
+		t.Errorf("diff %+v", d)
+	}
+	for _, c := range []struct {
+		target string
+		status int
+		want   string
+	}{
+		{"/api/v1/tools/deploy_preview/diff?old=1&new=9", 404, `unknown revision \"9\"`},
+		{"/api/v1/tools/deploy_preview/diff?old=1", 400, "required"},
+		{"/api/v1/tools/deploy_preview/diff?old=1&new=2&from=-1d", 400, "unknown parameter"},
+	} {
+		if r := get(t, s.Handler(), c.target, ""); r.status != c.status || !strings.Contains(string(r.body), c.want) {
+			t.Errorf("%s: %d %s, want %d and %q", c.target, r.status, r.body, c.status, c.want)
+		}
+	}
+}
+
+// TestRegistryTenancy asks tenant B for what only tenant A advertised.
+func TestRegistryTenancy(t *testing.T) {
+	s, _ := newServer(t, reporttest.TenantB)
+	if r := get(t, s.Handler(), "/api/v1/tools/deploy_preview/revisions", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"histories":[]`) {
+		t.Errorf("tenant B sees: %d %s", r.status, r.body)
+	}
+	if r := get(t, s.Handler(), "/api/v1/tools/deploy_preview/diff?old=1&new=2", ""); r.status != http.StatusNotFound {
+		t.Errorf("tenant B's diff: %d %s", r.status, r.body)
+	}
+}
+
+// TestCheckDeployed checks examples/tools-list/new.json against what the
+// deployer advertises now (deploy_preview 2, delete_branch 4).
+func TestCheckDeployed(t *testing.T) {
+	s, _ := newServer(t, reporttest.TenantA)
+	var req apiclient.CheckRequest
+	req.New = json.RawMessage(readFile(t, "../../examples/tools-list/new.json"))
+	b, _ := json.Marshal(req)
+	r := post(t, s.Handler(), "/api/v1/check?service=deployer", b)
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	golden(t, "check_deployed.json", r.body)
+	body := decodeCheck(t, r)
+	if body.Deployed == nil || body.Deployed.Environment != "prod" || len(body.Deployed.MidDeploy) != 0 {
+		t.Errorf("deployed %+v", body.Deployed)
+	}
+	for _, c := range body.Tools {
+		if c.Tool == "deploy_preview" && c.OldRevision != "2" {
+			t.Errorf("deploy_preview's old revision %q, want 2 (advertised now)", c.OldRevision)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
