@@ -133,8 +133,9 @@ func metric(body, name string) string {
 	return ""
 }
 
-// emitThrough sends drift calls of tool and plain logs with the OTel SDK's
-// exporter exp, then flushes.
+// emitThrough sends drift calls of tool, one advertisement of its
+// definition (dev.mcpdrift.advertised, revision 1) and plain logs with
+// the OTel SDK's exporter exp, then flushes.
 func emitThrough(t *testing.T, exp sdklog.Exporter, tool string, calls, plain int) {
 	t.Helper()
 	ctx := context.Background()
@@ -152,6 +153,12 @@ func emitThrough(t *testing.T, exp sdklog.Exporter, tool string, calls, plain in
 			attribute.String("jsonrpc.request.id", fmt.Sprint(i)), attribute.String("mcp.session.id", "gw-1"))
 		logger.Emit(ctx, r)
 	}
+	var ad log.Record
+	ad.SetEventName("dev.mcpdrift.advertised")
+	ad.SetTimestamp(now)
+	ad.AddAttributes(attribute.String("gen_ai.tool.name", tool), attribute.String("dev.mcpdrift.revision.server", "1"),
+		attribute.String("dev.mcpdrift.tool.definition", `{"name":"`+tool+`","inputSchema":{"type":"object"}}`))
+	logger.Emit(ctx, ad)
 	for range plain {
 		var r log.Record
 		r.SetBody(attribute.StringValue("GET /healthz 200"))
@@ -259,7 +266,7 @@ func TestGatewayCollector(t *testing.T) {
 	}
 	emitThrough(t, he, "gateway_http", 200, 25)
 
-	const sent = 500
+	const sent = 502 // 500 calls and 2 advertisements
 	var body string
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		body = scrape()
@@ -313,6 +320,29 @@ func TestGatewayCollector(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("tools report %v, want gateway_grpc 300 and gateway_http 200", got)
+		}
+	}
+
+	// The advertisements went through the gateway's filter like any drift
+	// event: the registry holds revision 1 of each tool.
+	for _, tool := range []string{"gateway_grpc", "gateway_http"} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+apiAddr+"/api/v1/tools/"+tool+"/revisions", nil)
+		req.Header.Set("Authorization", "Bearer "+readToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Histories []struct {
+				Revisions []struct {
+					Revision string `json:"revision"`
+				} `json:"revisions"`
+			} `json:"histories"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err != nil || len(h.Histories) != 1 || len(h.Histories[0].Revisions) != 1 || h.Histories[0].Revisions[0].Revision != "1" {
+			t.Errorf("%s's revisions through the gateway: %+v (%v)", tool, h, err)
 		}
 	}
 

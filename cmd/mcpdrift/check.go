@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
 
@@ -28,6 +29,7 @@ const (
 )
 
 const checkUsage = `Usage: mcpdrift check [flags] old.json [new.json]
+       mcpdrift check -deployed -service S [flags] [new.json]
 
 The release check of a tools/list change, before the deploy: compares the
 old list with the new one (new.json, or the live server at -server) tool by
@@ -45,6 +47,11 @@ is safe when no call in the window used the old revision or an older one,
 and none left its revision unsaid (or -unknown-callers safe judges those
 safe).
 
+With -deployed, the old list is what -service advertises now (in
+-environment, or its only one), from the registry of advertised
+definitions; a tool whose instances advertise several revisions at once
+is said to be mid-deploy.
+
 Flags:
 `
 
@@ -59,6 +66,7 @@ type checkFlags struct {
 	service     string
 	exclude     multiFlag
 	unknown     string
+	deployed    bool
 }
 
 // weighed reports whether the check reads a store: -api or -data.dir was
@@ -88,6 +96,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cf.environment, "environment", "", "with a store: only the calls of this environment")
 	fs.StringVar(&cf.service, "service", "", "with a store: only the calls of this service")
 	fs.Var(&cf.exclude, "exclude-client", "with a store: leave out this client, name or name@version (repeatable)")
+	fs.BoolVar(&cf.deployed, "deployed", false, "take the old list from the registry: what -service advertises now (needs a store)")
 	fs.StringVar(&cf.unknown, "unknown-callers", "", "with a store: at_risk (default) or safe: how calls that did not say which revision they were planned with are judged")
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "mcpdrift check:", err)
@@ -107,6 +116,16 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("-unknown-callers: want at_risk or safe, not %q", cf.unknown))
 	}
 	switch {
+	case cf.deployed && cf.service == "":
+		return fail(errors.New("-deployed needs -service: the service whose advertised list is the old one"))
+	case cf.deployed && cf.server == "" && len(files) != 1:
+		fs.Usage()
+		return fail(errors.New("with -deployed, name only the new list: mcpdrift check -deployed -service S new.json"))
+	case cf.deployed && cf.server != "" && len(files) != 0:
+		fs.Usage()
+		return fail(errors.New("with -deployed and -server, name no list"))
+	case cf.deployed:
+		files = append([]string{""}, files...) // no old list: the registry's
 	case cf.server == "" && len(files) != 2:
 		fs.Usage()
 		return fail(errors.New("want: mcpdrift check old.json new.json, or mcpdrift check -server URL old.json"))
@@ -117,9 +136,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	oldDoc, old, err := readToolList(files[0])
-	if err != nil {
-		return fail(err)
+	var oldDoc []byte
+	var old toolchange.List
+	if !cf.deployed {
+		if oldDoc, old, err = readToolList(files[0]); err != nil {
+			return fail(err)
+		}
 	}
 	var newDoc []byte
 	var new toolchange.List
@@ -141,12 +163,13 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fields := splitList(cf.authority)
 	var report toolchange.Report
 	var out any
-	if cf.weighed(fs) {
+	var deployed *registry.Deployed
+	if cf.weighed(fs) || cf.deployed {
 		body, err := cf.weigh(ctx, stderr, apiclient.CheckRequest{Old: oldDoc, New: newDoc, AuthorityFields: fields})
 		if err != nil {
 			return fail(err)
 		}
-		report, out = body.Report(), body
+		report, out, deployed = body.Report(), body, body.Deployed
 	} else {
 		report = toolchange.Compare(old, new, toolchange.Options{AuthorityFields: fields})
 		out = report
@@ -156,7 +179,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(out)
 	} else {
-		err = report.Markdown(stdout)
+		if deployed != nil {
+			err = deployed.WriteMarkdown(stdout)
+		}
+		if err == nil {
+			err = report.Markdown(stdout)
+		}
 	}
 	if err != nil {
 		return fail(err)

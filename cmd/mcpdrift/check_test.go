@@ -269,7 +269,17 @@ func TestReadmeCheckExamples(t *testing.T) {
 	end := strings.Index(readme[start+3:], "\n## ")
 	section := readme[start : start+3+end]
 	var outputs []string
+	revisions := 0
 	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "bin/mcpdrift revisions ") {
+			// The fixture's registry: deploy_preview 1, then 2 for 10 minutes alongside it.
+			code, out, errOut := mcpdrift(t, strings.Fields(strings.ReplaceAll(strings.TrimPrefix(line, "bin/mcpdrift "), "http://127.0.0.1:8080", base))...)
+			if code != 0 || !strings.Contains(out, "deploy_preview — service deployer, environment prod") || !strings.Contains(out, "10m") {
+				t.Errorf("%s: exit %d:\n%s%s", line, code, out, errOut)
+			}
+			revisions++
+			continue
+		}
 		if !strings.HasPrefix(line, "bin/mcpdrift check ") {
 			continue
 		}
@@ -292,10 +302,19 @@ func TestReadmeCheckExamples(t *testing.T) {
 		if code != 1 || !strings.Contains(out, "107 calls in 14d from 2 clients") {
 			t.Errorf("%s: exit %d, want 1 and the weighed comment:\n%s%s", line, code, out, errOut)
 		}
+		if strings.Contains(line, "-deployed") {
+			// The old list is the registry's: deploy_preview 2 and
+			// delete_branch 4, what the deployer advertises now.
+			if !strings.HasPrefix(out, "Old list: what `deployer` advertises now in `prod`") {
+				t.Errorf("%s: the comment does not say where its old list came from:\n%s", line, out)
+			}
+			goldenFile(t, "check_deployed.md", out)
+			continue
+		}
 		outputs = append(outputs, out)
 	}
-	if len(outputs) != 2 {
-		t.Fatalf("found %d check lines in the README section, want 2", len(outputs))
+	if len(outputs) != 2 || revisions != 1 {
+		t.Fatalf("found %d check lines and %d revisions lines in the README section, want 2 and 1", len(outputs), revisions)
 	}
 	if outputs[0] != outputs[1] {
 		t.Errorf("the live server's check differs from the files':\n%s\nwant:\n%s", outputs[1], outputs[0])

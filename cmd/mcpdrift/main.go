@@ -32,6 +32,8 @@ Usage:
   mcpdrift gate adapter <id> [flags] release gate: exit 0 when the adapter can be retired
   mcpdrift check old.json new.json   release check of a tools/list change: exit 0 when every change is safe
   mcpdrift drifttest -server URL -allow-host H old.json  send old calls to a test server: exit 0 when each is adapted or rejected cleanly
+  mcpdrift check -deployed -service S new.json   the same, against what S advertises now
+  mcpdrift revisions TOOL    the history of a tool's advertised revisions, or -old R -new R their diff
   mcpdrift token create -tenant T -scope S   make a bearer token (printed once, stored hashed)
   mcpdrift token list [-file path]            list the tokens of a token file
   mcpdrift version           print the version
@@ -65,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return checkCmd(args[1:], stdout, stderr)
 	case "drifttest":
 		return drifttestCmd(args[1:], stdout, stderr)
+	case "revisions":
+		err = revisionsCmd(args[1:], stdout, stderr)
 	case "token":
 		err = tokenCmd(args[1:], stdout, stderr)
 	case "version":
