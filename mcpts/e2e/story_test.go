@@ -490,6 +490,8 @@ func render(e storedEvent, label func(string) string) string {
 		}
 	}
 	switch kind {
+	case "advertised":
+		kv("rs", e.RevisionServer)
 	case "call":
 		kv("outcome", e.Outcome)
 		kv("rc", e.RevisionClient)
@@ -540,9 +542,16 @@ func render(e storedEvent, label func(string) string) string {
 	return b.String()
 }
 
-// storyEvents are the story's 23 events, worked out by hand from the
+// storyEvents are the story's 28 events, worked out by hand from the
 // conventions: what each side records of each step.
 var storyEvents = []string{
+	// The server's advertisements: the three tools at start, then the two
+	// whose revision the deploy changes (delete_branch is removed).
+	"server advertised deploy_preview rs=1",
+	"server advertised sync_project rs=1",
+	"server advertised delete_branch rs=1",
+	"server advertised deploy_preview rs=2",
+	"server advertised sync_project rs=2",
 	// The server: the adapter it declares, the one notification (a
 	// list_changed event per tool changed), and the calls it received.
 	"server adapter deploy_preview adapter=deploy_preview-1-to-2 class=bounded_migration from=1 to=2 window_end=2099-01-01T00:00:00Z priv=write",
@@ -683,8 +692,8 @@ func checkSession(t *testing.T, evs []storedEvent, run storyRun, runID string) {
 		t.Fatal("the client reported no session id")
 	}
 	for _, e := range evs {
-		if eventKind(e.EventName) == "adapter" {
-			continue
+		if k := eventKind(e.EventName); k == "adapter" || k == "advertised" {
+			continue // the server's own registries: no session
 		}
 		if e.SessionID != run.Session || e.RunID != runID || e.ClientName != "agent" || e.ClientVersion != "0.9.0" {
 			t.Errorf("%s@%s %s: session %q run %q client %s@%s; want %q, %q, agent@0.9.0", eventKind(e.EventName), e.Service, e.Tool,

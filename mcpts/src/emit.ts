@@ -74,6 +74,9 @@ export interface DriftEvent {
   argsNormalized?: string;
 
   contractField?: string;
+
+  /** On an advertised event: the tool definition, canonical JSON. */
+  definition?: string;
 }
 
 /**
@@ -197,6 +200,8 @@ export class Emitter {
         return;
       }
       const attrs = attributes(e);
+      // On the log record after the others, as mcpgo adds it.
+      if (e.definition) attrs[ATTR.tool_definition] = e.definition;
       if (audit) {
         if (e.argsRaw) attrs[ATTR.args_raw] = e.argsRaw;
         if (e.argsNormalized) attrs[ATTR.args_normalized] = e.argsNormalized;

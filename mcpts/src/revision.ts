@@ -61,6 +61,23 @@ export function digest(tool: ToolDefinition): string {
 }
 
 /**
+ * definition returns a tool definition as an advertised event carries it
+ * (ATTR.tool_definition), as mcpgo's Definition does: the definition as
+ * tools/list serves it, RFC 8785 canonical JSON, without _meta (which may
+ * hold keys private to the server) and icons (large, and no part of the
+ * contract). It throws a CanonicalizationError for a definition that is
+ * not I-JSON.
+ */
+export function definition(tool: ToolDefinition): string {
+  const def: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(tool)) {
+    if (k === "_meta" || k === "icons" || v === undefined) continue;
+    def[k] = v;
+  }
+  return canonicalize(def, tool.name ?? "$");
+}
+
+/**
  * advertised returns the revision a tool definition advertises: its
  * explicit revision (_meta under META.revision), else its digest. Clients
  * record it as the revision they plan with.

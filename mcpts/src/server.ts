@@ -33,7 +33,7 @@ import {
   type ChangeClassValue,
   type PrivilegeValue,
 } from "./names.js";
-import { advertised, metaBool, metaInt, metaString, short, type ToolDefinition } from "./revision.js";
+import { advertised, definition, metaBool, metaInt, metaString, short, type ToolDefinition } from "./revision.js";
 import { joinAnd } from "./util.js";
 import { compileSchema, SchemaError, violationText, type ArgsValidator, type Violation } from "./validate.js";
 
@@ -168,6 +168,8 @@ interface Revision {
   handler: ToolHandler | undefined;
   /** The definition advertised in tools/list (current revisions only). */
   def: ToolDefinition | undefined;
+  /** def as an advertised event carries it (current revisions only). */
+  definition?: string;
 }
 
 interface Change {
@@ -339,6 +341,11 @@ export class DriftServer {
       earlier.push(newRevision(e, ""));
     });
     ct.def = { ...tool, _meta: { ...(tool._meta ?? {}), [META.revision]: ct.revision } };
+    try {
+      ct.definition = definition(ct.def);
+    } catch (err) {
+      throw new InvalidToolError(`cannot add tool ${tool.name}: ${(err as Error).message}`);
+    }
 
     const old = this.tools.get(tool.name);
     const before = old?.revision ?? "";
@@ -349,8 +356,26 @@ export class DriftServer {
     this.earlier.set(tool.name, hist);
     this.tools.set(tool.name, ct);
     this.removed.delete(tool.name);
-    if (before !== ct.revision) this.recordChange(tool.name, before, ct.revision);
+    if (before !== ct.revision) {
+      this.recordChange(tool.name, before, ct.revision);
+      this.emitAdvertised(ct);
+    }
     this.scheduleNotification();
+  }
+
+  /**
+   * emitAdvertisedTools emits every tool of the advertised list as an
+   * advertised event. addTool emits a tool when its revision changes;
+   * call this periodically as well (every few minutes): a revision's last
+   * advertised time in the registry, and so the overlap of two revisions
+   * during a rolling deploy, is only as fresh as the last advertisement.
+   */
+  emitAdvertisedTools(): void {
+    for (const name of [...this.tools.keys()].sort()) this.emitAdvertised(this.tools.get(name)!);
+  }
+
+  private emitAdvertised(r: Revision): void {
+    this.em.emit({ name: EVENT.advertised, time: this.em.now(), tool: r.name, revServer: r.revision, definition: r.definition });
   }
 
   /**

@@ -486,3 +486,30 @@ test("a server whose client never initialized is no session: it is not notified"
   assert.equal(s.rec.events(EVENT.list_changed).length, 1, "one session, one changed tool");
   assert.deepEqual(seen, [], "the uninitialized transport got a notification");
 });
+
+test("the server advertises each tool's definition once per revision, and on demand", () => {
+  const rec = new Recorder();
+  const drift = new DriftServer({ loggerProvider: rec.provider, now: () => Date.UTC(2026, 11, 4, 12) });
+  rec.of(drift);
+  const handler: ToolHandler = () => ({ content: [{ type: "text", text: "ok" }] });
+  const v1: ToolDefinition = {
+    name: "deploy_preview",
+    description: "Deploy a branch.",
+    inputSchema: { type: "object", properties: { branch: { type: "string" } }, required: ["branch"] },
+    _meta: { "acme/private": "x" },
+    icons: [{ src: "data:image/png;base64,AAAA" }],
+  };
+  drift.addTool(v1, handler, { revision: "1" });
+  drift.addTool(v1, handler, { revision: "1" }); // the same revision again: nothing new
+  drift.addTool({ ...v1, inputSchema: { type: "object", properties: { branch: { type: "string" }, region: { type: "string" } }, required: ["branch"] } }, handler, { revision: "2" });
+  const got = rec.events(EVENT.advertised);
+  assert.deepEqual(got.map((r) => [attr(r, "tool_name"), attr(r, "revision_server")]), [["deploy_preview", "1"], ["deploy_preview", "2"]]);
+  // Canonical JSON of the definition as listed, without _meta and icons:
+  // the Go decoder's rules (a JSON object named after the tool).
+  assert.equal(
+    attr(got[0], "tool_definition"),
+    '{"description":"Deploy a branch.","inputSchema":{"properties":{"branch":{"type":"string"}},"required":["branch"],"type":"object"},"name":"deploy_preview"}',
+  );
+  drift.emitAdvertisedTools();
+  assert.equal(rec.events(EVENT.advertised).length, 3);
+});
