@@ -41,7 +41,9 @@ type Revision struct {
 	// revision. A server re-advertises periodically (mcpgo's
 	// EmitAdvertised), so the figure is as fine as that period.
 	OverlapS *int64 `json:"overlap_s"`
-	// Change is the change from Previous, null for the first revision.
+	// Change is the change from Previous; null for the first revision,
+	// and when either stored definition cannot be read as a tools/list
+	// tool (one without an inputSchema object, say).
 	Change *Change `json:"change"`
 }
 
