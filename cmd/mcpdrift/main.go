@@ -31,8 +31,8 @@ Usage:
   mcpdrift report <name> [flags]     print a report (adapter-retirement, stale-usage, …)
   mcpdrift gate adapter <id> [flags] release gate: exit 0 when the adapter can be retired
   mcpdrift check old.json new.json   release check of a tools/list change: exit 0 when every change is safe
-  mcpdrift drifttest -server URL -allow-host H old.json  send old calls to a test server: exit 0 when each is adapted or rejected cleanly
   mcpdrift check -deployed -service S new.json   the same, against what S advertises now
+  mcpdrift drifttest -server URL -allow-host H old.json  send old calls to a test server: exit 0 when each is adapted or rejected cleanly
   mcpdrift revisions TOOL    the history of a tool's advertised revisions, or -old R -new R their diff
   mcpdrift token create -tenant T -scope S   make a bearer token (printed once, stored hashed)
   mcpdrift token list [-file path]            list the tokens of a token file

@@ -172,7 +172,7 @@ CREATE TABLE mcpdrift.events
 (
     `tenant` LowCardinality(String),
     `event_id` UInt64 CODEC(ZSTD(1)),
-    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
     `time` DateTime64(9, 'UTC') CODEC(DoubleDelta, ZSTD(1)),
     `trace_id` FixedString(16) CODEC(ZSTD(1)),
     `span_id` FixedString(8) CODEC(ZSTD(1)),
@@ -233,7 +233,7 @@ CREATE TABLE mcpdrift.events_in
 (
     `tenant` String,
     `event_id` UInt64,
-    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
     `time` DateTime64(9, 'UTC'),
     `trace_id` FixedString(16),
     `span_id` FixedString(8),
@@ -281,6 +281,7 @@ CREATE TABLE mcpdrift.events_in
     `adapter_revision_to` String,
     `adapter_window_end` DateTime('UTC'),
     `contract_field` String,
+    `definition` String,
     `args_raw` String,
     `args_normalized` String,
     `attributes` Map(String, String)
@@ -464,6 +465,22 @@ CREATE TABLE mcpdrift.schema_migrations
 )
 ENGINE = ReplacingMergeTree(applied_at)
 ORDER BY version;
+
+CREATE TABLE mcpdrift.tool_revisions
+(
+    `tenant` LowCardinality(String),
+    `tool` LowCardinality(String),
+    `service` LowCardinality(String),
+    `environment` LowCardinality(String),
+    `revision` String,
+    `definition` AggregateFunction(argMax, String, DateTime64(9, 'UTC')),
+    `first_advertised` SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    `last_advertised` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    `instances` SimpleAggregateFunction(groupUniqArrayArray, Array(String)),
+    `advertisements` SimpleAggregateFunction(sum, UInt64)
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (tenant, tool, service, environment, revision);
 
 CREATE TABLE mcpdrift.usage_1d
 (
@@ -862,7 +879,7 @@ CREATE MATERIALIZED VIEW mcpdrift.events_mv TO mcpdrift.events
 (
     `tenant` String,
     `event_id` UInt64,
-    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6),
+    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
     `time` DateTime64(9, 'UTC'),
     `trace_id` FixedString(16),
     `span_id` FixedString(8),
@@ -1226,6 +1243,39 @@ GROUP BY
     client_name,
     client_version,
     retry_after;
+
+CREATE MATERIALIZED VIEW mcpdrift.tool_revisions_mv TO mcpdrift.tool_revisions
+(
+    `tenant` String,
+    `tool` String,
+    `service` String,
+    `environment` String,
+    `revision` String,
+    `definition` AggregateFunction(argMax, String, DateTime64(9, 'UTC')),
+    `first_advertised` DateTime64(9, 'UTC'),
+    `last_advertised` DateTime64(9, 'UTC'),
+    `instances` Array(String),
+    `advertisements` UInt64
+)
+AS SELECT
+    tenant,
+    tool,
+    service,
+    environment,
+    revision_server AS revision,
+    argMaxState(definition, time) AS definition,
+    min(time) AS first_advertised,
+    max(time) AS last_advertised,
+    groupUniqArrayIf(service_instance, service_instance != '') AS instances,
+    count() AS advertisements
+FROM mcpdrift.events_in
+WHERE event_name = 'mcp.drift.advertised'
+GROUP BY
+    tenant,
+    tool,
+    service,
+    environment,
+    revision;
 
 CREATE MATERIALIZED VIEW mcpdrift.usage_1d_mv TO mcpdrift.usage_1d
 (
