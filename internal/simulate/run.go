@@ -32,6 +32,12 @@ const ScopeName = "github.com/mcpdrift/mcpdrift/internal/simulate"
 // shutdownTimeout bounds the final flush of every LoggerProvider.
 const shutdownTimeout = time.Minute
 
+// exportTimeout bounds one export with its retries, as the HTTP client's
+// timeout does: the SDK's default of 10 s lets a batch fail while an
+// ingester on busy cores is still spooling the one before, and the
+// simulator's ledger then counts it failed although nothing was refused.
+const exportTimeout = 30 * time.Second
+
 // Run generates the simulation for cfg and emits every event through the
 // OpenTelemetry Logs SDK — one LoggerProvider per simulated service
 // resource, each with a BatchProcessor and an OTLP exporter (gRPC or HTTP,
@@ -222,7 +228,7 @@ func (s *sink) provider(ctx context.Context, e *otelschema.Event) (*provider, er
 	)
 	switch s.cfg.Protocol {
 	case ProtocolGRPC:
-		opts := []otlploggrpc.Option{otlploggrpc.WithGRPCConn(s.conn), otlploggrpc.WithCompressor("gzip")}
+		opts := []otlploggrpc.Option{otlploggrpc.WithGRPCConn(s.conn), otlploggrpc.WithCompressor("gzip"), otlploggrpc.WithTimeout(exportTimeout)}
 		if len(s.cfg.Headers) > 0 {
 			opts = append(opts, otlploggrpc.WithHeaders(s.cfg.Headers))
 		}
@@ -230,7 +236,7 @@ func (s *sink) provider(ctx context.Context, e *otelschema.Event) (*provider, er
 	case ProtocolHTTP:
 		opts := []otlploghttp.Option{
 			otlploghttp.WithEndpoint(s.cfg.Endpoint), otlploghttp.WithHTTPClient(s.httpClient),
-			otlploghttp.WithCompression(otlploghttp.GzipCompression),
+			otlploghttp.WithCompression(otlploghttp.GzipCompression), otlploghttp.WithTimeout(exportTimeout),
 		}
 		if s.cfg.Insecure {
 			opts = append(opts, otlploghttp.WithInsecure())
