@@ -87,10 +87,10 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 		return fmt.Errorf("cannot create the raw table's copy: %w", err)
 	}
 	// The events table holds every column of events_in but the arguments
-	// (its view selects * EXCEPT them).
+	// and a tool's advertised definition (its view selects * EXCEPT them).
 	var rawCols []string
 	for _, col := range strings.Split(strings.Trim(store.InsertColumns, "()"), ", ") {
-		if col != "args_raw" && col != "args_normalized" {
+		if col != "args_raw" && col != "args_normalized" && col != "definition" {
 			rawCols = append(rawCols, col)
 		}
 	}
