@@ -135,8 +135,19 @@ func TestMigratorTakesOverADeadLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(versions) != "[12]" {
-		t.Errorf("the migrator that took the lock over applied %v, want [12]", versions)
+	// Every migration after 11, whatever their number.
+	ms, err := schema.Migrations(s.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for _, m := range ms {
+		if m.Version > 11 {
+			want = append(want, m.Version)
+		}
+	}
+	if len(want) == 0 || fmt.Sprint(versions) != fmt.Sprint(want) {
+		t.Errorf("the migrator that took the lock over applied %v, want %v", versions, want)
 	}
 	if got, err := schema.Epoch(ctx, s, db); err != nil || got != epoch+4 {
 		t.Errorf("schema epoch %d (%v) after the take-over, want %d: the odd epoch past the dead holder's claimed, then released", got, err, epoch+4)
