@@ -220,6 +220,7 @@ CREATE TABLE mcpdrift.events
     `adapter_revision_to` LowCardinality(String),
     `adapter_window_end` DateTime('UTC'),
     `contract_field` LowCardinality(String),
+    `definition` String,
     `attributes` Map(LowCardinality(String), String) CODEC(ZSTD(1)),
     INDEX idx_session session_id TYPE bloom_filter(0.01) GRANULARITY 4,
     INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4

@@ -4,6 +4,7 @@
 --                       received as dev.mcpdrift.advertised)
 --   events_in           + definition: the advertised event's tool
 --                       definition, JSON (dev.mcpdrift.tool.definition)
+--   events              + definition, which events_mv leaves empty
 --   tool_revisions      one row per tenant, tool, service, environment and
 --                       revision: the definition, first and last
 --                       advertised, the instances that advertised it
@@ -20,7 +21,11 @@
 -- column of events_in but the arguments, and the engine inserts into
 -- events only the columns events has, so the raw events never hold a
 -- definition (a server re-advertises its whole list every few minutes;
--- tool_revisions holds one copy). tool_revisions is an AggregatingMergeTree:
+-- tool_revisions holds one copy). events gets the column all the same,
+-- empty: a view over events_in created after this version, as a test
+-- that replays migration 10's events_mv does, may then select every
+-- column, and a later migration that re-creates events_mv leaves the
+-- definition out by name. tool_revisions is an AggregatingMergeTree:
 -- every advertisement of a revision, from any instance and any restart,
 -- merges into one row (min, max, the union of the instances, the latest
 -- definition), so storing the same advertisement twice changes nothing.
@@ -39,6 +44,12 @@ ALTER TABLE {{table "events_in"}}{{.OnCluster}}
 {{if .Cluster}}
 ALTER TABLE {{.Database}}.events_in{{.OnCluster}}
     MODIFY COLUMN event_name {{.EventNameEnum}};
+{{end}}
+ALTER TABLE {{table "events"}}{{.OnCluster}}
+    ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;
+{{if .Cluster}}
+ALTER TABLE {{.Database}}.events{{.OnCluster}}
+    ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;
 {{end}}
 ALTER TABLE {{table "events_in"}}{{.OnCluster}}
     ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;

@@ -1709,6 +1709,9 @@ ALTER TABLE mcpdrift.events
 ALTER TABLE mcpdrift.events_in
     MODIFY COLUMN event_name Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7);
 
+ALTER TABLE mcpdrift.events
+    ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;
+
 ALTER TABLE mcpdrift.events_in
     ADD COLUMN IF NOT EXISTS definition String AFTER contract_field;
 
@@ -1740,7 +1743,7 @@ WHERE event_name = 'mcp.drift.advertised'
 GROUP BY tenant, tool, service, environment, revision;
 
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
--- params: checksum=7f106b3878ca612df78a5a2cae7756319422daf9b6751ec78cfe1cf97b0ce88c, name=advertised, version=13;
+-- params: checksum=459bdea4cebc9c6290efb4cd755c6e2b9a36f3fab922761744ee45bbdad096be, name=advertised, version=13;
 
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
