@@ -12,7 +12,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,69 +23,17 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/mcpdrift/mcpdrift/internal/app"
-	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
-	"github.com/mcpdrift/mcpdrift/store/embedded"
+	"github.com/mcpdrift/mcpdrift/internal/app/apptest"
 )
 
-// chDB serves one data path per process: the package's tests share one
-// mcpdrift serve, started on first use on a temporary data directory with
-// loopback ports, and shut down by TestMain before the goroutine-leak check.
-var (
-	serveOnce sync.Once
-	served    *app.Process
-	serveErr  error
-	serveDir  string
-)
+// shared is the package's one mcpdrift serve (see apptest).
+var shared = apptest.NewServe("mcpts-e2e")
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if served != nil {
-		if err := served.Shutdown(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping mcpdrift serve:", err)
-			code = 1
-		}
-	}
-	if serveDir != "" {
-		os.RemoveAll(serveDir)
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
-// serve returns the shared mcpdrift serve. It skips when libchdb is
-// missing, unless MCPDRIFT_REQUIRE_CHDB=1.
-func serve(t *testing.T) *app.Process {
-	t.Helper()
-	if _, err := embedded.LibraryPath(); err != nil {
-		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") == "1" {
-			t.Fatalf("MCPDRIFT_REQUIRE_CHDB=1: %v", err)
-		}
-		t.Skipf("embedded store unavailable: %v", err)
-	}
-	serveOnce.Do(func() {
-		if serveDir, serveErr = os.MkdirTemp("", "mcpts-e2e-"); serveErr != nil {
-			return
-		}
-		c := app.DefaultConfig(app.RoleServe, "mcpdrift serve", embeddedstore.New())
-		if serveErr = c.Parse([]string{"-data.dir", serveDir, "-otlp.grpc.listen", "127.0.0.1:0",
-			"-otlp.http.listen", "127.0.0.1:0", "-api.listen", "127.0.0.1:0", "-log.level", "warn"}, io.Discard); serveErr != nil {
-			return
-		}
-		served, serveErr = app.Start(context.Background(), c, "mcpts-e2e", io.Discard, io.Discard)
-	})
-	if serveErr != nil {
-		t.Fatal(serveErr)
-	}
-	return served
-}
+// serve returns the shared mcpdrift serve.
+func serve(t *testing.T) *app.Process { return shared.Get(t) }
 
 // nodeDir is where npm run build:test puts the end-to-end programs.
 const nodeDir = "../build/e2e/node"
