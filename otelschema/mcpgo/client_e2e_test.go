@@ -201,13 +201,20 @@ func (r *rig) waitSnapshot(t *testing.T, want string, names ...string) {
 	}
 }
 
-// waitChanged waits for the client's list_changed handler to run.
+// waitChanged waits for the client's list_changed handler to run. The SDK
+// sends the notification from a timer 10 ms after the change; the wait is
+// long because a CI machine running every package at once can stall a
+// process for seconds.
 func (r *rig) waitChanged(t *testing.T) {
 	t.Helper()
 	select {
 	case <-r.changed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notifications/tools/list_changed received")
+	case <-time.After(30 * time.Second):
+		n := 0
+		for range r.srv.Sessions() {
+			n++
+		}
+		t.Fatalf("no notifications/tools/list_changed received in 30 s (server sessions %d, tools/list answered %d)", n, r.lists.Load())
 	}
 }
 
