@@ -117,7 +117,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{7, 8, 9, 10, 11, 12, 13}; !reflect.DeepEqual(versions, want) {
+	if want := versionsFrom(t, opts, 7); !reflect.DeepEqual(versions, want) {
 		t.Fatalf("the upgrade applied %v, want %v", versions, want)
 	}
 
@@ -261,8 +261,9 @@ func TestUpgradeRevisionSources(t *testing.T) {
 		}
 	}
 	copyTenant(fixture.TenantA)
-	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, []int{12, 13}) {
-		t.Fatalf("the upgrade applied %v (%v), want [12 13]", versions, err)
+	want := versionsFrom(t, opts, 12)
+	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, want) {
+		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, want)
 	}
 	// The same events after the upgrade, through the new views.
 	after := fixture.TenantA + "-upgraded"
@@ -326,4 +327,21 @@ func unstated(rows []queries.RepairRow) {
 		r.AmplificationStale, r.AmplificationIncompatible = zero(r.StaleRejections), zero(r.IncompatibleRejections)
 		r.AmplificationInvalid, r.AmplificationRemoved = zero(r.InvalidRejections), zero(r.RemovedCalls)
 	}
+}
+
+// versionsFrom returns the versions of the embedded migrations from first
+// to the last, the ones an upgrade from version first-1 applies.
+func versionsFrom(t *testing.T, opts schema.Options, first int) []int {
+	t.Helper()
+	ms, err := schema.Migrations(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []int
+	for _, m := range ms {
+		if m.Version >= first {
+			vs = append(vs, m.Version)
+		}
+	}
+	return vs
 }

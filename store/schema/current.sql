@@ -1386,7 +1386,7 @@ GROUP BY
     service,
     environment;
 
-CREATE MATERIALIZED VIEW mcpdrift.violations_mixed_revision_mv TO mcpdrift.violation_candidates
+CREATE MATERIALIZED VIEW mcpdrift.violations_mv TO mcpdrift.violation_candidates
 (
     `tenant` LowCardinality(String),
     `time` DateTime64(9, 'UTC'),
@@ -1413,7 +1413,7 @@ AS SELECT
     tenant,
     time,
     event_id,
-    'mixed_revision' AS kind,
+    v.1 AS kind,
     tool,
     session_id,
     run_id,
@@ -1429,147 +1429,40 @@ AS SELECT
     service,
     service_version,
     environment,
-    concat('validated under revision ', revision_validated, ', executed under revision ', revision_server) AS detail
-FROM mcpdrift.events
-WHERE (event_name = 'mcp.drift.call') AND (revision_validated != '') AND (revision_validated != revision_server);
-
-CREATE MATERIALIZED VIEW mcpdrift.violations_removed_tool_mv TO mcpdrift.violation_candidates
+    v.2 AS detail
+FROM
 (
-    `tenant` LowCardinality(String),
-    `time` DateTime64(9, 'UTC'),
-    `event_id` UInt64,
-    `kind` String,
-    `tool` LowCardinality(String),
-    `session_id` String,
-    `run_id` String,
-    `request_id` String,
-    `client_name` LowCardinality(String),
-    `client_version` LowCardinality(String),
-    `revision_client` LowCardinality(String),
-    `revision_server` LowCardinality(String),
-    `revision_validated` LowCardinality(String),
-    `change_class` Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
-    `outcome` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
-    `adapter_id` LowCardinality(String),
-    `service` LowCardinality(String),
-    `service_version` LowCardinality(String),
-    `environment` LowCardinality(String),
-    `detail` String
+    SELECT
+        tenant,
+        time,
+        event_id,
+        event_name,
+        tool,
+        session_id,
+        run_id,
+        request_id,
+        client_name,
+        client_version,
+        revision_client,
+        revision_server,
+        revision_validated,
+        change_class,
+        outcome,
+        adapter_id,
+        service,
+        service_version,
+        environment,
+        error_code,
+        external_target,
+        external_requests,
+        retry_of,
+        retry_attempt,
+        repair_result,
+        (event_name = 'mcp.drift.call') AND (outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AND side_effect_started AS is_side_effect,
+        (event_name = 'mcp.drift.call') AND (revision_validated != '') AND (revision_validated != revision_server) AS is_mixed,
+        (event_name = 'mcp.drift.call') AND (outcome IN ('current', 'normalized')) AND (change_class = 'removal') AS is_removed,
+        (((event_name = 'mcp.drift.call') AND (retry_of != '')) OR ((event_name = 'mcp.drift.repair') AND (repair_action = 'refresh_retry'))) AND repair_automatic AND (change_class IN ('semantic', 'authority')) AS is_retry
+    FROM mcpdrift.events
+    WHERE is_side_effect OR is_mixed OR is_removed OR is_retry
 )
-AS SELECT
-    tenant,
-    time,
-    event_id,
-    'removed_tool_success' AS kind,
-    tool,
-    session_id,
-    run_id,
-    request_id,
-    client_name,
-    client_version,
-    revision_client,
-    revision_server,
-    revision_validated,
-    change_class,
-    outcome,
-    adapter_id,
-    service,
-    service_version,
-    environment,
-    concat(toString(outcome), ' call to a removed revision (change class removal)') AS detail
-FROM mcpdrift.events
-WHERE (event_name = 'mcp.drift.call') AND (outcome IN ('current', 'normalized')) AND (change_class = 'removal');
-
-CREATE MATERIALIZED VIEW mcpdrift.violations_retry_mv TO mcpdrift.violation_candidates
-(
-    `tenant` LowCardinality(String),
-    `time` DateTime64(9, 'UTC'),
-    `event_id` UInt64,
-    `kind` String,
-    `tool` LowCardinality(String),
-    `session_id` String,
-    `run_id` String,
-    `request_id` String,
-    `client_name` LowCardinality(String),
-    `client_version` LowCardinality(String),
-    `revision_client` LowCardinality(String),
-    `revision_server` LowCardinality(String),
-    `revision_validated` LowCardinality(String),
-    `change_class` Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
-    `outcome` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
-    `adapter_id` LowCardinality(String),
-    `service` LowCardinality(String),
-    `service_version` LowCardinality(String),
-    `environment` LowCardinality(String),
-    `detail` String
-)
-AS SELECT
-    tenant,
-    time,
-    event_id,
-    'retry_across_change' AS kind,
-    tool,
-    session_id,
-    run_id,
-    request_id,
-    client_name,
-    client_version,
-    revision_client,
-    revision_server,
-    revision_validated,
-    change_class,
-    outcome,
-    adapter_id,
-    service,
-    service_version,
-    environment,
-    if(event_name = 'mcp.drift.call', concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ', toString(change_class)), concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ', toString(change_class))) AS detail
-FROM mcpdrift.events
-WHERE (((event_name = 'mcp.drift.call') AND (retry_of != '')) OR ((event_name = 'mcp.drift.repair') AND (repair_action = 'refresh_retry'))) AND repair_automatic AND (change_class IN ('semantic', 'authority'));
-
-CREATE MATERIALIZED VIEW mcpdrift.violations_side_effect_mv TO mcpdrift.violation_candidates
-(
-    `tenant` LowCardinality(String),
-    `time` DateTime64(9, 'UTC'),
-    `event_id` UInt64,
-    `kind` String,
-    `tool` LowCardinality(String),
-    `session_id` String,
-    `run_id` String,
-    `request_id` String,
-    `client_name` LowCardinality(String),
-    `client_version` LowCardinality(String),
-    `revision_client` LowCardinality(String),
-    `revision_server` LowCardinality(String),
-    `revision_validated` LowCardinality(String),
-    `change_class` Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
-    `outcome` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
-    `adapter_id` LowCardinality(String),
-    `service` LowCardinality(String),
-    `service_version` LowCardinality(String),
-    `environment` LowCardinality(String),
-    `detail` String
-)
-AS SELECT
-    tenant,
-    time,
-    event_id,
-    'side_effect_rejected' AS kind,
-    tool,
-    session_id,
-    run_id,
-    request_id,
-    client_name,
-    client_version,
-    revision_client,
-    revision_server,
-    revision_validated,
-    change_class,
-    outcome,
-    adapter_id,
-    service,
-    service_version,
-    environment,
-    concat(toString(outcome), if(error_code != '', concat(' with ', error_code), ''), ' after its side effect had started', if(external_target != '', concat(' on ', external_target), ''), if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), '')) AS detail
-FROM mcpdrift.events
-WHERE (event_name = 'mcp.drift.call') AND (outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AND side_effect_started;
+ARRAY JOIN arrayFilter(x -> ((x.1) != ''), [(if(is_side_effect, 'side_effect_rejected', ''), concat(toString(outcome), if(error_code != '', concat(' with ', error_code), ''), ' after its side effect had started', if(external_target != '', concat(' on ', external_target), ''), if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), ''))), (if(is_mixed, 'mixed_revision', ''), concat('validated under revision ', revision_validated, ', executed under revision ', revision_server)), (if(is_removed, 'removed_tool_success', ''), concat(toString(outcome), ' call to a removed revision (change class removal)')), (if(is_retry, 'retry_across_change', ''), if(event_name = 'mcp.drift.call', concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ', toString(change_class)), concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ', toString(change_class))))]) AS v;

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -214,6 +215,9 @@ func (r *appliedRecorder) Query(ctx context.Context, q store.Query, params store
 	return json.Unmarshal([]byte(r.applied), dst)
 }
 
+// viewTableRE finds the tables a view statement names after TO and FROM.
+var viewTableRE = regexp.MustCompile(`\b(?:TO|FROM)\s+([A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)`)
+
 // TestClusterStatements checks properties every cluster statement must have.
 func TestClusterStatements(t *testing.T) {
 	opts := DefaultOptions()
@@ -235,12 +239,15 @@ func TestClusterStatements(t *testing.T) {
 			t.Errorf("non-replicated engine: %s", head)
 		}
 		if strings.HasPrefix(s, "CREATE MATERIALIZED VIEW") {
-			for _, kw := range []string{" TO ", "\nFROM "} {
-				i := strings.Index(s, kw)
-				rest := s[i+len(kw):]
-				name := strings.Fields(rest)[0]
-				if !strings.HasSuffix(strings.TrimSuffix(name, ";"), LocalSuffix) {
-					t.Errorf("view reads or writes %s, not a local table: %s", name, head)
+			// Every table a view names after TO or FROM (a subquery's
+			// FROM included); a FROM followed by a subquery names none.
+			names := viewTableRE.FindAllStringSubmatch(s, -1)
+			if len(names) < 2 {
+				t.Errorf("view names %d tables, want its target and its source: %s", len(names), head)
+			}
+			for _, m := range names {
+				if !strings.HasSuffix(m[1], LocalSuffix) {
+					t.Errorf("view reads or writes %s, not a local table: %s", m[1], head)
 				}
 			}
 		}

@@ -1912,6 +1912,62 @@ GROUP BY tenant, tool, service, environment, revision;
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=459bdea4cebc9c6290efb4cd755c6e2b9a36f3fab922761744ee45bbdad096be, name=advertised, version=13;
 
+DROP VIEW IF EXISTS mcpdrift.violations_side_effect_mv ON CLUSTER 'mcpdrift';
+
+DROP VIEW IF EXISTS mcpdrift.violations_mixed_revision_mv ON CLUSTER 'mcpdrift';
+
+DROP VIEW IF EXISTS mcpdrift.violations_removed_tool_mv ON CLUSTER 'mcpdrift';
+
+DROP VIEW IF EXISTS mcpdrift.violations_retry_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.violations_mv ON CLUSTER 'mcpdrift' TO mcpdrift.violation_candidates_local AS
+SELECT tenant, time, event_id, v.1 AS kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       v.2 AS detail
+FROM
+(
+    SELECT tenant, time, event_id, event_name, tool, session_id, run_id, request_id,
+           client_name, client_version, revision_client, revision_server, revision_validated,
+           change_class, outcome, adapter_id, service, service_version, environment,
+           error_code, external_target, external_requests, retry_of, retry_attempt, repair_result,
+           event_name = 'mcp.drift.call'
+             AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+             AND side_effect_started AS is_side_effect,
+           event_name = 'mcp.drift.call'
+             AND revision_validated != '' AND revision_validated != revision_server AS is_mixed,
+           event_name = 'mcp.drift.call'
+             AND outcome IN ('current', 'normalized')
+             AND change_class = 'removal' AS is_removed,
+           ((event_name = 'mcp.drift.call' AND retry_of != '')
+             OR (event_name = 'mcp.drift.repair' AND repair_action = 'refresh_retry'))
+             AND repair_automatic
+             AND change_class IN ('semantic', 'authority') AS is_retry
+    FROM mcpdrift.events_local
+    WHERE is_side_effect OR is_mixed OR is_removed OR is_retry
+)
+ARRAY JOIN arrayFilter(x -> x.1 != '', [
+    (if(is_side_effect, 'side_effect_rejected', ''),
+     concat(toString(outcome),
+            if(error_code != '', concat(' with ', error_code), ''),
+            ' after its side effect had started',
+            if(external_target != '', concat(' on ', external_target), ''),
+            if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), ''))),
+    (if(is_mixed, 'mixed_revision', ''),
+     concat('validated under revision ', revision_validated, ', executed under revision ', revision_server)),
+    (if(is_removed, 'removed_tool_success', ''),
+     concat(toString(outcome), ' call to a removed revision (change class removal)')),
+    (if(is_retry, 'retry_across_change', ''),
+     if(event_name = 'mcp.drift.call',
+        concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ',
+               toString(change_class)),
+        concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ',
+               toString(change_class))))
+]) AS v;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=e74a87ae463dd583bbbd03f04994343545dae10419b3d69d5b5028f881319868, name=violations_view, version=14;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})
