@@ -127,6 +127,8 @@ func TestDeployed(t *testing.T) {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	golden(t, "deployed_deployer.json", r.body)
+	_, c := openAPI(t, s.Handler())
+	validate(t, c, "/paths/"+pointer(deployedPath)+"/get/responses/200/content/application~1json/schema", r.body)
 	var d registry.Deployed
 	if err := json.Unmarshal(r.body, &d); err != nil {
 		t.Fatal(err)
@@ -178,6 +180,9 @@ func TestDeployedScope(t *testing.T) {
 		}
 	}
 }
+
+// deployedPath is the endpoint of the list deployed now.
+const deployedPath = "/api/v1/deployed"
 
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
