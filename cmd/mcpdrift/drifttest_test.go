@@ -6,12 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +23,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
 	"github.com/mcpdrift/mcpdrift/internal/loopback"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
@@ -42,6 +47,11 @@ func TestDrifttestErrors(t *testing.T) {
 		{[]string{"-server", closed, "-allow-host", "127.0.0.1", "-format", "yaml", old}, "-format"},
 		{[]string{"-server", closed, "-allow-host", "127.0.0.1", old, old}, "want one old list"},
 		{[]string{"-server", closed, "-allow-host", "127.0.0.1", "-max-calls", "0", old}, "at least 1"},
+		{[]string{"-server", closed, "-allow-host", "127.0.0.1", "-deployed", "-service", "driftserver", old}, "-deployed takes the old list from the registry, and ../../examples/driftserver/old.json names one too"},
+		{[]string{"-server", closed, "-allow-host", "127.0.0.1", "-deployed"}, "-deployed needs -service"},
+		{[]string{"-server", closed, "-allow-host", "127.0.0.1", "-environment", "prod", old}, "give -deployed with them"},
+		{[]string{"-server", closed, "-allow-host", "127.0.0.1"}, "want one old list"},
+		{[]string{"-server", "https://mcp.example.com/mcp", "-allow-host", "127.0.0.1", "-deployed", "-service", "driftserver", "-api", closed}, "mcp.example.com is not among the allowed hosts"},
 		{[]string{"-server", closed, "-allow-host", "127.0.0.1", old}, "cannot connect"},
 	} {
 		code, out, errOut := mcpdrift(t, append([]string{"drifttest"}, tc.args...)...)
@@ -231,6 +241,161 @@ func TestDrifttestAudit(t *testing.T) {
 			t.Fatalf("against the build that keeps the adapter: exit %d, want 1, 6 calls adapter_still_present and the gate:\n%s%s", code, stdout, stderr)
 		}
 	})
+}
+
+// TestDrifttestDeployed takes the old list from the registry of a real
+// `mcpdrift serve`: release 1 of the example server advertises its tools
+// there from prod, and the drift test of release 2 (in staging) with
+// -deployed -service driftserver -environment prod gives, call for call,
+// the verdicts and the comment of the test with old.json, the comment
+// under a line that says where the list came from. Without -environment,
+// for a service the registry does not know, and for one mid-deploy, it
+// exits 2, and no request reaches the server under test.
+func TestDrifttestDeployed(t *testing.T) {
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	bin := t.TempDir()
+	build(t, filepath.Join(bin, "mcpdrift"), ".")
+	driftserver := filepath.Join(bin, "driftserver")
+	build(t, driftserver, "../../examples/driftserver")
+	srv := startServe(t, filepath.Join(bin, "mcpdrift"), t.TempDir())
+	api := "http://" + srv.api
+
+	startDriftserver(t, driftserver, srv.grpc, "", "-release", "1", "-environment", "prod")
+	waitDeployed(t, api, "prod", func(d registry.Deployed) bool {
+		return revisionsOf(t, d) == "close_ticket@1 create_issue@1 delete_branch@1 deploy_preview@1 search_docs@1"
+	})
+	staging := startDriftserver(t, driftserver, srv.grpc, "", "-environment", "staging")
+	waitDeployed(t, api, "staging", func(d registry.Deployed) bool {
+		return revisionsOf(t, d) == "close_ticket@2 create_issue@2 deploy_preview@2 search_docs@1"
+	})
+
+	send := func(args ...string) (int, string, string) {
+		t.Helper()
+		return mcpdrift(t, append([]string{"drifttest", "-server", staging, "-allow-host", "127.0.0.1"}, args...)...)
+	}
+	deployed := []string{"-deployed", "-service", "driftserver", "-environment", "prod", "-api", api}
+	verdicts := func(out string) ([]string, *drifttest.Report) {
+		t.Helper()
+		var r drifttest.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		var v []string
+		for _, res := range r.Results {
+			v = append(v, fmt.Sprintf("%s %s %s %s %s→%s %s", res.Tool, res.Pass, res.Kind, compact(res.Arguments), res.OldRevision, res.NewRevision, res.Verdict))
+		}
+		return v, &r
+	}
+	code, fileOut, stderr := send("-format", "json", "../../examples/driftserver/old.json")
+	if code != 0 {
+		t.Fatalf("drifttest old.json: exit %d: %s%s", code, fileOut, stderr)
+	}
+	want, _ := verdicts(fileOut)
+	code, out, stderr := send(append(deployed, "-format", "json")...)
+	got, r := verdicts(out)
+	if code != 0 || len(got) != 24 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("drifttest -deployed: exit %d, %d results:\n%s\nwant exit 0 and those of old.json:\n%s\n%s",
+			code, len(got), strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
+	}
+	if r.Deployed == nil || r.Deployed.Service != "driftserver" || r.Deployed.Environment != "prod" || !reflect.DeepEqual(r.Unchanged, []string{"search_docs"}) {
+		t.Errorf("deployed %+v, unchanged %v", r.Deployed, r.Unchanged)
+	}
+	code, fileMD, _ := send("../../examples/driftserver/old.json")
+	_, md, stderr := send(deployed...)
+	if code != 0 || !strings.HasPrefix(md, "Old list: what `driftserver` advertises now in `prod` (registry of advertised definitions") ||
+		!strings.HasSuffix(md, "\n\n"+fileMD) {
+		t.Errorf("the comment of -deployed:\n%s%s\nwant a line on the list, then that of old.json (exit %d):\n%s", md, stderr, code, fileMD)
+	}
+	// Without -api, the registry is -mcpdrift's.
+	if code, out, stderr := send("-deployed", "-service", "driftserver", "-environment", "prod", "-mcpdrift", api, "-dry-run"); code != 0 ||
+		!strings.Contains(out, "### Drift test (dry run): 24 calls to 4 tools") {
+		t.Errorf("-deployed -mcpdrift -dry-run: exit %d:\n%s%s", code, out, stderr)
+	}
+
+	// A tripwire on loopback stands for the server under test in the
+	// failures: any request to it is a call sent.
+	var requests atomic.Int64
+	tripwire := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, "no call may reach the server", http.StatusTeapot)
+	}))
+	defer tripwire.Close()
+	startDriftserver(t, driftserver, srv.grpc, "", "-release", "1", "-environment", "eu")
+	waitDeployed(t, api, "eu", func(d registry.Deployed) bool { return len(revisionsOf(t, d)) > 0 })
+	startDriftserver(t, driftserver, srv.grpc, "", "-environment", "eu")
+	waitDeployed(t, api, "eu", func(d registry.Deployed) bool { return len(d.MidDeploy) == 3 })
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-deployed", "-service", "nobody", "-api", api},
+			`-service: service "nobody" has advertised no tool definition (dev.mcpdrift.advertised) in the registry`},
+		{[]string{"-deployed", "-service", "driftserver", "-environment", "qa", "-api", api},
+			`-service: service "driftserver" has advertised no tool definition (dev.mcpdrift.advertised) in environment "qa" in the registry`},
+		{[]string{"-deployed", "-service", "driftserver", "-api", api},
+			`-environment: service "driftserver" advertises in 3 environments (eu, prod, staging): choose one`},
+		{[]string{"-deployed", "-service", "driftserver", "-environment", "eu", "-api", api},
+			`service "driftserver" is mid-deploy in environment "eu": its instances advertise close_ticket under 1 and 2, create_issue under 1 and 2, deploy_preview under 1 and 2 at once`},
+		{[]string{"-deployed", "-service", "driftserver", "-environment", "prod", "-api", api, "../../examples/driftserver/old.json"},
+			"give one of them"},
+	} {
+		code, out, stderr := mcpdrift(t, append([]string{"drifttest", "-server", tripwire.URL + "/mcp", "-allow-host", "127.0.0.1"}, tc.args...)...)
+		if code != 2 || out != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("drifttest %v: exit %d, stdout %q, stderr %q: want 2 and %q", tc.args, code, out, stderr, tc.want)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests reached the server under test in runs that exited 2", n)
+	}
+}
+
+// waitDeployed polls GET /api/v1/deployed for driftserver in environment
+// env until done accepts the answer, for at most a minute.
+func waitDeployed(t *testing.T, api, env string, done func(registry.Deployed) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := &apiclient.Client{BaseURL: api}
+	var d registry.Deployed
+	for {
+		b, err := c.Get(ctx, "/api/v1/deployed", url.Values{"service": {"driftserver"}, "environment": {env}})
+		if err == nil {
+			d = registry.Deployed{}
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			if done(d) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("driftserver's advertisements in %s: %+v (%v) after a minute", env, d, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// revisionsOf lists the tools of a deployed list as tool@revision.
+func revisionsOf(t *testing.T, d registry.Deployed) string {
+	t.Helper()
+	if len(d.List) == 0 {
+		return ""
+	}
+	l, err := toolchange.Decode(d.List)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tool := range l.Tools {
+		out = append(out, tool.Name+"@"+tool.Revision)
+	}
+	return strings.Join(out, " ")
 }
 
 // startDriftserver starts the example server over HTTP on loopback,

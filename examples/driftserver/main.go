@@ -26,7 +26,9 @@
 // retires it would: the drift test's -reverse runs against it.
 //
 // -otlp sends the drift events over OTLP/gRPC to mcpdrift, whose audit
-// `mcpdrift drifttest -mcpdrift` reads back.
+// `mcpdrift drifttest -mcpdrift` reads back, and whose registry of
+// advertised definitions `mcpdrift drifttest -deployed` reads the old list
+// from; -environment names the deployment they come from.
 //
 //	go run ./examples/driftserver -release 2 -listen 127.0.0.1:3001   # http://127.0.0.1:3001/mcp
 //	go run ./examples/driftserver -release 2                           # stdio
@@ -73,16 +75,17 @@ func main() {
 	listen := flag.String("listen", "", "serve streamable HTTP at http://ADDR/mcp instead of stdio (port 0 picks one)")
 	retire := flag.String("retire", "", "serve release 2 without this adapter, as the build that retires it would (deploy_preview-1-to-2 or create_issue-1-to-2)")
 	otlp := flag.String("otlp", "", "send the drift events over OTLP/gRPC to this endpoint (host:port, no TLS), such as mcpdrift serve's")
+	environment := flag.String("environment", "", "with -otlp: the deployment.environment.name of the events, such as prod or staging")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *release, *fault, *retire, *listen, *otlp); err != nil {
+	if err := run(ctx, *release, *fault, *retire, *listen, *otlp, *environment); err != nil {
 		fmt.Fprintln(os.Stderr, "driftserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, release int, fault, retire, listen, otlp string) error {
+func run(ctx context.Context, release int, fault, retire, listen, otlp, environment string) error {
 	var provider log.LoggerProvider = noop.NewLoggerProvider()
 	if otlp != "" {
 		exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(otlp), otlploggrpc.WithInsecure())
@@ -91,9 +94,13 @@ func run(ctx context.Context, release int, fault, retire, listen, otlp string) e
 		}
 		// Each event is exported as it is emitted, so that the drift
 		// test finds it in the audit without waiting for a batch.
+		attrs := []attribute.KeyValue{attribute.String(otelschema.AttrServiceName, "driftserver"),
+			attribute.String(otelschema.AttrServiceVersion, fmt.Sprint(release))}
+		if environment != "" {
+			attrs = append(attrs, attribute.String(otelschema.AttrEnvironment, environment))
+		}
 		p := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)),
-			sdklog.WithResource(resource.NewSchemaless(attribute.String("service.name", "driftserver"),
-				attribute.String("service.version", fmt.Sprint(release)))))
+			sdklog.WithResource(resource.NewSchemaless(attrs...)))
 		defer p.Shutdown(context.Background())
 		provider = p
 	}

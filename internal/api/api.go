@@ -261,6 +261,7 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	v1.POST("/check", s.check)
 	s.engine.GET(revisionsPath, s.revisions)
 	s.engine.GET(diffPath, s.diff)
+	s.engine.GET(deployedPath, s.deployed)
 	v1.GET("/reports/:report", s.unknownReport)
 	v1.GET("/reports/:report/series", s.unknownReport)
 	// Under /api the API answers its own 404 problem; every other path is

@@ -97,7 +97,11 @@ func (s *Server) check(c *gin.Context) {
 	defer cancel()
 	var deployed *registry.Deployed
 	if len(req.Old) == 0 || string(req.Old) == "null" {
-		if deployed, ok = s.deployedList(ctx, c, tenant, f); !ok {
+		if f.Service == "" {
+			problem(c, http.StatusBadRequest, "without an old list, the check needs the service whose advertised list is the old one", "service")
+			return
+		}
+		if deployed, ok = s.deployedList(ctx, c, e, tenant, f.Service, f.Environment); !ok {
 			return
 		}
 		req.Old = deployed.List

@@ -101,6 +101,7 @@ func OpenAPI(version string) map[string]any {
 	paths[checkPath] = g.checkOperation(checkEndpoint, parameters, ref, problemContent)
 	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiclient.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
 	paths[diffEndpoint.path] = g.registryOperation(diffEndpoint, reflect.TypeFor[registry.Diff](), "The change between the two revisions.", parameters, ref, problemContent)
+	paths[deployedEndpoint.path] = g.registryOperation(deployedEndpoint, reflect.TypeFor[registry.Deployed](), "The tools the service advertises now.", parameters, ref, problemContent)
 	health := g.of(reflect.TypeFor[apiclient.Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
@@ -206,11 +207,23 @@ func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref f
 }
 
 // registryOperation documents a GET endpoint of the registry: the tool in
-// the path, the endpoint's parameters registered, a JSON body of type
-// body.
+// the path when it takes one, the endpoint's parameters registered, a
+// JSON body of type body.
 func (g *schemaGen) registryOperation(e *endpoint, body reflect.Type, desc string, parameters map[string]any, ref func(kind, name string) map[string]any, problemContent map[string]any) map[string]any {
-	parameters["tool_path"] = map[string]any{"name": "tool", "in": "path", "required": true, "description": "The tool's name (`gen_ai.tool.name`).", "schema": strSchema}
-	ps := []any{ref("parameters", "tool_path")}
+	var ps []any
+	responses := map[string]any{
+		"200": map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": g.of(body)}}},
+		"400": ref("responses", "BadRequest"),
+		"401": ref("responses", "Unauthorized"),
+		"403": ref("responses", "Forbidden"),
+		"500": ref("responses", "InternalError"),
+		"503": ref("responses", "Unavailable"),
+	}
+	if strings.Contains(e.path, "{tool}") {
+		parameters["tool_path"] = map[string]any{"name": "tool", "in": "path", "required": true, "description": "The tool's name (`gen_ai.tool.name`).", "schema": strSchema}
+		ps = append(ps, ref("parameters", "tool_path"))
+		responses["404"] = map[string]any{"description": "The registry does not hold a revision asked for.", "content": problemContent}
+	}
 	for _, p := range e.params {
 		parameters[p.name] = p.openAPI()
 		ps = append(ps, ref("parameters", p.name))
@@ -222,15 +235,7 @@ func (g *schemaGen) registryOperation(e *endpoint, body reflect.Type, desc strin
 		"description": e.description,
 		"parameters":  ps,
 		"security":    []any{map[string]any{"bearer": []string{string(e.scope)}}},
-		"responses": map[string]any{
-			"200": map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": g.of(body)}}},
-			"400": ref("responses", "BadRequest"),
-			"401": ref("responses", "Unauthorized"),
-			"403": ref("responses", "Forbidden"),
-			"404": map[string]any{"description": "The registry does not hold a revision asked for.", "content": problemContent},
-			"500": ref("responses", "InternalError"),
-			"503": ref("responses", "Unavailable"),
-		},
+		"responses":   responses,
 	}}
 }
 

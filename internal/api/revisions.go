@@ -19,6 +19,7 @@ import (
 const (
 	revisionsPath = "/api/v1/tools/:tool/revisions"
 	diffPath      = "/api/v1/tools/:tool/diff"
+	deployedPath  = "/api/v1/deployed"
 )
 
 var (
@@ -47,6 +48,18 @@ var (
 			"diff of the two definitions printed as indented JSON. With several services or environments, `service` and `environment` choose " +
 			"whose definitions; without, the first that advertised each revision.",
 		params: []param{pDiffOld, pDiffNew, pService, pEnvironment},
+	}
+	deployedEndpoint = &endpoint{
+		path: deployedPath, report: "deployed", operationID: "getDeployed", tag: "registry", scope: auth.ScopeRead,
+		summary: "What a service advertises now",
+		description: "From the registry of advertised definitions (`dev.mcpdrift.advertised`), the tools `service` (required) advertises now in " +
+			"`environment` (required when the service advertises in several): per tool, the revisions last advertised within 10 minutes of " +
+			"the service's latest advertisement there, as a tools/list result (`list`) holding each tool's definition under the newest of " +
+			"them, its revision in `_meta` (`dev.mcpdrift/revision`). A tool advertised under several revisions at once (a deploy in " +
+			"progress) is listed in `mid_deploy`. The release check without an old list (`POST /api/v1/check`) compares against this list; " +
+			"`mcpdrift drifttest -deployed` sends the calls it accepts. A service that advertised nothing, or one in several environments " +
+			"without `environment`, is a 400 naming the parameter.",
+		params: []param{pService, pEnvironment},
 	}
 )
 
@@ -132,27 +145,49 @@ func (s *Server) diff(c *gin.Context) {
 	writeJSON(c, http.StatusOK, d)
 }
 
-// deployedList returns what service advertises now in the environment
-// (or its only one), from the registry: the old list of a check that sent
-// none. It answers, and returns false, when it cannot tell.
-func (s *Server) deployedList(ctx context.Context, c *gin.Context, tenant string, f queries.Filter) (*registry.Deployed, bool) {
-	if f.Service == "" {
-		problem(c, http.StatusBadRequest, "without an old list, the check needs the service whose advertised list is the old one", "service")
-		return nil, false
+// deployed answers GET /api/v1/deployed.
+func (s *Server) deployed(c *gin.Context) {
+	e := deployedEndpoint
+	q, tenant, ok := s.registryQuery(c, e)
+	if !ok {
+		return
 	}
-	rows, err := s.reports.ToolRevisions(ctx, queries.RegistryFilter{Tenant: tenant, Service: f.Service, Environment: f.Environment})
+	service := q.get("service")
+	if service == "" {
+		problem(c, http.StatusBadRequest, "required: the service whose advertised tools to list", "service")
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	d, ok := s.deployedList(ctx, c, e, tenant, service, q.get("environment"))
+	if !ok {
+		return
+	}
+	writeJSON(c, http.StatusOK, d)
+}
+
+// deployedList returns what service advertises now in environment (or,
+// when "", in its only one), from the registry: the old list of a check
+// that sent none, and the answer of GET /api/v1/deployed. It answers for
+// endpoint e, and returns false, when it cannot tell.
+func (s *Server) deployedList(ctx context.Context, c *gin.Context, e *endpoint, tenant, service, environment string) (*registry.Deployed, bool) {
+	rows, err := s.reports.ToolRevisions(ctx, queries.RegistryFilter{Tenant: tenant, Service: service, Environment: environment})
 	if err != nil {
-		s.fail(c, checkEndpoint, err)
+		s.fail(c, e, err)
 		return nil, false
 	}
 	deployed, err := registry.DeployedNow(rows, registry.DefaultFreshness)
 	if err != nil {
-		s.fail(c, checkEndpoint, err)
+		s.fail(c, e, err)
 		return nil, false
 	}
 	switch len(deployed) {
 	case 0:
-		problem(c, http.StatusBadRequest, fmt.Sprintf("service %q has advertised no tool definition (dev.mcpdrift.advertised) in the registry", f.Service), "service")
+		where := ""
+		if environment != "" {
+			where = fmt.Sprintf(" in environment %q", environment)
+		}
+		problem(c, http.StatusBadRequest, fmt.Sprintf("service %q has advertised no tool definition (dev.mcpdrift.advertised)%s in the registry", service, where), "service")
 		return nil, false
 	case 1:
 		return &deployed[0], true
@@ -161,6 +196,6 @@ func (s *Server) deployedList(ctx context.Context, c *gin.Context, tenant string
 	for i, d := range deployed {
 		envs[i] = d.Environment
 	}
-	problem(c, http.StatusBadRequest, fmt.Sprintf("service %q advertises in %d environments (%s): choose one", f.Service, len(envs), strings.Join(envs, ", ")), "environment")
+	problem(c, http.StatusBadRequest, fmt.Sprintf("service %q advertises in %d environments (%s): choose one", service, len(envs), strings.Join(envs, ", ")), "environment")
 	return nil, false
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/reporttest"
@@ -86,6 +88,9 @@ func TestRegistryTenancy(t *testing.T) {
 	if r := get(t, s.Handler(), "/api/v1/tools/deploy_preview/diff?old=1&new=2", ""); r.status != http.StatusNotFound {
 		t.Errorf("tenant B's diff: %d %s", r.status, r.body)
 	}
+	if r := get(t, s.Handler(), "/api/v1/deployed?service=deployer", ""); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "advertised no tool definition") {
+		t.Errorf("tenant B's deployed list: %d %s", r.status, r.body)
+	}
 }
 
 // TestCheckDeployed checks examples/tools-list/new.json against what the
@@ -110,6 +115,74 @@ func TestCheckDeployed(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployed lists what the deployer advertises now (deploy_preview 2,
+// delete_branch 4: the old list TestCheckDeployed compares against), and
+// refuses a request that names no service, or one that advertised
+// nothing.
+func TestDeployed(t *testing.T) {
+	s, _ := newServer(t, reporttest.TenantA)
+	r := get(t, s.Handler(), "/api/v1/deployed?service=deployer", "")
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	golden(t, "deployed_deployer.json", r.body)
+	_, c := openAPI(t, s.Handler())
+	validate(t, c, "/paths/"+pointer(deployedPath)+"/get/responses/200/content/application~1json/schema", r.body)
+	var d registry.Deployed
+	if err := json.Unmarshal(r.body, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Service != "deployer" || d.Environment != "prod" || len(d.MidDeploy) != 0 {
+		t.Errorf("deployed %+v", d)
+	}
+	var list struct {
+		Tools []struct {
+			Name string            `json:"name"`
+			Meta map[string]string `json:"_meta"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(d.List, &list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tool := range list.Tools {
+		got = append(got, tool.Name+"@"+tool.Meta["dev.mcpdrift/revision"])
+	}
+	if strings.Join(got, " ") != "delete_branch@4 deploy_preview@2" {
+		t.Errorf("the list holds %v, want delete_branch@4 deploy_preview@2", got)
+	}
+	for _, c := range []struct {
+		target, param, want string
+	}{
+		{"/api/v1/deployed", "service", "required"},
+		{"/api/v1/deployed?service=nobody", "service", `service \"nobody\" has advertised no tool definition`},
+		{"/api/v1/deployed?service=deployer&environment=staging", "service", `in environment \"staging\"`},
+		{"/api/v1/deployed?service=deployer&from=-1d", "from", "unknown parameter"},
+	} {
+		r := get(t, s.Handler(), c.target, "")
+		if p := checkProblem(t, r, http.StatusBadRequest); p.Parameter != c.param || !strings.Contains(string(r.body), c.want) {
+			t.Errorf("%s: %s, want parameter %s and %q", c.target, r.body, c.param, c.want)
+		}
+	}
+}
+
+// TestDeployedScope: the list deployed now needs the read scope, as the
+// release check that compares against it does.
+func TestDeployedScope(t *testing.T) {
+	tokens, tk := newTokens(t)
+	s, _ := liveServer(t, api.DefaultConfig(), tokens)
+	hc := &http.Client{Timeout: time.Minute}
+	for who, status := range map[string]int{"a": 200, "a-read": 200, "a-audit": 403, "a-ingest": 403, "": 401} {
+		r := call(t, hc, "http://"+s.Addr(), "/api/v1/deployed?service=deployer", tk[who], nil)
+		if r.status != status {
+			t.Errorf("token %q: %d %s, want %d", who, r.status, r.body, status)
+		}
+	}
+}
+
+// deployedPath is the endpoint of the list deployed now.
+const deployedPath = "/api/v1/deployed"
 
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()

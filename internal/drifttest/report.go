@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 )
 
@@ -30,6 +31,10 @@ type Report struct {
 	// Results are the calls, tool by tool, each argument object in the
 	// declared pass then the stock pass.
 	Results []Result `json:"results"`
+	// Deployed, when the old list came from the registry (drifttest
+	// -deployed), is that list and where it was advertised; Markdown
+	// leaves it to the caller (registry.Deployed.WriteMarkdown).
+	Deployed *registry.Deployed `json:"deployed,omitempty"`
 }
 
 // Failures counts the results whose verdict fails.
