@@ -70,6 +70,23 @@ func TestSuiteSmoke(t *testing.T) {
 	if s := rep.Server; s == nil || s.StoredEvents != events || s.Inserts == 0 || s.ServerCPU <= 0 || s.IngestCPU <= 0 {
 		t.Errorf("the ingest role into a server: %+v, want %d events stored, its inserts and both processes' CPU", s, events)
 	}
+	if s := rep.Server; s != nil {
+		// Every view of the schema ran on every insert; events_mv wrote
+		// each event once.
+		byView := map[string]ViewCost{}
+		for _, v := range s.Views {
+			byView[v.View] = v
+		}
+		if v := byView["events_mv"]; v.Rows != events || v.Runs == 0 || !(v.CPU > 0) {
+			t.Errorf("events_mv's cost %+v, want %d rows written and some CPU", v, events)
+		}
+		if _, ok := byView["violations_mv"]; !ok || len(s.Views) < 10 {
+			t.Errorf("views measured: %+v, want every view of the schema", s.Views)
+		}
+		if !strings.Contains(out.String(), "the materialised views (system.query_views_log)") {
+			t.Error("the views' costs are missing from the table")
+		}
+	}
 	wantFigures := []string{
 		"pdata.cpu_us_per_event", "pdata.events_per_s",
 		"ingest_no_store.cpu_us_per_event", "ingest_no_store.events_per_s",

@@ -553,6 +553,7 @@ func (r *Report) table() string {
 		fmt.Fprintf(&out, "(c) ingest role → ClickHouse %s server (libchdb run as a server, its own process): %d of %d events stored in %d INSERTs;\n"+
 			"    CPU %.2f s in the ingest process + %.2f s in the server, %.2f s of it after the last answer until both were idle\n",
 			r.Machine.ClickHouseServer, p.StoredEvents, p.Events, p.Inserts, p.IngestCPU, p.ServerCPU, p.Settle)
+		writeViewCosts(&out, p.Views, p.Events, p.ServerCPU)
 	}
 	if r.Store != nil || r.NoStore != nil {
 		out.WriteString("CPU is the ingester's whole process (getrusage user+system, chDB threads included);\n" +

@@ -29,6 +29,8 @@ type ServerPhase struct {
 	// query_log); StoredEvents the events it holds afterwards.
 	Inserts      int64 `json:"inserts"`
 	StoredEvents int64 `json:"stored_events"`
+	// Views is each materialised view's part of the server's work.
+	Views []ViewCost `json:"views,omitempty"`
 }
 
 // RowsPerInsert is the mean rows of the server's INSERTs.
@@ -180,6 +182,9 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 	}
 	if len(ins) == 1 {
 		ph.Inserts = int64(ins[0].N)
+	}
+	if ph.Views, err = viewCosts(ctx, st); err != nil {
+		return err
 	}
 	rep.Server = ph
 	switch {

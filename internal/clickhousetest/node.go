@@ -119,7 +119,8 @@ func (n *Node) configPath() string { return filepath.Join(n.Dir, "config.xml") }
 // nodeConfig is the config.xml of a node. background_distributed_schedule_pool_size
 // is 0 in clickhouse-local, which would leave background Distributed
 // inserts queued for ever; query_log makes each statement's settings
-// visible to tests.
+// visible to tests, and query_views_log each materialised view's cost to
+// the bench.
 func nodeConfig(memory int64, extra string) string {
 	return fmt.Sprintf(`<clickhouse>
     <max_server_memory_usage>%d</max_server_memory_usage>
@@ -129,6 +130,11 @@ func nodeConfig(memory int64, extra string) string {
         <table>query_log</table>
         <flush_interval_milliseconds>500</flush_interval_milliseconds>
     </query_log>
+    <query_views_log>
+        <database>system</database>
+        <table>query_views_log</table>
+        <flush_interval_milliseconds>500</flush_interval_milliseconds>
+    </query_views_log>
 %s</clickhouse>
 `, memory, extra)
 }
