@@ -182,6 +182,9 @@ func handler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult
 func newServer(ctx context.Context, release int, fault, retire string, provider log.LoggerProvider) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "driftserver", Version: fmt.Sprint(release)}, nil)
 	drift := mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: provider})
+	// The registry's view of what this instance serves stays current for
+	// as long as it runs.
+	go drift.Advertise(ctx, 0)
 	v1 := mcpgo.Contract{Revision: "1"}
 	if release == 1 {
 		if fault != faultNone {

@@ -39,7 +39,7 @@ type Revision struct {
 	// advertised: from its first advertisement to Previous's last, 0 when
 	// Previous was last advertised before it came; null for the first
 	// revision. A server re-advertises periodically (mcpgo's
-	// EmitAdvertised), so the figure is as fine as that period.
+	// Advertise), so the figure is as fine as that period.
 	OverlapS *int64 `json:"overlap_s"`
 	// Change is the change from Previous; null for the first revision,
 	// and when either stored definition cannot be read as a tools/list

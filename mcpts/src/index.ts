@@ -8,7 +8,7 @@
  * The names of the conventions (EVENT, ATTR, ENUMS, META, ERROR_CODE,
  * REQUIRED_ACTION, DIGEST) are generated from otelschema/conventions.json.
  */
-export { DriftServer, InvalidToolError } from "./server.js";
+export { DEFAULT_ADVERTISE_EVERY_MS, DriftServer, InvalidToolError } from "./server.js";
 export type { Adapter, AttachTarget, Contract, DriftServerOptions, ToolCall, ToolHandler } from "./server.js";
 export { DriftClient } from "./client.js";
 export type { DriftClientOptions, PlanOptions } from "./client.js";

@@ -239,6 +239,13 @@ export type AttachTarget = Server | { server: Server };
  * connect). A stateless transport's server, one per request, has listed
  * nothing to its session: its calls are declared or inferred.
  */
+/**
+ * DEFAULT_ADVERTISE_EVERY_MS is advertise's period: the registry counts a
+ * revision as advertised now when its last advertisement is within two
+ * periods of its service's latest one.
+ */
+export const DEFAULT_ADVERTISE_EVERY_MS = 5 * 60 * 1000;
+
 export class DriftServer {
   private readonly em: Emitter;
   private readonly audit: boolean;
@@ -366,7 +373,7 @@ export class DriftServer {
   /**
    * emitAdvertisedTools emits every tool of the advertised list as an
    * advertised event. addTool emits a tool when its revision changes;
-   * call this periodically as well (every few minutes): a revision's last
+   * advertise calls this periodically, as a server should: a revision's last
    * advertised time in the registry, and so the overlap of two revisions
    * during a rolling deploy, is only as fresh as the last advertisement.
    */
@@ -434,6 +441,25 @@ export class DriftServer {
     this.byId.delete(id);
     this.adapters.delete(adapterKey(a.tool, a.from, a.to));
     this.emitAdapter(a, new Date(this.em.now()));
+  }
+
+  /**
+   * advertise emits the advertised list and the adapter registry
+   * (emitAdvertisedTools, emitAdapters) now and then every everyMs
+   * (DEFAULT_ADVERTISE_EVERY_MS, five minutes, by default), so that the
+   * registry knows what this instance serves however long ago it started:
+   * mcpgo's Server.Advertise. The timer does not keep the process alive;
+   * the function returned stops it.
+   */
+  advertise(everyMs: number = DEFAULT_ADVERTISE_EVERY_MS): () => void {
+    const round = () => {
+      this.emitAdvertisedTools();
+      this.emitAdapters();
+    };
+    round();
+    const timer = setInterval(round, everyMs > 0 ? everyMs : DEFAULT_ADVERTISE_EVERY_MS);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /**

@@ -513,3 +513,24 @@ test("the server advertises each tool's definition once per revision, and on dem
   drift.emitAdvertisedTools();
   assert.equal(rec.events(EVENT.advertised).length, 3);
 });
+
+test("advertise emits the list and the adapters now and every period, until stopped", async () => {
+  const rec = new Recorder();
+  const drift = new DriftServer({ loggerProvider: rec.provider });
+  rec.of(drift);
+  const handler: ToolHandler = () => ({ content: [{ type: "text", text: "ok" }] });
+  drift.addTool(seedV1, handler, { revision: "1" });
+  drift.addTool({ name: "a_tool", inputSchema: { type: "object" } }, handler, { revision: "3" });
+  drift.addAdapter({ id: "a-2-to-3", tool: "a_tool", from: "2", to: "3", class: ChangeClass.additive });
+  const added = rec.events(EVENT.advertised).length;
+  const adapters = rec.events(EVENT.adapter).length;
+  const stop = drift.advertise(20);
+  await waitFor(() => rec.events(EVENT.advertised).length >= added + 6, "three rounds of advertisements");
+  stop();
+  const rounds = rec.events(EVENT.advertised).slice(added);
+  assert.deepEqual(rounds.slice(0, 4).map((r) => attr(r, "tool_name")), ["a_tool", "deploy_preview", "a_tool", "deploy_preview"]);
+  assert.ok(rec.events(EVENT.adapter).length - adapters >= 3, "one adapter event per round");
+  const after = rec.events(EVENT.advertised).length;
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(rec.events(EVENT.advertised).length, after, "nothing once stopped");
+});

@@ -45,6 +45,7 @@
 //		Earlier: []*mcp.Tool{deployV1}}) // what a fresh replica no longer advertises
 //	drift.AddAdapter(ctx, mcpgo.Adapter{ID: "deploy-1-to-2", Tool: "deploy_preview", From: "1", To: "2",
 //		Class: otelschema.ChangeClassBoundedMigration, WindowEnd: end, Normalize: defaultRegion})
+//	go drift.Advertise(ctx, 0) // the list and the adapters again every five minutes
 //
 //	client := mcp.NewClient(&mcp.Implementation{Name: "agent"}, &mcp.ClientOptions{ToolListChangedHandler: onChange})
 //	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{RunID: runID})

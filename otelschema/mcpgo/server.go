@@ -390,7 +390,7 @@ func (d *Server) RemoveAdapter(ctx context.Context, id string) {
 
 // EmitAdvertised emits every tool of the advertised list as a
 // dev.mcpdrift.advertised event. AddTool emits a tool when its revision
-// changes; call EmitAdvertised periodically as well (every few minutes):
+// changes; Advertise calls EmitAdvertised periodically, as a server should:
 // the registry's last advertised time of a revision, and so the overlap
 // of two revisions during a rolling deploy, is only as fresh as the last
 // advertisement of each instance.
@@ -407,6 +407,39 @@ func (d *Server) EmitAdvertised(ctx context.Context) {
 func (d *Server) emitAdvertised(ctx context.Context, c *contract) {
 	e := event{name: otelschema.EventAdvertised, tool: c.name, revServer: c.revision, definition: c.definition}
 	d.em.emit(ctx, &e, false)
+}
+
+// DefaultAdvertiseEvery is the period Advertise is meant to run at: the
+// registry counts a revision as advertised now when its last
+// advertisement is within two periods of its service's latest one
+// (internal/registry.DefaultFreshness).
+const DefaultAdvertiseEvery = 5 * time.Minute
+
+// Advertise emits the advertised list and the adapter registry
+// (EmitAdvertised, EmitAdapters) now and then every period (at most
+// DefaultAdvertiseEvery when every is not positive), until ctx is done.
+// Run it on its own goroutine for the server's lifetime:
+//
+//	go drift.Advertise(ctx, 0)
+//
+// so that the registry knows what each instance serves however long ago
+// the instance started, and reports over any window know every adapter
+// still declared.
+func (d *Server) Advertise(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = DefaultAdvertiseEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		d.EmitAdvertised(ctx)
+		d.EmitAdapters(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // EmitAdapters emits the whole adapter registry as dev.mcpdrift.adapter

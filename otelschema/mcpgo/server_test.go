@@ -340,3 +340,53 @@ func TestAdapterEvents(t *testing.T) {
 		t.Errorf("a removed adapter's window should end now: %v", evs[2])
 	}
 }
+
+// TestAdvertise checks that Advertise emits the whole list and the adapter
+// registry at once and again each period, and returns when its context
+// is done.
+func TestAdvertise(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	mustAdd := func(name, rev string) {
+		t.Helper()
+		if err := f.drift.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		}, mcpgo.Contract{Revision: rev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAdd("b_tool", "1")
+	mustAdd("a_tool", "3")
+	if err := f.drift.AddAdapter(ctx, mcpgo.Adapter{ID: "a-2-to-3", Tool: "a_tool", From: "2", To: "3", Class: otelschema.ChangeClassAdditive}); err != nil {
+		t.Fatal(err)
+	}
+	added := len(f.rec.named(otelschema.EventAdvertised.String()))
+	adapters := len(f.rec.named(otelschema.EventAdapter.String()))
+
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { f.drift.Advertise(actx, 20*time.Millisecond); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(f.rec.named(otelschema.EventAdvertised.String())) < added+6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d advertised events after 10 s, want at least 3 rounds of 2", len(f.rec.named(otelschema.EventAdvertised.String()))-added)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Advertise did not return once its context was done")
+	}
+	ads := f.rec.named(otelschema.EventAdvertised.String())[added:]
+	for i, e := range ads[:6] {
+		want := [...]string{"a_tool", "b_tool"}[i%2]
+		if e[otelschema.AttrToolName] != want {
+			t.Errorf("advertised event %d names %q, want %q: each round is the whole list, sorted", i, e[otelschema.AttrToolName], want)
+		}
+	}
+	if n := len(f.rec.named(otelschema.EventAdapter.String())) - adapters; n < 3 {
+		t.Errorf("%d adapter events, want one per round", n)
+	}
+}
