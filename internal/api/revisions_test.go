@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +178,45 @@ func TestDeployedScope(t *testing.T) {
 		r := call(t, hc, "http://"+s.Addr(), "/api/v1/deployed?service=deployer", tk[who], nil)
 		if r.status != status {
 			t.Errorf("token %q: %d %s, want %d", who, r.status, r.body, status)
+		}
+	}
+}
+
+// TestRegistryScopes checks every registry endpoint of the OpenAPI
+// document against each kind of token: a read token passes the check of
+// its scope (whatever the answer then is), an audit-only or ingest-only
+// token gets 403, no token 401.
+func TestRegistryScopes(t *testing.T) {
+	tokens, tk := newTokens(t)
+	s, _ := liveServer(t, api.DefaultConfig(), tokens)
+	base := "http://" + s.Addr()
+	hc := &http.Client{Timeout: time.Minute}
+	var doc map[string]any
+	if err := json.Unmarshal(call(t, hc, base, "/api/v1/openapi.json", "", nil).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for path, item := range doc["paths"].(map[string]any) {
+		op, isGet := item.(map[string]any)["get"].(map[string]any)
+		if tags, _ := op["tags"].([]any); isGet && len(tags) > 0 && tags[0] == "registry" {
+			paths = append(paths, strings.ReplaceAll(path, "{tool}", "deploy_preview"))
+		}
+	}
+	sort.Strings(paths)
+	if len(paths) < 3 {
+		t.Fatalf("registry paths %v, want revisions, diff and deployed", paths)
+	}
+	for _, path := range paths {
+		target := path + "?service=deployer&old=1&new=2"
+		for _, who := range []string{"a", "a-read"} {
+			if r := call(t, hc, base, target, tk[who], nil); r.status == 401 || r.status == 403 {
+				t.Errorf("%s with token %q: %d %s, want the scope read to pass", path, who, r.status, r.body)
+			}
+		}
+		for who, status := range map[string]int{"a-audit": 403, "a-ingest": 403, "": 401} {
+			if r := call(t, hc, base, target, tk[who], nil); r.status != status {
+				t.Errorf("%s with token %q: %d %s, want %d", path, who, r.status, r.body, status)
+			}
 		}
 	}
 }
