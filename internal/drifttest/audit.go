@@ -151,27 +151,54 @@ func match(results []Result, idx []int, rows []queries.AuditRow) {
 	}
 }
 
-// dropped returns the top-level fields of raw whose value no field of
-// normalized holds: a rename keeps the value under another name, a
-// dropped field loses it. Either side not a JSON object (not recorded, or
-// redacted whole) yields none.
+// dropped returns the fields of raw whose value no part of normalized
+// holds, at any depth, named by their path ("target.ttl"): a rename or a
+// move keeps the value elsewhere, a dropped field loses it. An object
+// whose value is not found whole is looked into, field by field, so that
+// what was lost inside it is named; anything else (a scalar, an array)
+// not found is dropped whole. Either side not a JSON object (not
+// recorded, or redacted whole) yields none.
 func dropped(raw, normalized string) []string {
 	var r, n map[string]any
 	if json.Unmarshal([]byte(raw), &r) != nil || json.Unmarshal([]byte(normalized), &n) != nil {
 		return nil
 	}
-	var out []string
-	for k, v := range r {
-		kept := false
-		for _, w := range n {
-			if reflect.DeepEqual(v, w) {
-				kept = true
-				break
+	var held []any
+	var collect func(v any)
+	collect = func(v any) {
+		held = append(held, v)
+		switch x := v.(type) {
+		case map[string]any:
+			for _, w := range x {
+				collect(w)
+			}
+		case []any:
+			for _, w := range x {
+				collect(w)
 			}
 		}
-		if !kept {
-			out = append(out, k)
+	}
+	for _, w := range n {
+		collect(w)
+	}
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		for _, h := range held {
+			if reflect.DeepEqual(v, h) {
+				return
+			}
 		}
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			for k, w := range m {
+				walk(path+"."+k, w)
+			}
+			return
+		}
+		out = append(out, path)
+	}
+	for k, v := range r {
+		walk(k, v)
 	}
 	slices.Sort(out)
 	return out

@@ -41,6 +41,13 @@ func TestDropped(t *testing.T) {
 		{`{"b":1,"a":2}`, `{}`, []string{"a", "b"}},
 		{`[redacted]`, `{}`, nil},
 		{`{"a":1}`, ``, nil},
+		// Nested: what was lost inside an object is named by its path; a
+		// value moved to another place or depth is kept.
+		{`{"target":{"branch":"a","ttl":3}}`, `{"target":{"branch":"a"}}`, []string{"target.ttl"}},
+		{`{"target":{"branch":"a","ttl":3}}`, `{"branch":"a","options":{"ttl":3}}`, nil},
+		{`{"target":{"branch":"a","opts":{"ttl":3,"x":"y"}}}`, `{"target":{"branch":"a","opts":{"x":"y"}}}`, []string{"target.opts.ttl"}},
+		{`{"target":{"labels":["p1"]}}`, `{"target":{"labels":["p2"]}}`, []string{"target.labels"}},
+		{`{"target":{}}`, `{"region":"eu"}`, []string{"target"}},
 	} {
 		if got := dropped(tc.raw, tc.normalized); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("dropped(%s, %s) = %v, want %v", tc.raw, tc.normalized, got, tc.want)
