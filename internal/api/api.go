@@ -262,6 +262,7 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 	s.engine.GET(revisionsPath, s.revisions)
 	s.engine.GET(diffPath, s.diff)
 	s.engine.GET(deployedPath, s.deployed)
+	s.engine.GET(servicesPath, s.services)
 	v1.GET("/reports/:report", s.unknownReport)
 	v1.GET("/reports/:report/series", s.unknownReport)
 	// Under /api the API answers its own 404 problem; every other path is

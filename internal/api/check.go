@@ -140,10 +140,18 @@ func (s *Server) check(c *gin.Context) {
 	}
 	c.Header("Vary", "Accept")
 	// Markdown, for a pull request, when asked for before JSON: what
-	// mcpdrift check prints.
+	// mcpdrift check prints, under where the old list came from when
+	// the registry gave it.
 	if wantsMarkdown(c.GetHeader("Accept")) {
 		var buf bytes.Buffer
-		if err := out.Report().Markdown(&buf); err != nil {
+		var err error
+		if deployed != nil {
+			err = deployed.WriteMarkdown(&buf)
+		}
+		if err == nil {
+			err = out.Report().Markdown(&buf)
+		}
+		if err != nil {
 			s.log.Error("cannot render the check", "err", err)
 			problem(c, http.StatusInternalServerError, "the check could not be rendered", "")
 			return

@@ -102,6 +102,7 @@ func OpenAPI(version string) map[string]any {
 	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiclient.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
 	paths[diffEndpoint.path] = g.registryOperation(diffEndpoint, reflect.TypeFor[registry.Diff](), "The change between the two revisions.", parameters, ref, problemContent)
 	paths[deployedEndpoint.path] = g.registryOperation(deployedEndpoint, reflect.TypeFor[registry.Deployed](), "The tools the service advertises now.", parameters, ref, problemContent)
+	paths[servicesEndpoint.path] = g.registryOperation(servicesEndpoint, reflect.TypeFor[apiclient.ServicesBody](), "The services that advertised tools, per environment.", parameters, ref, problemContent)
 	health := g.of(reflect.TypeFor[apiclient.Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
@@ -172,7 +173,7 @@ func OpenAPI(version string) map[string]any {
 // checkOperation documents POST /api/v1/check, registering its
 // parameters.
 func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref func(kind, name string) map[string]any, problemContent map[string]any) map[string]any {
-	var ps []any
+	ps := []any{}
 	for _, p := range e.params {
 		parameters[p.name] = p.openAPI()
 		ps = append(ps, ref("parameters", p.name))
@@ -210,7 +211,7 @@ func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref f
 // the path when it takes one, the endpoint's parameters registered, a
 // JSON body of type body.
 func (g *schemaGen) registryOperation(e *endpoint, body reflect.Type, desc string, parameters map[string]any, ref func(kind, name string) map[string]any, problemContent map[string]any) map[string]any {
-	var ps []any
+	ps := []any{}
 	responses := map[string]any{
 		"200": map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": g.of(body)}}},
 		"400": ref("responses", "BadRequest"),

@@ -20,6 +20,7 @@ const (
 	revisionsPath = "/api/v1/tools/:tool/revisions"
 	diffPath      = "/api/v1/tools/:tool/diff"
 	deployedPath  = "/api/v1/deployed"
+	servicesPath  = "/api/v1/deployed/services"
 )
 
 var (
@@ -60,6 +61,14 @@ var (
 			"`mcpdrift drifttest -deployed` sends the calls it accepts. A service that advertised nothing, or one in several environments " +
 			"without `environment`, is a 400 naming the parameter.",
 		params: []param{pService, pEnvironment},
+	}
+	servicesEndpoint = &endpoint{
+		path: servicesPath, report: "services", operationID: "getDeployedServices", tag: "registry", scope: auth.ScopeRead,
+		summary: "The services whose deployed list the registry knows",
+		description: "From the registry of advertised definitions (`dev.mcpdrift.advertised`), every service and environment that advertised " +
+			"tools, sorted by service then environment: its latest advertisement, how many tools it advertises now and the tools advertised " +
+			"under several revisions at once (`mid_deploy`), as `GET /api/v1/deployed` would answer for it. What the console's release " +
+			"check offers as the old list. No window: the registry keeps every revision.",
 	}
 )
 
@@ -198,4 +207,26 @@ func (s *Server) deployedList(ctx context.Context, c *gin.Context, e *endpoint, 
 	}
 	problem(c, http.StatusBadRequest, fmt.Sprintf("service %q advertises in %d environments (%s): choose one", service, len(envs), strings.Join(envs, ", ")), "environment")
 	return nil, false
+}
+
+// services answers GET /api/v1/deployed/services.
+func (s *Server) services(c *gin.Context) {
+	e := servicesEndpoint
+	_, tenant, ok := s.registryQuery(c, e)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
+	defer cancel()
+	rows, err := s.reports.ToolRevisions(ctx, queries.RegistryFilter{Tenant: tenant})
+	if err != nil {
+		s.fail(c, e, err)
+		return
+	}
+	services, err := registry.Services(rows, registry.DefaultFreshness)
+	if err != nil {
+		s.fail(c, e, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, apiclient.ServicesBody{Services: services})
 }

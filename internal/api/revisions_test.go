@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
@@ -115,6 +117,22 @@ func TestCheckDeployed(t *testing.T) {
 			t.Errorf("deploy_preview's old revision %q, want 2 (advertised now)", c.OldRevision)
 		}
 	}
+	// The Markdown is mcpdrift check -deployed's: where the old list
+	// came from, then the check.
+	var want bytes.Buffer
+	if err := body.Deployed.WriteMarkdown(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := body.Report().Markdown(&want); err != nil {
+		t.Fatal(err)
+	}
+	req2 := httptest.NewRequest(http.MethodPost, "/api/v1/check?service=deployer", bytes.NewReader(b))
+	req2.Header.Set("Accept", "text/markdown")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req2)
+	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), want.Bytes()) || !strings.HasPrefix(want.String(), "Old list: what `deployer` advertises now in `prod`") {
+		t.Errorf("the Markdown: %d\n%s\nwant\n%s", rec.Code, rec.Body.Bytes(), want.Bytes())
+	}
 }
 
 // TestDeployed lists what the deployer advertises now (deploy_preview 2,
@@ -165,6 +183,42 @@ func TestDeployed(t *testing.T) {
 		if p := checkProblem(t, r, http.StatusBadRequest); p.Parameter != c.param || !strings.Contains(string(r.body), c.want) {
 			t.Errorf("%s: %s, want parameter %s and %q", c.target, r.body, c.param, c.want)
 		}
+	}
+}
+
+// TestDeployedServices lists the services the registry holds: the
+// deployer in prod, advertising two tools now, none mid-deploy; the same
+// figures as GET /api/v1/deployed. Tenant B's registry is empty, and a
+// parameter is refused.
+func TestDeployedServices(t *testing.T) {
+	s, _ := newServer(t, reporttest.TenantA)
+	r := get(t, s.Handler(), servicesPath, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	golden(t, "deployed_services.json", r.body)
+	_, c := openAPI(t, s.Handler())
+	validate(t, c, "/paths/"+pointer(servicesPath)+"/get/responses/200/content/application~1json/schema", r.body)
+	var body apiclient.ServicesBody
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var d registry.Deployed
+	if err := json.Unmarshal(get(t, s.Handler(), deployedPath+"?service=deployer", "").body, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Services) != 1 {
+		t.Fatalf("services %+v, want the deployer only", body.Services)
+	}
+	if got := body.Services[0]; got.Service != "deployer" || got.Environment != d.Environment || !got.At.Equal(d.At) || got.Tools != 2 || len(got.MidDeploy) != 0 {
+		t.Errorf("service %+v; GET /api/v1/deployed says %s %s at %s, 2 tools", got, d.Service, d.Environment, d.At)
+	}
+	if r := get(t, s.Handler(), servicesPath+"?service=deployer", ""); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "unknown parameter") {
+		t.Errorf("with a parameter: %d %s", r.status, r.body)
+	}
+	b, _ := newServer(t, reporttest.TenantB)
+	if r := get(t, b.Handler(), servicesPath, ""); r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != `{"services":[]}` {
+		t.Errorf("tenant B: %d %s, want no service", r.status, r.body)
 	}
 }
 
@@ -221,8 +275,12 @@ func TestRegistryScopes(t *testing.T) {
 	}
 }
 
-// deployedPath is the endpoint of the list deployed now.
-const deployedPath = "/api/v1/deployed"
+// deployedPath is the endpoint of the list deployed now, servicesPath
+// that of the services that have one.
+const (
+	deployedPath = "/api/v1/deployed"
+	servicesPath = "/api/v1/deployed/services"
+)
 
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()

@@ -171,3 +171,10 @@ type RevisionsBody struct {
 	Tool      string             `json:"tool"`
 	Histories []registry.History `json:"histories"`
 }
+
+// ServicesBody is the JSON body GET /api/v1/deployed/services answers:
+// every service and environment the registry of advertised definitions
+// holds.
+type ServicesBody struct {
+	Services []registry.Service `json:"services"`
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
@@ -102,5 +103,47 @@ func DeployedNow(rows []queries.ToolRevisionRow, freshness time.Duration) ([]Dep
 		d.List = list
 		out = append(out, d)
 	}
+	return out, nil
+}
+
+// Service is a service that advertises tools in one environment, as
+// DeployedNow finds it, without its list: what a person picks the old
+// list of a release check from.
+type Service struct {
+	Service     string `json:"service"`
+	Environment string `json:"environment"`
+	// At is the service's latest advertisement in the environment.
+	At time.Time `json:"at"`
+	// Tools is how many tools it advertises now.
+	Tools int `json:"tools"`
+	// MidDeploy lists the tools advertised under more than one revision
+	// now: a deploy in progress.
+	MidDeploy []MidDeploy `json:"mid_deploy"`
+}
+
+// Services returns every service and environment rows (queries.ToolRevisions
+// of a whole tenant) hold, sorted by service then environment, each with
+// what DeployedNow says of it.
+func Services(rows []queries.ToolRevisionRow, freshness time.Duration) ([]Service, error) {
+	deployed, err := DeployedNow(rows, freshness)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Service, 0, len(deployed))
+	for _, d := range deployed {
+		var list struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(d.List, &list); err != nil {
+			return nil, fmt.Errorf("service %q environment %q: list of %d bytes: %w", d.Service, d.Environment, len(d.List), err)
+		}
+		out = append(out, Service{Service: d.Service, Environment: d.Environment, At: d.At, Tools: len(list.Tools), MidDeploy: d.MidDeploy})
+	}
+	slices.SortFunc(out, func(a, b Service) int {
+		if c := strings.Compare(a.Service, b.Service); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Environment, b.Environment)
+	})
 	return out, nil
 }
