@@ -425,7 +425,7 @@ func TestConsoleWithoutTokens(t *testing.T) {
 	t.Cleanup(func() { _ = proc.Shutdown() })
 	f := &fleet{base: "http://" + proc.API().Addr()}
 	b := newBrowser(t, exe, f)
-	for _, page := range []string{"/", "/tools", "/tools/search", "/adapters/none", "/violations", "/audit"} {
+	for _, page := range []string{"/", "/tools", "/tools/search", "/adapters/none", "/violations", "/audit", "/check?old=deployed"} {
 		b.do("open "+page, chromedp.Navigate(f.base+page), chromedp.Poll[chromedp.Void](settled))
 		if eval[bool](b, `document.getElementById('login').open || !document.getElementById('signout').hidden`) {
 			t.Errorf("%s: the console asks for a token the API does not need", page)

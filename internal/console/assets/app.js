@@ -175,7 +175,7 @@
       const v = form.elements[k].value.trim();
       if (v && !(k === 'from' && v === DEFAULT_FROM)) n.set(k, v);
     }
-    for (const k of ['run', 'session', 'request_id']) if (q.get(k)) n.set(k, q.get(k));
+    for (const k of ['run', 'session', 'request_id', 'old']) if (q.get(k)) n.set(k, q.get(k));
     const s = n.toString();
     go(encodePath(path) + (s ? '?' + s : ''));
   });
@@ -480,8 +480,13 @@
     }, gen);
   }
 
-  // checkPage holds the two lists in the page (they may be large, and are
-  // nobody's business in a URL); the result is weighed with the filters.
+  // checkPage compares a new tools/list result with an old one: pasted or
+  // uploaded, or what a service advertises now, from the registry of
+  // advertised definitions (GET deployed/services lists the services, the
+  // check reads the list itself). Pasted lists stay in the page (they may
+  // be large, and are nobody's business in a URL); the choice of the
+  // deployed list is in the URL (old=deployed, service, environment),
+  // the filters the check is weighed with as well.
   function checkPage(q, gen) {
     title('Release check');
     const f = el('form', { 'aria-label': 'Two tools/list results' });
@@ -491,18 +496,93 @@
       file.addEventListener('change', () => { if (file.files[0]) file.files[0].text().then(t => { ta.value = t; }); });
       return el('div', {}, el('h2', { text: label }), ta, file);
     };
-    f.append(el('div', { class: 'cols' }, side('old', 'Deployed tools/list'), side('new', 'New tools/list')),
+    const source = el('select', { name: 'source', 'aria-label': 'The old list' },
+      el('option', { value: 'paste', text: 'Pasted or uploaded' }),
+      el('option', { value: 'deployed', text: 'Deployed now (registry)' }));
+    const pasted = side('old', 'Deployed tools/list');
+    const picker = el('select', { name: 'deployed', 'aria-label': 'Service and environment' });
+    const services = el('div', { class: 'slot' });
+    const deployed = el('div', {}, el('h2', { text: 'Deployed now' }),
+      el('label', { class: 'pick' }, 'Service · environment ', picker), services);
+    f.append(el('label', { class: 'pick' }, 'Old list ', source),
+      el('div', { class: 'cols' }, el('div', {}, pasted, deployed), side('new', 'New tools/list')),
       el('button', { type: 'submit' }, 'Check'));
     main.append(f);
     const out = slot();
-    const params = () => filterParams(q, ['from', 'to', 'service', 'environment', 'exclude_client']);
+    const envLabel = e => e === '' ? '(no environment)' : e;
+    // pick puts the chosen service and environment in the URL and the
+    // filters: the check is weighed by that service's calls.
+    const pick = () => {
+      const [service, environment] = picker.value ? JSON.parse(picker.value) : ['', ''];
+      const u = new URL(location.href);
+      u.searchParams.set('old', 'deployed');
+      for (const [k, v] of [['service', service], ['environment', environment]]) {
+        if (v) u.searchParams.set(k, v); else u.searchParams.delete(k);
+        form.elements[k].value = v;
+      }
+      history.replaceState(null, '', u.pathname + u.search);
+    };
+    picker.addEventListener('change', pick);
+    let listed = false;
+    const listServices = () => {
+      if (listed) return;
+      listed = true;
+      section(services, api('/api/v1/deployed/services'), body => {
+        const cur = state().q;
+        const want = JSON.stringify([cur.get('service') || '', cur.get('environment') || '']);
+        for (const s of body.services) {
+          const mid = s.mid_deploy.length ? ', mid-deploy' : '';
+          picker.append(el('option', { value: JSON.stringify([s.service, s.environment]) },
+            s.service + ' · ' + envLabel(s.environment) + ' (' + s.tools + ' tools' + mid + ')'));
+        }
+        // A service the URL names and the registry does not know stays
+        // chosen: the check answers why it cannot take its list.
+        if (cur.get('service') && ![...picker.options].some(o => o.value === want)) {
+          picker.append(el('option', { value: want }, cur.get('service') + (cur.get('environment') ? ' · ' + cur.get('environment') : '') + ' (named by the link, not listed by the registry)'));
+        }
+        if ([...picker.options].some(o => o.value === want)) picker.value = want;
+        pick();
+        if (body.services.length === 0) return empty('No service has advertised its tools to this store (dev.mcpdrift.advertised, as otelschema/mcpgo emits it).');
+        return table('Services', [
+          { title: 'Service', key: 'service', value: s => s.service },
+          { title: 'Environment', key: 'environment', value: s => envLabel(s.environment) },
+          { title: 'Tools', key: 'tools', num: true, value: s => num(s.tools) },
+          { title: 'Latest advertisement', key: 'at', value: s => when(s.at) },
+          { title: 'Mid-deploy', key: 'mid_deploy', value: s => s.mid_deploy.length ? s.mid_deploy.map(m => m.tool + ' (' + m.revisions.join(', ') + ')').join('; ') : DASH },
+        ], body.services);
+      }, gen);
+    };
+    const show = () => {
+      const dep = source.value === 'deployed';
+      pasted.hidden = dep;
+      deployed.hidden = !dep;
+      f.elements.old.required = !dep;
+      if (dep) listServices();
+    };
+    source.addEventListener('change', () => {
+      if (source.value === 'deployed') {
+        show();
+        if (listed && picker.value) pick();
+      } else {
+        const u = new URL(location.href);
+        u.searchParams.delete('old');
+        history.replaceState(null, '', u.pathname + u.search);
+        show();
+      }
+    });
+    source.value = q.get('old') === 'deployed' ? 'deployed' : 'paste';
+    show();
+    const params = () => filterParams(state().q, ['from', 'to', 'service', 'environment', 'exclude_client']);
     const request = accept => {
-      let old, neu;
-      try { old = JSON.parse(f.elements.old.value); neu = JSON.parse(f.elements.new.value); } catch (e) {
+      const body = {};
+      try {
+        if (source.value !== 'deployed') body.old = JSON.parse(f.elements.old.value);
+        body.new = JSON.parse(f.elements.new.value);
+      } catch (e) {
         return Promise.reject(new Error('each list must be JSON: ' + e.message));
       }
       return api('/api/v1/check', params(), { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: accept },
-        body: JSON.stringify({ old, new: neu }) });
+        body: JSON.stringify(body) });
     };
     f.addEventListener('submit', e => {
       e.preventDefault();
@@ -513,13 +593,20 @@
             document.body.append(a); a.click(); a.remove();
           }, err => out.append(failure(err)));
         } }, 'Download Markdown');
+        const d = body.deployed;
         return el('div', {},
+          d ? el('p', { 'data-k': 'deployed' }, 'Old list: what ' + d.service + ' advertises now in ' + envLabel(d.environment) +
+            ' (registry of advertised definitions, latest advertisement ', when(d.at), ').') : null,
+          d && d.mid_deploy.length ? el('ul', { class: 'mid-deploy', 'aria-label': 'Mid-deploy' }, d.mid_deploy.map(m =>
+            el('li', { 'data-k': 'mid_deploy', 'data-full': m.tool + ' ' + m.revisions.join(',') },
+              el('strong', { text: 'Mid-deploy: ' }), m.tool + ' is advertised under revisions ' + m.revisions.join(', ') + ' at once; the check compares the newest.'))) : null,
           el('p', { 'data-k': 'pass', class: body.pass ? 'verdict verdict-ready' : 'verdict verdict-blocked', text: body.pass ? 'pass: every change is safe' : 'fail: some change needs a decision' }),
           table('Changes', [
             { title: 'Tool', key: 'tool', value: c => c.tool },
             { title: 'Status', key: 'status', value: c => c.status },
             { title: 'Class', key: 'class', value: c => text(c.class) },
             { title: 'Verdict', key: 'verdict', value: c => c.verdict },
+            { title: 'Old revision', key: 'old_revision', value: c => revCell(c.old_revision) },
             { title: 'Calls on the old revision', key: 'calls', num: true, value: c => c.usage ? num(c.usage.calls) : DASH },
             { title: 'Calls without revision', key: 'unknown_calls', num: true, value: c => c.usage ? num(c.usage.unknown_calls) : DASH },
             { title: 'Reason', key: 'reason', value: c => c.reason },
