@@ -217,6 +217,9 @@ func TestParseSuites(t *testing.T) {
 	f(" ingest , ingest", "ingest", "")
 	f("reports,all", "ingest,reports,storage,overload", "")
 	f("ingest,queries", "", `unknown suite "queries"`)
+	// The console suite runs only when named.
+	f("console", "console", "")
+	f("overload,console,all", "ingest,reports,storage,console,overload", "")
 }
 
 // TestConfigValidate checks that the flags' bounds are enforced.
@@ -252,4 +255,54 @@ func TestConfigValidate(t *testing.T) {
 	f(func(c *Config) { c.OverloadMaxPending = c.OverloadBatch - 1 }, "overload-max-pending must be at least overload-batch")
 	f(func(c *Config) { c.OverloadSpoolBytes = 1000 }, "overload-spool-bytes must be at least 256 KiB")
 	f(func(c *Config) { c.Suites, c.OverloadDuration = []string{SuiteIngest}, 0 }, "")
+}
+
+// TestConsoleSuiteSmoke runs the console suite alone on a small load, so
+// that `make test` keeps it working: every page must be timed, with as
+// many API requests as it has tables and charts and no problem in the
+// browser, and its figures must be in the table. It judges no time.
+func TestConsoleSuiteSmoke(t *testing.T) {
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
+			t.Fatalf("MCPDRIFT_REQUIRE_CHDB is set: %v", err)
+		}
+		t.Skipf("embedded store unavailable: %v", err)
+	}
+	if _, err := chromiumPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHROMIUM") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Suites = []string{SuiteConsole}
+	cfg.TempDir = t.TempDir()
+	cfg.Out = ""
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.ReportEvents = 30000
+	cfg.ReportRuns, cfg.ReportWarmups = 2, 1
+	var out strings.Builder
+	rep, err := Run(context.Background(), cfg, &out)
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	for _, c := range rep.Console {
+		pages = append(pages, c.Page)
+		if c.Latency.Runs != 2 || !(c.Latency.P50Ms > 0) || c.Requests != c.Want {
+			t.Errorf("%s: %+v", c.Page, c)
+		}
+	}
+	if strings.Join(pages, " ") != "adapters adapter tools tool violations audit check" {
+		t.Errorf("pages timed: %v", pages)
+	}
+	for _, f := range rep.Figures {
+		if strings.HasPrefix(f.ID, "console.") && !strings.Contains(out.String(), f.Label) {
+			t.Errorf("%s is missing from the table", f.Label)
+		}
+	}
+	if n := len(rep.Figures); n != 3*len(pages)+3 {
+		t.Errorf("%d figures, want 3 per page and the load's 3", n)
+	}
 }

@@ -60,7 +60,17 @@
 //	   RSS (VmHWM), and a check that the store holds exactly the events
 //	   accepted.
 //
-// -suite selects them (default all, as `make bench` runs).
+// The console suite, named only when asked (it needs Chromium: `make
+// chromium`), serves the console and the API over the same load after
+// OPTIMIZE FINAL and drives Chromium with chromedp:
+//
+//	j. each page's time from navigation until every table and chart shows
+//	   its answer (the release check: from pressing Check with two pasted
+//	   lists until its answer), against the design's 1 s, and the API
+//	   requests the page sent, which must be one per table and chart.
+//
+// -suite selects them (default all, as `make bench` runs: every suite but
+// console).
 //
 // The program prints a table — figure, value, baseline measured in the same
 // run, ratio, target — and writes the same as JSON to -out. It never fails
@@ -71,6 +81,7 @@
 //	go run ./bench -events 1000000 -batch 500 -streams 4 -cpuprofile store.prof
 //	go run ./bench -suite reports,storage -report-events 10000000
 //	go run ./bench -suite overload -overload-duration 60s -overload-streams 64
+//	go run ./bench -suite console -report-events 10000000
 package main
 
 import (
@@ -104,7 +115,7 @@ func main() {
 	flag.BoolVar(&cfg.SkipStore, "skip-store", false, "skip run (c), for machines without libchdb")
 	flag.BoolVar(&cfg.Redact, "redact", cfg.Redact, "run the ingesters with the default redaction rules, as the commands always do; -redact=false leaves redaction out, to show its share")
 	flag.BoolVar(&cfg.SkipServer, "skip-server", false, "skip run (c) of the ingest role into a ClickHouse server (run from libchdb)")
-	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, overload, or all")
+	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, console, overload, or all (every one but console, which needs Chromium)")
 	flag.IntVar(&cfg.ReportEvents, "report-events", cfg.ReportEvents, "simulated events loaded into a fresh store for the reports and storage suites")
 	flag.IntVar(&cfg.ReportBatch, "report-batch", cfg.ReportBatch, "events per store Write of that load")
 	flag.IntVar(&cfg.ReportRuns, "report-runs", cfg.ReportRuns, "measured runs of each report")

@@ -53,6 +53,9 @@ type Report struct {
 	// Overload is the overload suite's measurement; nil when it did not
 	// run.
 	Overload *OverloadResult `json:"overload,omitempty"`
+	// Console is the console suite's pages (console.go); empty when it
+	// did not run.
+	Console []ConsoleTiming `json:"console,omitempty"`
 	// Figures are the table's rows.
 	Figures []Figure `json:"figures"`
 	// Error is why the run failed, empty when it did not.
@@ -286,6 +289,7 @@ func (r *Report) finish() {
 	r.ingestFigures(add, ratio, met)
 	r.reportFigures(add, ratio, met)
 	r.dashboardFigures(add)
+	r.consoleFigures(add, met)
 	r.overloadFigures(add, ratio, met)
 }
 
@@ -610,6 +614,7 @@ func (r *Report) table() string {
 	if r.Storage != nil {
 		out.WriteString(r.Storage.text())
 	}
+	r.consoleNote(&out)
 	if o := r.Overload; o != nil {
 		a := o.Answers
 		fmt.Fprintf(&out, "\n(h) %d streams flooded for %.1f s (of %.0f s%s), honouring no retry hint, into MaxPendingEvents %d, BatchMaxEvents %d, spool %.1f MiB (peak %.1f MiB):\n",

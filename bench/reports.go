@@ -245,6 +245,14 @@ func runReportSuites(ctx context.Context, cfg Config, rep *Report, w io.Writer) 
 			errs = append(errs, fmt.Errorf("storage: %w", err))
 		}
 	}
+	if cfg.has(SuiteConsole) && ctx.Err() == nil {
+		fmt.Fprintf(w, "timing the console's pages in Chromium, %d runs after %d warm-ups each…\n", cfg.ReportRuns, cfg.ReportWarmups)
+		c, err := measureConsole(ctx, cfg, st, db, load, ledger)
+		rep.Console = c
+		if err != nil {
+			errs = append(errs, fmt.Errorf("console: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
