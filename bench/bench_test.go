@@ -290,7 +290,7 @@ func TestConsoleSuiteSmoke(t *testing.T) {
 	var pages []string
 	for _, c := range rep.Console {
 		pages = append(pages, c.Page)
-		if c.Latency.Runs != 2 || !(c.Latency.P50Ms > 0) || c.Requests != c.Want {
+		if c.Latency.Runs != 2 || !(c.Latency.P50Ms > 0) || !(c.API.P50Ms > 0) || c.API.P50Ms > c.Latency.P50Ms || c.Requests != c.Want {
 			t.Errorf("%s: %+v", c.Page, c)
 		}
 	}
@@ -302,7 +302,7 @@ func TestConsoleSuiteSmoke(t *testing.T) {
 			t.Errorf("%s is missing from the table", f.Label)
 		}
 	}
-	if n := len(rep.Figures); n != 3*len(pages)+3 {
-		t.Errorf("%d figures, want 3 per page and the load's 3", n)
+	if n := len(rep.Figures); n != 4*len(pages)+3 {
+		t.Errorf("%d figures, want 4 per page and the load's 3", n)
 	}
 }
