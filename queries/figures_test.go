@@ -41,12 +41,17 @@ func TestHandComputedFigures(t *testing.T) {
 		// deploy_preview 1→2: 35 from claude-desktop@0.9.1 (8-d a day) and
 		// 7 from legacy-bot's run; none in the week before, which the store
 		// does not hold whole (its first call is at Now-10d), so no trend.
+		// The deployer advertised both revisions: 2 drops the optional
+		// dry_run of 1 and sets additionalProperties false, two bounded
+		// migrations, the first of which the summary says.
 		d := find("deploy_preview", "1", "2")
 		staleTrue := true
+		class, change := "bounded_migration", dropDryRun
 		want := queries.StaleUsageRow{Tool: "deploy_preview", RevisionClient: "1", RevisionServer: "2", Stale: &staleTrue,
 			Calls: 42, Normalized: 42, Sessions: 8, Runs: 1, Clients: 2,
 			FirstSeen: fixture.Now.Add(-7*24*time.Hour + 3*time.Hour), LastSeen: fixture.Now.Add(-20 * time.Hour),
-			CallsPrevious: 0, PreviousFrom: fixture.Now.Add(-14 * 24 * time.Hour), Trend: nil}
+			CallsPrevious: 0, PreviousFrom: fixture.Now.Add(-14 * 24 * time.Hour), Trend: nil,
+			ChangeClass: &class, Change: &change}
 		if !reflect.DeepEqual(d, want) {
 			t.Errorf("deploy_preview 1→2:\n got %+v\nwant %+v", d, want)
 		}
@@ -285,13 +290,13 @@ func TestHandComputedFigures(t *testing.T) {
 		f.ExcludeClients = []string{"claude-desktop", "legacy-bot"}
 		g := run(f, retire)["deploy_preview/1-2"]
 		if g.Verdict != queries.VerdictAtRisk || g.Calls != 0 || g.UnknownRevisionCalls != 5 || len(g.BlockingClients) != 1 || g.BlockingClients[0].Client != "goose@1.0.0" ||
-			g.Reason != "no calls through it in the window, but 5 calls to deploy_preview did not say which revision they were planned with (unknown, not assumed safe)" {
+			g.Reason != "no calls through it in the window, but 5 calls to deploy_preview did not say which revision they were planned with (unknown, not assumed safe); it bridges 1 → 2: "+dropDryRun {
 			t.Errorf("deploy_preview/1-2 without its callers: %s", js(g))
 		}
 		safe := retire
 		safe.UnknownSafe = true
 		if g := run(f, safe)["deploy_preview/1-2"]; g.Verdict != queries.VerdictReady || len(g.BlockingClients) != 0 ||
-			g.Reason != "no calls in the window; 5 calls to deploy_preview did not say which revision they were planned with, judged safe as asked" {
+			g.Reason != "no calls in the window; 5 calls to deploy_preview did not say which revision they were planned with, judged safe as asked; it bridges 1 → 2: "+dropDryRun {
 			t.Errorf("deploy_preview/1-2 without its callers, unknown judged safe: %s", js(g))
 		}
 		f.ExcludeClients = append(f.ExcludeClients, "goose@1.0.0")
@@ -488,6 +493,11 @@ func TestHandComputedFigures(t *testing.T) {
 		}
 	})
 }
+
+// dropDryRun is the summary of the fixture's deploy_preview 1 → 2: its
+// first finding (dry_run removed, additionalProperties false), and the
+// one more (additionalProperties narrowed).
+const dropDryRun = "`dry_run` was removed and additionalProperties is false: an old call that sets it is rejected (and 1 more)"
 
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 

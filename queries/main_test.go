@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -122,7 +123,7 @@ func loadFixture(ctx context.Context, w store.Writer) error {
 func runner(t *testing.T) *queries.Runner {
 	t.Helper()
 	st := openStore(t)
-	r, err := queries.New(st, database, queries.WithClock(func() time.Time { return fixture.Now }))
+	r, err := queries.New(st, database, queries.WithClock(func() time.Time { return fixture.Now }), queries.WithChanges(registry.ChangeOf))
 	if err != nil {
 		t.Fatal(err)
 	}

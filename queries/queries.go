@@ -148,6 +148,7 @@ type Runner struct {
 	rendered      sync.Map                      // renderKey → store.Query
 	retentionDays int
 	now           func() time.Time
+	changeOf      ChangeFunc // nil: rows carry no change (WithChanges)
 }
 
 // shape says which optional conditions a call of a report needs: those

@@ -39,6 +39,13 @@ type StaleUsageRow struct {
 	CallsPrevious uint64    `json:"calls_previous"`
 	PreviousFrom  time.Time `json:"previous_from"`
 	Trend         *string   `json:"trend"`
+	// ChangeClass and Change are the change from RevisionClient to
+	// RevisionServer in the registry of advertised definitions: its class
+	// ("" when the definitions do not differ) and the change in one line
+	// (see RevisionChange); both null when either revision is unknown to
+	// the registry (see WithChanges).
+	ChangeClass *string `json:"change_class"`
+	Change      *string `json:"change"`
 }
 
 // Trends of StaleUsageRow.Trend.
@@ -89,12 +96,21 @@ func (r *Runner) staleUsage(ctx context.Context, f Filter, query string) ([]Stal
 		return nil, err
 	}
 	rows := make([]StaleUsageRow, len(res))
+	pairs := make([]revisionPair, len(res))
 	for i, x := range res {
 		rows[i] = x.StaleUsageRow
 		if !x.HistoryFrom.After(x.PreviousFrom) {
 			trend := trendOf(x.CallsPrevious, x.Calls)
 			rows[i].Trend = &trend
 		}
+		pairs[i] = revisionPair{x.Tool, x.RevisionClient, x.RevisionServer}
+	}
+	changes, err := r.changesOf(ctx, f, pairs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].ChangeClass, rows[i].Change = change(changes, pairs[i])
 	}
 	return rows, nil
 }
@@ -121,6 +137,10 @@ type RejectionRow struct {
 	Sessions             uint64    `json:"sessions"`
 	FirstSeen            time.Time `json:"first_seen"`
 	LastSeen             time.Time `json:"last_seen"`
+	// ChangeClass and Change are the change from RevisionClient to
+	// RevisionServer, as in StaleUsageRow.
+	ChangeClass *string `json:"change_class"`
+	Change      *string `json:"change"`
 }
 
 // Rejections reports the rejected calls by tool, revisions, outcome, error
@@ -143,6 +163,17 @@ func (r *Runner) rejections(ctx context.Context, f Filter, query string) ([]Reje
 	rows := []RejectionRow{}
 	if err := r.runPlanned(ctx, query, f, &rows); err != nil {
 		return nil, err
+	}
+	pairs := make([]revisionPair, len(rows))
+	for i, x := range rows {
+		pairs[i] = revisionPair{x.Tool, x.RevisionClient, x.RevisionServer}
+	}
+	changes, err := r.changesOf(ctx, f, pairs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].ChangeClass, rows[i].Change = change(changes, pairs[i])
 	}
 	return rows, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -111,7 +112,8 @@ func TestGoldenOnServers(t *testing.T) {
 			if err := loadFixture(c, s); err != nil {
 				t.Fatal(err)
 			}
-			r, err := queries.New(s, s.Schema.Database, queries.WithClock(func() time.Time { return fixture.Now }))
+			r, err := queries.New(s, s.Schema.Database, queries.WithClock(func() time.Time { return fixture.Now }),
+				queries.WithChanges(registry.ChangeOf))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -111,13 +111,23 @@ type AdapterRow struct {
 	Tool      string `json:"tool"`
 	// Registered is true when a server declared the adapter (dev.mcpdrift.adapter);
 	// the next four fields come from its latest declaration.
-	Registered   bool       `json:"registered"`
-	RevisionFrom string     `json:"revision_from"`
-	RevisionTo   string     `json:"revision_to"`
-	ChangeClass  string     `json:"change_class"`
-	WindowEnd    *time.Time `json:"window_end"`
+	Registered   bool   `json:"registered"`
+	RevisionFrom string `json:"revision_from"`
+	RevisionTo   string `json:"revision_to"`
+	// ChangeClass is the class the server declared for the change the
+	// adapter bridges.
+	ChangeClass string     `json:"change_class"`
+	WindowEnd   *time.Time `json:"window_end"`
 	// WindowEnded is true when the declared window had ended by now.
 	WindowEnded bool `json:"window_ended"`
+	// RegistryChangeClass and Change are the change from RevisionFrom to
+	// RevisionTo in the registry of advertised definitions, as
+	// StaleUsageRow's ChangeClass and Change: what the adapter bridges,
+	// which Reason names too. The class is computed from the definitions
+	// and may differ from the declared ChangeClass. Both null when either
+	// revision is unknown to the registry.
+	RegistryChangeClass *string `json:"registry_change_class"`
+	Change              *string `json:"change"`
 	// Calls through the adapter in the window, and their share of the
 	// tool's calls (ToolCalls).
 	Calls     uint64  `json:"calls"`
@@ -227,11 +237,33 @@ func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOp
 	}
 	now := r.now()
 	rows := make([]AdapterRow, len(res))
+	pairs := make([]revisionPair, len(res))
 	for i := range res {
 		rows[i] = res[i].AdapterRow
 		rows[i].judge(res[i].RawCallers, res[i].RawUnknownCallers, o, now)
+		pairs[i] = revisionPair{rows[i].Tool, rows[i].RevisionFrom, rows[i].RevisionTo}
+	}
+	changes, err := r.changesOf(ctx, f, pairs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].RegistryChangeClass, rows[i].Change = change(changes, pairs[i])
+		rows[i].bridges()
 	}
 	return rows, nil
+}
+
+// bridges adds to the reason what the adapter bridges, when the registry
+// knows both of its revisions.
+func (a *AdapterRow) bridges() {
+	switch {
+	case a.Change == nil:
+	case *a.RegistryChangeClass == "":
+		a.Reason += fmt.Sprintf("; the registry finds no change from %s to %s for it to bridge", a.RevisionFrom, a.RevisionTo)
+	default:
+		a.Reason += fmt.Sprintf("; it bridges %s → %s: %s", a.RevisionFrom, a.RevisionTo, *a.Change)
+	}
 }
 
 func isPrivileged(p string) bool { return p == "destructive" || p == "credentialed" }

@@ -38,12 +38,12 @@ func TestGate(t *testing.T) {
 		// did not say which revision they were planned with.
 		{"exclusions", []string{"deploy_preview/1-2", "-exclude-client", "claude-desktop", "-exclude-client", "legacy-bot@1.0.0"}, 1,
 			[]string{"cannot be retired yet: at risk", "| Excluded clients | `claude-desktop`, `legacy-bot@1.0.0` |", "| Calls through the adapter | 0 |",
-				"no calls through it in the window, but 5 calls to deploy_preview did not say which revision they were planned with (unknown, not assumed safe).",
+				"no calls through it in the window, but 5 calls to deploy_preview did not say which revision they were planned with (unknown, not assumed safe); it bridges 1 → 2: ",
 				"| Calls to the tool without a client revision | 5 |", "| `goose@1.0.0` | 0 | 5 | — | — |"}, "gate_at_risk_unknown_revision.md"},
 		{"exclusions, unknown revisions safe", []string{"deploy_preview/1-2", "-exclude-client", "claude-desktop", "-exclude-client", "legacy-bot@1.0.0", "-unknown-callers", "safe"}, 0,
 			[]string{"can be retired", "5 calls to deploy_preview did not say which revision they were planned with, judged safe as asked", "count as safe"}, ""},
 		{"exclusions and the client that says no revision", []string{"deploy_preview/1-2", "-exclude-client", "claude-desktop", "-exclude-client", "legacy-bot@1.0.0", "-exclude-client", "goose"}, 0,
-			[]string{"can be retired", "no calls in the window.", "| Calls to the tool without a client revision | 0 |"}, ""},
+			[]string{"can be retired", "no calls in the window; it bridges 1 → 2: \\`dry_run\\` was removed", "| Calls to the tool without a client revision | 0 |"}, ""},
 		{"long session", []string{"delete_branch/3-4", "-max-calls", "5", "-long-session", "3d"}, 1,
 			[]string{"at risk", "its callers include destructive calls, and 2 calls to delete", "sessions from 3d count as long-running"}, ""},
 		// deploy_preview/1-2's 8 calls without a session age are what

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -100,7 +101,7 @@ func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) 
 		return source{}, err
 	}
 	sch := r.store.Schema()
-	runner, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays))
+	runner, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays), queries.WithChanges(registry.ChangeOf))
 	if err != nil {
 		st.Close()
 		return source{}, err

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/internal/logging"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -108,7 +109,7 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 		reg.MustRegister(selfmetrics.NewIngestCollector(in))
 	}
 	if c.Role.Serves() {
-		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays),
+		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays), queries.WithChanges(registry.ChangeOf),
 			queries.WithTracer(p.traces.Tracer("github.com/mcpdrift/mcpdrift/queries"), storeAttrs...))
 		if err != nil {
 			return nil, err

@@ -373,6 +373,19 @@ func commas(n uint64) string {
 	return s
 }
 
+// changeText is how the console shows the change between two revisions:
+// class: summary, "none" for the class of no change, a dash when unknown.
+func changeText(class, summary *string) string {
+	if summary == nil {
+		return "—"
+	}
+	c := "none"
+	if class != nil && *class != "" {
+		c = *class
+	}
+	return c + ": " + *summary
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "—"
@@ -539,7 +552,8 @@ func TestConsole(t *testing.T) {
 		r := one.Rows[0]
 		facts := eval[map[string]string](b, cellJS+`Object.fromEntries([...document.querySelectorAll('dd[data-k]')].map(d => [d.dataset.k, cell(d)]))`)
 		for k, v := range map[string]string{"verdict": r.Verdict, "reason": r.Reason, "calls": commas(r.Calls), "would_be_rejected": commas(r.WouldBeRejected),
-			"sessions": commas(r.Sessions), "max_privilege": orDash(r.MaxPrivilege), "last_seen": timeOr(r.LastSeen)} {
+			"sessions": commas(r.Sessions), "max_privilege": orDash(r.MaxPrivilege), "last_seen": timeOr(r.LastSeen),
+			"change": changeText(r.RegistryChangeClass, r.Change)} {
 			if facts[k] != v {
 				t.Errorf("adapter %s %s: shown %q, API %q", r.AdapterID, k, facts[k], v)
 			}
@@ -625,7 +639,8 @@ func TestConsole(t *testing.T) {
 			t.Errorf("%d revision pairs shown, the API has %d", len(shown), len(stale.Rows))
 		}
 		for i, r := range stale.Rows {
-			if i < len(shown) && (shown[i]["calls"] != commas(r.Calls) || shown[i]["rejected"] != commas(r.Rejected) || shown[i]["revision_client"] != orDash(r.RevisionClient)) {
+			if i < len(shown) && (shown[i]["calls"] != commas(r.Calls) || shown[i]["rejected"] != commas(r.Rejected) || shown[i]["revision_client"] != orDash(r.RevisionClient) ||
+				shown[i]["change"] != changeText(r.ChangeClass, r.Change)) {
 				t.Errorf("revisions %d: shown %v, API %+v", i, shown[i], r)
 			}
 		}

@@ -66,6 +66,7 @@ func deploySchema(extra string, required ...string) json.RawMessage {
 // instance is one process of the deployer: a real SDK server instrumented
 // by mcpgo, exporting its events over OTLP/gRPC as service.instance.id id.
 type instance struct {
+	srv   *mcp.Server
 	drift *mcpgo.Server
 	lp    *sdklog.LoggerProvider
 }
@@ -83,7 +84,41 @@ func start(t *testing.T, addr, id string, now *time.Time) *instance {
 			attribute.String(otelschema.AttrServiceInstanceID, id),
 			attribute.String(otelschema.AttrEnvironment, "prod"))))
 	srv := mcp.NewServer(&mcp.Implementation{Name: "deployer", Version: "1"}, nil)
-	return &instance{drift: mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: lp, Now: func() time.Time { return *now }}), lp: lp}
+	return &instance{srv: srv, drift: mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: lp, Now: func() time.Time { return *now }}), lp: lp}
+}
+
+// call makes n calls to deploy_preview from a stock SDK client that says
+// it planned with revision rev.
+func (in *instance) call(t *testing.T, rev string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := in.srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range n {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "deploy_preview", Arguments: map[string]any{"branch": "fix-1"},
+			Meta: mcp.Meta{mcpgo.MetaRevision: rev}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// withRegion is the adapter from 1 to 2: old calls get region's default.
+func withRegion(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil {
+		return nil, err
+	}
+	m["region"] = "us-east-preview"
+	return json.Marshal(m)
 }
 
 func (in *instance) add(t *testing.T, rev string, schema json.RawMessage, class otelschema.ChangeClass) {
@@ -123,6 +158,11 @@ func (in *instance) stop(t *testing.T) {
 // T0+60m to T0+125m by pod-b, 600 s alongside 1, a bounded migration; 3 at
 // T0+120m by pod-c, 300 s alongside 2, additive. At T0+125m both 2 and 3
 // were advertised within 10 minutes: deploy_preview is mid-deploy.
+//
+// At T0+65m a stock client calls pod-b three times planning with 1,
+// through pod-b's adapter deploy_preview-1-to-2, and twice with 9, never
+// advertised: the stale-usage rows and the adapter's say the change from
+// 1 to 2, and nothing of 9 → 2.
 func TestRollingDeploys(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -150,6 +190,13 @@ func TestRollingDeploys(t *testing.T) {
 			at(60 * time.Minute)
 			pb := start(t, addr, "pod-b", &now)
 			pb.add(t, "2", v2, otelschema.ChangeClassBoundedMigration)
+			if err := pb.drift.AddAdapter(ctx, mcpgo.Adapter{ID: "deploy_preview-1-to-2", Tool: "deploy_preview", From: "1", To: "2",
+				Class: otelschema.ChangeClassBoundedMigration, Normalize: withRegion}); err != nil {
+				t.Fatal(err)
+			}
+			at(65 * time.Minute)
+			pb.call(t, "1", 3)
+			pb.call(t, "9", 2)
 			at(70 * time.Minute)
 			a.drift.EmitAdvertised(ctx)
 			a.stop(t)
@@ -226,8 +273,52 @@ func TestRollingDeploys(t *testing.T) {
 				}
 			}
 
+			reportChanges(t, st, db, t0)
 			refusedDefinitions(t, addr, runner)
 		})
+	}
+}
+
+// reportChanges checks the change the reports give pod-b's calls and
+// adapter, from the rollups and from the raw events.
+func reportChanges(t *testing.T, st store.Store, db string, t0 time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	runner, err := queries.New(st, db, queries.WithChanges(registry.ChangeOf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const required = "required `region` was added, with default \"us-east-preview\": old calls omit it"
+	f := queries.Filter{Tenant: store.DefaultTenant, From: t0, To: t0.Add(130 * time.Minute), Tool: "deploy_preview"}
+	show := func(class, change *string) string {
+		if class == nil || change == nil {
+			return fmt.Sprintf("null %v/%v", class == nil, change == nil)
+		}
+		return *class + ": " + *change
+	}
+	for name, get := range map[string]func(context.Context, queries.Filter) ([]queries.StaleUsageRow, error){
+		"rollups": runner.StaleUsage, "raw": runner.RawStaleUsage} {
+		rows, err := get(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range rows {
+			got[fmt.Sprintf("%s→%s (%d calls)", r.RevisionClient, r.RevisionServer, r.Calls)] = show(r.ChangeClass, r.Change)
+		}
+		want := map[string]string{"1→2 (3 calls)": "bounded_migration: " + required, "9→2 (2 calls)": "null true/true"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("stale usage from the %s:\n got %v\nwant %v", name, got, want)
+		}
+	}
+	adapters, err := runner.AdapterRetirement(ctx, f, queries.RetirementOptions{MaxCalls: 5, MaxShare: -1, UnknownSafe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(adapters) != 1 || adapters[0].AdapterID != "deploy_preview-1-to-2" || adapters[0].Calls != 3 ||
+		show(adapters[0].RegistryChangeClass, adapters[0].Change) != "bounded_migration: "+required ||
+		!strings.HasSuffix(adapters[0].Reason, "; it bridges 1 → 2: "+required) {
+		t.Errorf("adapters %+v", adapters)
 	}
 }
 

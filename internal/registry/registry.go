@@ -125,6 +125,16 @@ func Compare(old, new queries.ToolRevisionRow) (Change, error) {
 		OldArguments: c.OldArguments, Findings: c.Findings}, nil
 }
 
+// ChangeOf is Compare as the reports take it (queries.WithChanges): the
+// class and the one-line summary of the change from old to new.
+func ChangeOf(old, new queries.ToolRevisionRow) (queries.RevisionChange, error) {
+	c, err := Compare(old, new)
+	if err != nil {
+		return queries.RevisionChange{}, err
+	}
+	return queries.RevisionChange{Class: c.Class, Summary: c.Summary}, nil
+}
+
 // list is a stored revision as a one-tool list, under its stored
 // revision (the definition carries no _meta).
 func list(r queries.ToolRevisionRow) (toolchange.List, error) {

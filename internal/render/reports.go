@@ -57,12 +57,14 @@ func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
 		{Name: "calls_previous", Title: "Calls before", Numeric: true, Detail: true},
 		{Name: "previous_from", Title: "Before, from", Detail: true},
 		{Name: "trend", Title: "Trend"},
+		{Name: "change_class", Title: "Change", Wide: true},
+		{Name: "change", Title: "What changed", Wide: true},
 	}}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), v.yesPtr(r.Stale),
 			v.uint(r.Calls), v.uint(r.Current), v.uint(r.Normalized), v.uint(r.Rejected), v.uint(r.Removed), v.uint(r.Failed),
 			v.uint(r.Sessions), v.uint(r.Runs), v.uint(r.Clients), v.time(r.FirstSeen), v.time(r.LastSeen),
-			v.uint(r.CallsPrevious), v.time(r.PreviousFrom), v.stringPtr(r.Trend)})
+			v.uint(r.CallsPrevious), v.time(r.PreviousFrom), v.stringPtr(r.Trend), v.class(r.ChangeClass), v.stringPtr(r.Change)})
 	}
 	return t
 }
@@ -85,11 +87,14 @@ func Rejections(rows []queries.RejectionRow, f Format) Table {
 		{Name: "sessions", Title: "Sessions", Numeric: true, Wide: true},
 		{Name: "first_seen", Title: "First seen", Detail: true},
 		{Name: "last_seen", Title: "Last seen", Wide: true, NoCut: true},
+		{Name: "change_class", Title: "Change", Wide: true},
+		{Name: "change", Title: "What changed", Wide: true},
 	}}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{r.Tool, v.rev(r.RevisionClient), v.rev(r.RevisionServer), r.Outcome, r.ErrorCode,
 			r.ClientName, r.ClientVersion, v.uint(r.Rejected), v.uint(r.ToolCalls), v.ratio(r.RejectionRate),
-			v.uint(r.SideEffectViolations), v.uint(r.Sessions), v.time(r.FirstSeen), v.time(r.LastSeen)})
+			v.uint(r.SideEffectViolations), v.uint(r.Sessions), v.time(r.FirstSeen), v.time(r.LastSeen),
+			v.class(r.ChangeClass), v.stringPtr(r.Change)})
 	}
 	return t
 }
@@ -155,6 +160,8 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 		{Name: "revision_from", Title: "From", Detail: true},
 		{Name: "revision_to", Title: "To", Detail: true},
 		{Name: "change_class", Title: "Change", Wide: true},
+		{Name: "registry_change_class", Title: "Registry change", Wide: true},
+		{Name: "change", Title: "Bridges", Detail: true},
 		{Name: "verdict", Title: "Verdict", NoCut: true},
 		{Name: "calls", Title: "Calls", Numeric: true},
 		{Name: "tool_calls", Title: "Tool calls", Numeric: true, Detail: true},
@@ -189,7 +196,7 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 			lastSeen += " (not in the window)"
 		}
 		t.Rows = append(t.Rows, []string{r.AdapterID, r.Tool, v.yes(r.Registered), v.rev(r.RevisionFrom), v.rev(r.RevisionTo),
-			r.ChangeClass, r.Verdict, v.uint(r.Calls), v.uint(r.ToolCalls), v.ratio(r.Share), v.uint(r.WouldBeRejected),
+			r.ChangeClass, v.class(r.RegistryChangeClass), v.stringPtr(r.Change), r.Verdict, v.uint(r.Calls), v.uint(r.ToolCalls), v.ratio(r.Share), v.uint(r.WouldBeRejected),
 			v.uint(r.Sessions), v.uint(r.Clients), v.uint(r.Services), v.list(r.ServiceNames), r.MaxPrivilege,
 			v.age(r.MaxSessionAgeS), v.uint(r.UnknownAgeCalls), v.uint(r.UnknownPrivilegeCalls), v.uint(r.UnknownRevisionCalls), v.uint(r.RemovedToolSuccesses),
 			v.timePtr(r.FirstSeen), lastSeen, v.yes(r.LastSeenInWindow), windowEnd, v.yes(r.WindowEnded),
@@ -408,6 +415,16 @@ func (v values) stringPtr(s *string) string {
 		return v.null()
 	}
 	return *s
+}
+
+// class formats the change class of a row's revisions (see
+// queries.StaleUsageRow.ChangeClass): for people, "none" when the registry
+// finds no change and the null mark when it cannot say.
+func (v values) class(c *string) string {
+	if c != nil && *c == "" && !v.machine {
+		return "none"
+	}
+	return v.stringPtr(c)
 }
 
 // ratioPtr formats a ratio that may not exist.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -120,7 +121,8 @@ func load(ctx context.Context) (*Fixture, error) {
 			}
 		}
 	}
-	r, err := queries.New(st, cfg.Schema.Database, queries.WithClock(func() time.Time { return fixture.Now }))
+	r, err := queries.New(st, cfg.Schema.Database, queries.WithClock(func() time.Time { return fixture.Now }),
+		queries.WithChanges(registry.ChangeOf))
 	if err != nil {
 		return fail(err)
 	}

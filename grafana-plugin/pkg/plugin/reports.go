@@ -269,6 +269,8 @@ var reports = map[string]report{
 			when("last_seen", "Last seen", func(r staleUsageRow) time.Time { return r.LastSeen }),
 			count("calls_previous", "Calls in the period before", func(r staleUsageRow) uint64 { return r.CallsPrevious }),
 			col("trend", "Trend", "", func(r staleUsageRow) *string { return r.Trend }),
+			col("change_class", "Change class", "", func(r staleUsageRow) *string { return r.ChangeClass }),
+			col("change", "Change", "", func(r staleUsageRow) *string { return r.Change }),
 		},
 		metrics: []metric[staleUsageRow]{
 			sum("stale_calls", "Stale calls", func(r staleUsageRow) uint64 {
@@ -307,6 +309,8 @@ var reports = map[string]report{
 			count("sessions", "Sessions", func(r rejectionRow) uint64 { return r.Sessions }),
 			when("first_seen", "First seen", func(r rejectionRow) time.Time { return r.FirstSeen }),
 			when("last_seen", "Last seen", func(r rejectionRow) time.Time { return r.LastSeen }),
+			col("change_class", "Change class", "", func(r rejectionRow) *string { return r.ChangeClass }),
+			col("change", "Change", "", func(r rejectionRow) *string { return r.Change }),
 		},
 		metrics: []metric[rejectionRow]{
 			sum("rejected", "Rejected calls", func(r rejectionRow) uint64 { return r.Rejected }),
@@ -400,6 +404,8 @@ var reports = map[string]report{
 			text("revision_from", "From revision", func(r adapterRow) string { return r.RevisionFrom }),
 			text("revision_to", "To revision", func(r adapterRow) string { return r.RevisionTo }),
 			text("change_class", "Change class", func(r adapterRow) string { return r.ChangeClass }),
+			col("registry_change_class", "Registry change class", "", func(r adapterRow) *string { return r.RegistryChangeClass }),
+			col("change", "Bridges", "", func(r adapterRow) *string { return r.Change }),
 			whenOpt("window_end", "Declared window end", func(r adapterRow) *time.Time { return optTime(r.WindowEnd) }),
 			flag("window_ended", "Window ended", func(r adapterRow) bool { return r.WindowEnded }),
 			text("callers", "Callers", func(r adapterRow) string { return usageList(r.Callers) }),

@@ -45,6 +45,11 @@ type staleUsageRow struct {
 	LastSeen       time.Time `json:"last_seen"`
 	CallsPrevious  uint64    `json:"calls_previous"`
 	Trend          *string   `json:"trend"`
+	// ChangeClass and Change are the change from RevisionClient to
+	// RevisionServer in the registry of advertised definitions; null when
+	// either revision is unknown to it.
+	ChangeClass *string `json:"change_class"`
+	Change      *string `json:"change"`
 }
 
 type rejectionRow struct {
@@ -62,6 +67,8 @@ type rejectionRow struct {
 	Sessions             uint64    `json:"sessions"`
 	FirstSeen            time.Time `json:"first_seen"`
 	LastSeen             time.Time `json:"last_seen"`
+	ChangeClass          *string   `json:"change_class"`
+	Change               *string   `json:"change"`
 }
 
 func (r rejectionRow) client() string { return clientKey(r.ClientName, r.ClientVersion) }
@@ -115,26 +122,31 @@ type clientUsage struct {
 }
 
 type adapterRow struct {
-	AdapterID       string     `json:"adapter_id"`
-	Tool            string     `json:"tool"`
-	Registered      bool       `json:"registered"`
-	RevisionFrom    string     `json:"revision_from"`
-	RevisionTo      string     `json:"revision_to"`
-	ChangeClass     string     `json:"change_class"`
-	WindowEnd       *time.Time `json:"window_end"`
-	WindowEnded     bool       `json:"window_ended"`
-	Calls           uint64     `json:"calls"`
-	ToolCalls       uint64     `json:"tool_calls"`
-	Share           float64    `json:"share"`
-	WouldBeRejected uint64     `json:"would_be_rejected"`
-	FirstSeen       *time.Time `json:"first_seen"`
-	LastSeen        *time.Time `json:"last_seen"`
-	Sessions        uint64     `json:"sessions"`
-	Clients         uint64     `json:"clients"`
-	Services        uint64     `json:"services"`
-	ServiceNames    []string   `json:"service_names"`
-	MaxPrivilege    string     `json:"max_privilege"`
-	MaxSessionAgeS  *int64     `json:"max_session_age_s"`
+	AdapterID    string     `json:"adapter_id"`
+	Tool         string     `json:"tool"`
+	Registered   bool       `json:"registered"`
+	RevisionFrom string     `json:"revision_from"`
+	RevisionTo   string     `json:"revision_to"`
+	ChangeClass  string     `json:"change_class"`
+	WindowEnd    *time.Time `json:"window_end"`
+	WindowEnded  bool       `json:"window_ended"`
+	// RegistryChangeClass and Change are what the adapter bridges, from
+	// the registry of advertised definitions; null when either revision
+	// is unknown to it.
+	RegistryChangeClass *string    `json:"registry_change_class"`
+	Change              *string    `json:"change"`
+	Calls               uint64     `json:"calls"`
+	ToolCalls           uint64     `json:"tool_calls"`
+	Share               float64    `json:"share"`
+	WouldBeRejected     uint64     `json:"would_be_rejected"`
+	FirstSeen           *time.Time `json:"first_seen"`
+	LastSeen            *time.Time `json:"last_seen"`
+	Sessions            uint64     `json:"sessions"`
+	Clients             uint64     `json:"clients"`
+	Services            uint64     `json:"services"`
+	ServiceNames        []string   `json:"service_names"`
+	MaxPrivilege        string     `json:"max_privilege"`
+	MaxSessionAgeS      *int64     `json:"max_session_age_s"`
 	// UnknownRevisionCalls are the calls to the adapter's tool that did
 	// not say which revision their client planned with.
 	UnknownRevisionCalls uint64        `json:"unknown_revision_calls"`

@@ -39,6 +39,10 @@
     return (v / 3600000).toFixed(1) + ' h';
   }
   const text = v => (v === null || v === undefined || v === '') ? DASH : String(v);
+  // change says the change between a row's two revisions from the
+  // registry: its class, then its summary; a dash when the registry does
+  // not know both revisions (class and summary null).
+  const change = (cls, summary) => summary === null || summary === undefined ? DASH : (cls || 'none') + ': ' + summary;
   function age(s) {
     if (s === null || s === undefined) return DASH;
     if (s >= 86400) return (s / 86400).toFixed(1) + ' d';
@@ -279,6 +283,7 @@
       fact('reason', 'Reason', r.reason);
       fact('tool', 'Tool', link('/tools/' + encodeURIComponent(r.tool), r.tool));
       fact('revisions', 'Revisions', el('span', {}, revCell(r.revision_from), ' → ', revCell(r.revision_to)));
+      fact('change', 'Bridges', change(r.registry_change_class, r.change));
       fact('calls', 'Calls through it', num(r.calls));
       fact('share', 'Share of the tool\'s calls', r.tool_calls === 0 ? DASH : pct(r.share));
       fact('would_be_rejected', 'What-if: rejected without it', num(r.would_be_rejected));
@@ -381,6 +386,7 @@
       return table('Revisions', [
         { title: 'Client revision', key: 'revision_client', value: r => revCell(r.revision_client) },
         { title: 'Server revision', key: 'revision_server', value: r => revCell(r.revision_server) },
+        { title: 'Change', key: 'change', value: r => change(r.change_class, r.change) },
         { title: 'Calls', key: 'calls', num: true, value: r => num(r.calls) },
         ...OUTCOMES.map(o => ({ title: o[0].toUpperCase() + o.slice(1), key: o, num: true, value: r => num(r[o]) })),
         { title: 'First seen', key: 'first_seen', value: r => when(r.first_seen) },

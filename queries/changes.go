@@ -1,0 +1,111 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// RevisionChange is the change from one revision of a tool to another, as
+// the release check classifies the two definitions the registry of
+// advertised definitions stored.
+type RevisionChange struct {
+	// Class is the seed's class: additive, bounded_migration, semantic,
+	// authority or removal; "" when the two definitions do not differ in
+	// what the check compares.
+	Class string
+	// Summary says the change in one line, such as "required `region` was
+	// added, with default \"us-east\": old calls omit it"; "no change"
+	// when there is none.
+	Summary string
+}
+
+// ChangeFunc computes the change from revision old to revision new of
+// one tool from their stored definitions. An error (a definition that is
+// not a tools/list tool) leaves the rows' change null. The queries package
+// cannot classify by itself: internal/toolchange, the classifier, reads
+// this package's rows; internal/registry.ChangeOf is the ChangeFunc
+// mcpdrift wires.
+type ChangeFunc func(old, new ToolRevisionRow) (RevisionChange, error)
+
+// WithChanges has the Runner give each stale-usage and rejection row the
+// change from its client revision to its server revision, and each
+// adapter-retirement row the change its adapter bridges, with f; without
+// it those fields are null.
+func WithChanges(f ChangeFunc) Option { return func(r *Runner) { r.changeOf = f } }
+
+// revisionPair is one tool's revisions as a report row pairs them: the
+// one a client planned with (or an adapter translates from) and the one
+// that executed (or it translates to).
+type revisionPair struct{ Tool, From, To string }
+
+// changesOf computes the change of each distinct pair, once, after the
+// report's SQL: one read of the registry for the tools of the pairs,
+// under f's tenant, service and environment, and one ChangeFunc call per
+// pair. A pair is missing from the answer, and its rows' change null,
+// when a revision is empty, when no one service advertised both
+// revisions in one environment (see pairIn), or when ChangeFunc fails.
+func (r *Runner) changesOf(ctx context.Context, f Filter, pairs []revisionPair) (map[revisionPair]RevisionChange, error) {
+	if r.changeOf == nil {
+		return nil, nil
+	}
+	var want []revisionPair
+	var tools []string
+	for _, p := range pairs {
+		if p.From == "" || p.To == "" || slices.Contains(want, p) {
+			continue
+		}
+		want = append(want, p)
+		if !slices.Contains(tools, p.Tool) {
+			tools = append(tools, p.Tool)
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	stored, err := r.ToolRevisions(ctx, RegistryFilter{Tenant: f.Tenant, Tools: tools, Service: f.Service, Environment: f.Environment})
+	if err != nil {
+		return nil, fmt.Errorf("registry of the %d tools of %d revision pairs: %w", len(tools), len(want), err)
+	}
+	out := make(map[revisionPair]RevisionChange, len(want))
+	for _, p := range want {
+		old, new, ok := pairIn(stored, p)
+		if !ok {
+			continue
+		}
+		if c, err := r.changeOf(old, new); err == nil {
+			out[p] = c
+		}
+	}
+	return out, nil
+}
+
+// pairIn finds p's two revisions among the registry's rows as one service
+// advertised them in one environment: a revision label means one
+// definition only within its service and environment. When several
+// services or environments advertised both, the one that advertised p.To
+// last wins (the first in the rows' order on a tie), as the definition
+// now deployed.
+func pairIn(rows []ToolRevisionRow, p revisionPair) (old, new ToolRevisionRow, ok bool) {
+	for _, n := range rows {
+		if n.Tool != p.Tool || n.Revision != p.To || ok && !n.LastAdvertised.After(new.LastAdvertised) {
+			continue
+		}
+		i := slices.IndexFunc(rows, func(o ToolRevisionRow) bool {
+			return o.Tool == p.Tool && o.Revision == p.From && o.Service == n.Service && o.Environment == n.Environment
+		})
+		if i >= 0 {
+			old, new, ok = rows[i], n, true
+		}
+	}
+	return old, new, ok
+}
+
+// change returns the class and summary of p, both null when unknown.
+func change(changes map[revisionPair]RevisionChange, p revisionPair) (class, summary *string) {
+	c, ok := changes[p]
+	if !ok {
+		return nil, nil
+	}
+	return &c.Class, &c.Summary
+}
