@@ -287,7 +287,6 @@ func runCollector(ctx context.Context, cfg Config, bin string, rs *requestSet) (
 		return nil, fmt.Errorf("cannot start a ClickHouse server: %w", err)
 	}
 	defer node.Stop()
-	defer clickhousetest.StopAll()
 	st, err := clickhouse.Open(clickhouse.DefaultConfig(node.DSN()))
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
+	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -385,6 +386,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("cannot create temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	// Once every suite has run, remove the chnode binary that the runs
+	// into a ClickHouse server built: clickhousetest builds it once per
+	// process, so a run removing it would leave the next without it.
+	defer clickhousetest.StopAll()
 
 	rep := newReport(cfg)
 	fmt.Fprint(w, rep.header())
