@@ -370,10 +370,12 @@ func runCollector(ctx context.Context, cfg Config, bin string, rs *requestSet) (
 	ph.Settle, ph.Phase.Stored = settle.Seconds(), stored.Seconds()
 	ph.Phase.Requests = uint64(res.Requests)
 	if ph.StoredEvents, err = count(); err != nil {
-		return ph, err
+		return nil, err
 	}
+	// A run that stored other than it was sent measured something else:
+	// it fails, and gives no figure.
 	if err := checkStored(res.Requests, len(rs.reqs), res.Rejected, res.Message, ph.StoredEvents, int64(rs.total)); err != nil {
-		return ph, errors.Join(err, col.failure())
+		return nil, errors.Join(err, col.failure())
 	}
 	return ph, nil
 }
