@@ -17,7 +17,9 @@ help:
 	@echo "                a ClickHouse server and a 2-shard cluster (started from libchdb by the tests)"
 	@echo "make test-race  run the concurrent packages under the race detector"
 	@echo "make fuzz       run each fuzz target for a bounded number of inputs (FUZZTIME)"
-	@echo "make bench      run the benchmark suite and print figures against same-run baselines"
+	@echo "make bench      run the benchmark suite and print figures against same-run baselines;"
+	@echo "                BENCHARGS='-suite collector' measures the OpenTelemetry Collector with the ClickHouse"
+	@echo "                exporter beside serve (builds deploy/otelcol/bench-builder.yaml once: minutes)"
 	@echo "make demo       run a server on a temporary directory, simulate 50,000 events, print a report"
 	@echo "make libchdb    fetch libchdb.so into the per-user cache (or honour CHDB_LIB_PATH)"
 	@echo "make chromium   install Debian's chromium, the browser the console's tests drive (or honour CHROMIUM)"
@@ -102,8 +104,11 @@ FUZZTIME ?= 20000x
 fuzz:
 	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
 
+# BENCHARGS='-suite collector' also builds the Collector of
+# deploy/otelcol/bench-builder.yaml (the bench runs scripts/otelcol-build.sh
+# with GO), cached by the manifest's content; no other target builds it.
 bench: libchdb
-	$(GO) run ./bench $(BENCHARGS)
+	GO=$(GO) $(GO) run ./bench $(BENCHARGS)
 
 # The README's telemetrygen command line against a running mcpdrift (make run
 # in another terminal); skipped with the install line when telemetrygen is

@@ -46,6 +46,7 @@ func TestSuiteSmoke(t *testing.T) {
 	cfg.InsertEvents = insertEvents
 	cfg.TempDir = t.TempDir()
 	cfg.Out = filepath.Join(t.TempDir(), "results", "latest.json")
+	cfg.Markdown = filepath.Join(t.TempDir(), "results", "bench.md")
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	const reportEvents = 50000
 	cfg.ReportEvents = reportEvents
@@ -180,6 +181,16 @@ func TestSuiteSmoke(t *testing.T) {
 		}
 	}
 
+	md, err := os.ReadFile(cfg.Markdown)
+	if err != nil {
+		t.Fatalf("Markdown not written: %v", err)
+	}
+	for _, s := range []string{"ingest", "reports", "storage", "overload"} {
+		if !strings.Contains(string(md), "\n### "+s+" suite\n") {
+			t.Errorf("the Markdown has no table of the %s suite", s)
+		}
+	}
+
 	data, err := os.ReadFile(cfg.Out)
 	if err != nil {
 		t.Fatalf("results not written: %v", err)
@@ -217,9 +228,12 @@ func TestParseSuites(t *testing.T) {
 	f(" ingest , ingest", "ingest", "")
 	f("reports,all", "ingest,reports,storage,overload", "")
 	f("ingest,queries", "", `unknown suite "queries"`)
-	// The console suite runs only when named.
+	// console and collector run only when named; all leaves them out.
 	f("console", "console", "")
 	f("overload,console,all", "ingest,reports,storage,console,overload", "")
+	f("collector,ingest", "ingest,collector", "")
+	f("all,collector", "ingest,reports,storage,overload,collector", "")
+	f("collector,console", "console,collector", "")
 }
 
 // TestConfigValidate checks that the flags' bounds are enforced.
@@ -243,6 +257,8 @@ func TestConfigValidate(t *testing.T) {
 	f(func(c *Config) { c.Streams = 0 }, "streams must be positive")
 	f(func(c *Config) { c.Suites = nil }, "at least one suite")
 	f(func(c *Config) { c.Suites = []string{"nope"} }, `unknown suite "nope"`)
+	f(func(c *Config) { c.Suites = []string{SuiteCollector} }, "")
+	f(func(c *Config) { c.Suites, c.SkipStore = []string{SuiteCollector}, true }, "cannot run with skip-store")
 	f(func(c *Config) { c.FloorBlock = -1 }, "floor.block-events must not be negative")
 	f(func(c *Config) { c.ReportEvents = 0 }, "report-events must be positive")
 	f(func(c *Config) { c.ReportRuns = 0 }, "report-runs must be positive")

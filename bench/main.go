@@ -69,11 +69,27 @@
 //	   lists until its answer), against the design's 1 s, and the API
 //	   requests the page sent, which must be one per table and chart.
 //
+// The collector suite runs only when -suite names it too: it builds the
+// OpenTelemetry Collector of deploy/otelcol/bench-builder.yaml with
+// scripts/otelcol-build.sh (minutes the first time, cached by the
+// manifest's content), the OTLP receiver, the batch processor and the
+// contrib ClickHouse exporter, then:
+//
+//	k. sends the ingest suite's requests (the same count, batch and seed,
+//	   the same sender child) to that Collector, which writes them into a
+//	   ClickHouse server run from libchdb in the exporter's own schema;
+//	   CPU of the Collector process and of the server process, from the
+//	   first request until the exporter's logs table holds every event and
+//	   both are idle; then run (c), `serve` as shipped, on the same
+//	   requests, and the ratio of the two. The logs table must hold
+//	   exactly the events sent.
+//
 // -suite selects them (default all, as `make bench` runs: every suite but
-// console).
+// console and collector).
 //
 // The program prints a table — figure, value, baseline measured in the same
-// run, ratio, target — and writes the same as JSON to -out. It never fails
+// run, ratio, target — and writes the same as JSON to -out, and, with
+// -markdown, as Markdown tables, one per suite run, for docs/capacity.md. It never fails
 // on a time: only on errors, on a stored count that differs from the
 // events sent, on a rollup answer that differs from the raw one, and on an
 // overload run whose stored count differs from the events accepted.
@@ -82,6 +98,7 @@
 //	go run ./bench -suite reports,storage -report-events 10000000
 //	go run ./bench -suite overload -overload-duration 60s -overload-streams 64
 //	go run ./bench -suite console -report-events 10000000
+//	go run ./bench -suite collector -events 1000000 -markdown /tmp/collector.md
 package main
 
 import (
@@ -110,12 +127,14 @@ func main() {
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "simulator seed")
 	flag.IntVar(&cfg.FloorBlock, "floor.block-events", 0, "cut each insert of run (c)'s floors into Native blocks of this many events (as many blocks as spooled batches, say), to show what the engine's cost owes to block size; 0: one block per insert, as the stores send")
 	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
+	flag.StringVar(&cfg.Markdown, "markdown", "", "where to write the figures as Markdown tables, one per suite run, with the command line and the date (for docs/capacity.md); empty: nowhere")
+	flag.StringVar(&cfg.CollectorBin, "collector-bin", "", "the Collector the collector suite runs, built from deploy/otelcol/bench-builder.yaml; empty: scripts/otelcol-build.sh builds it (minutes the first time) or takes it from its cache")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.StringVar(&cfg.ServerCPUProfile, "server-cpuprofile", "", "write a CPU profile of the ingest role's process (this one, not the server's) during run (c) into a ClickHouse server, to this file")
 	flag.BoolVar(&cfg.SkipStore, "skip-store", false, "skip run (c), for machines without libchdb")
 	flag.BoolVar(&cfg.Redact, "redact", cfg.Redact, "run the ingesters with the default redaction rules, as the commands always do; -redact=false leaves redaction out, to show its share")
 	flag.BoolVar(&cfg.SkipServer, "skip-server", false, "skip run (c) of the ingest role into a ClickHouse server (run from libchdb)")
-	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, console, overload, or all (every one but console, which needs Chromium)")
+	suites := flag.String("suite", "all", "comma-separated suites to run: ingest, reports, storage, console, overload, collector, or all (every one but console, which needs Chromium, and collector, which builds the OpenTelemetry Collector)")
 	flag.IntVar(&cfg.ReportEvents, "report-events", cfg.ReportEvents, "simulated events loaded into a fresh store for the reports and storage suites")
 	flag.IntVar(&cfg.ReportBatch, "report-batch", cfg.ReportBatch, "events per store Write of that load")
 	flag.IntVar(&cfg.ReportRuns, "report-runs", cfg.ReportRuns, "measured runs of each report")
@@ -139,6 +158,7 @@ func main() {
 		os.Exit(2)
 	}
 	var err error
+	cfg.Command = commandLine(os.Args[1:])
 	if cfg.Suites, err = ParseSuites(*suites); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(2)

@@ -56,6 +56,12 @@ type Report struct {
 	// Console is the console suite's pages (console.go); empty when it
 	// did not run.
 	Console []ConsoleTiming `json:"console,omitempty"`
+	// Collector is the collector suite's measurement (j); nil when it did
+	// not run.
+	Collector *CollectorPhase `json:"collector,omitempty"`
+	// Command is the command line of the run, as the Markdown tables name
+	// it; empty when the caller gave none.
+	Command string `json:"command,omitempty"`
 	// Figures are the table's rows.
 	Figures []Figure `json:"figures"`
 	// Error is why the run failed, empty when it did not.
@@ -188,6 +194,9 @@ func phaseOf(u usage, events int, cl *clientResult) *Phase {
 type Figure struct {
 	// ID names the figure in the JSON, such as "ingest_store.cpu_us_per_event".
 	ID string `json:"id"`
+	// Suite is the suite that measured it, which the Markdown output
+	// groups the figures by.
+	Suite string `json:"suite"`
 	// Label is the row's text in the table.
 	Label string  `json:"label"`
 	Value float64 `json:"value"`
@@ -216,7 +225,8 @@ func newReport(cfg Config) *Report {
 			CPUModel:   cpuModel(),
 			LoadAvg:    loadAvg(),
 		},
-		Config: reportConfig(cfg),
+		Config:  reportConfig(cfg),
+		Command: cfg.Command,
 	}
 }
 
@@ -276,7 +286,11 @@ func loadAvg() string {
 // finish derives the figures from the phases measured.
 func (r *Report) finish() {
 	r.Figures = r.Figures[:0]
-	add := func(f Figure) { r.Figures = append(r.Figures, f) }
+	suite := SuiteIngest
+	add := func(f Figure) {
+		f.Suite = suite
+		r.Figures = append(r.Figures, f)
+	}
 	ratio := func(f Figure, baseID string, base float64) Figure {
 		f.Baseline, f.BaselineValue = baseID, base
 		if base > 0 {
@@ -287,10 +301,21 @@ func (r *Report) finish() {
 	met := func(ok bool) *bool { return &ok }
 
 	r.ingestFigures(add, ratio, met)
+	suite = SuiteReports
 	r.reportFigures(add, ratio, met)
 	r.dashboardFigures(add)
+	suite = SuiteConsole
 	r.consoleFigures(add, met)
+	suite = SuiteOverload
 	r.overloadFigures(add, ratio, met)
+	suite = SuiteCollector
+	r.collectorFigures(add, ratio, met)
+	// The storage suite's figures come out of reportFigures.
+	for i := range r.Figures {
+		if strings.HasPrefix(r.Figures[i].ID, "storage.") {
+			r.Figures[i].Suite = SuiteStorage
+		}
+	}
 }
 
 // overloadFigures derives the overload suite's figures: (h) the events
@@ -504,6 +529,10 @@ func (r *Report) header() string {
 		}
 		fmt.Fprintf(&b, "; redaction: %s\n", c.Redaction)
 	}
+	if slices.Contains(c.Suites, SuiteCollector) {
+		fmt.Fprintf(&b, "collector: %d events, %d records per request, %d streams, into the Collector of %s and into (c) `serve`; redaction in (c): %s\n",
+			c.Events, c.Batch, c.Streams, collectorManifest, c.Redaction)
+	}
 	if slices.Contains(c.Suites, SuiteOverload) {
 		fmt.Fprintf(&b, "overload: %gs flood on %d streams, %d events in requests of %d, MaxPendingEvents %d, spool %d bytes\n",
 			c.OverloadDurationS, c.OverloadStreams, c.OverloadEvents, c.OverloadBatch, c.OverloadMaxPending, c.OverloadSpoolBytes)
@@ -558,6 +587,13 @@ func (r *Report) table() string {
 			"    CPU %.2f s in the ingest process + %.2f s in the server, %.2f s of it after the last answer until both were idle\n",
 			r.Machine.ClickHouseServer, p.StoredEvents, p.Events, p.Inserts, p.IngestCPU, p.ServerCPU, p.Settle)
 		writeViewCosts(&out, p.Views, p.Events, p.ServerCPU)
+	}
+	if p := r.Collector; p != nil {
+		fmt.Fprintf(&out, "(j) %s → ClickHouse %s server (libchdb run as a server, its own process): %d of %d events in its %s.%s table;\n"+
+			"    CPU %.2f s in the Collector + %.2f s in the server, %.2f s of it after the last answer until both were idle;\n"+
+			"    its configuration: the OTLP receiver, the batch processor (batches of up to %d, (c)'s most events per INSERT), the ClickHouse exporter's defaults but a 120 s timeout\n",
+			p.Version, p.ServerVersion, p.StoredEvents, p.Events, collectorDatabase, collectorLogsTable,
+			p.CollectorCPU, p.ServerCPU, p.Settle, p.BatchEvents)
 	}
 	if r.Store != nil || r.NoStore != nil {
 		out.WriteString("CPU is the ingester's whole process (getrusage user+system, chDB threads included);\n" +

@@ -59,8 +59,6 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 		return fmt.Errorf("cannot start a ClickHouse server: %w", err)
 	}
 	defer node.Stop()
-	// The chnode binary StartServer built.
-	defer clickhousetest.StopAll()
 	st, err := clickhouse.Open(clickhouse.DefaultConfig(node.DSN()))
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
+	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -80,6 +81,16 @@ type Config struct {
 	Seed uint64
 	// Out is where the results are written as JSON; empty means nowhere.
 	Out string
+	// Markdown is where the figures are written as Markdown tables, one per
+	// suite run (markdown.go); empty means nowhere.
+	Markdown string
+	// Command is the command line the run is named by in the Markdown
+	// tables; empty: none is written.
+	Command string
+	// CollectorBin, when set, is the Collector the collector suite runs,
+	// built from collectorManifest; empty: scripts/otelcol-build.sh builds
+	// it, or takes it from its cache.
+	CollectorBin string
 	// CPUProfile, when set, is where a CPU profile of the store run (c) is
 	// written.
 	CPUProfile string
@@ -153,16 +164,22 @@ const (
 	// SuiteConsole times the console's pages in Chromium over the reports
 	// load; it runs only when named, as it needs a browser.
 	SuiteConsole = "console"
+	// SuiteCollector runs only when named: it builds the OpenTelemetry
+	// Collector of collectorManifest, minutes on a first run.
+	SuiteCollector = "collector"
 )
 
-// allSuites lists the suites "all" runs, in the order they run.
+// allSuites lists every suite "all" means, in the order they run.
 var allSuites = []string{SuiteIngest, SuiteReports, SuiteStorage, SuiteOverload}
 
-// knownSuites lists every suite in the order they run.
-var knownSuites = []string{SuiteIngest, SuiteReports, SuiteStorage, SuiteConsole, SuiteOverload}
+// knownSuites lists every suite in the order they run, those that run
+// only when named included.
+var knownSuites = []string{SuiteIngest, SuiteReports, SuiteStorage, SuiteConsole, SuiteOverload, SuiteCollector}
 
 // ParseSuites parses a comma-separated list of suites; "all" (or an empty
-// list) means every suite. The result is in the order the suites run.
+// list) means every suite but those that run only when named (console,
+// collector).
+// The result is in the order the suites run.
 func ParseSuites(list string) ([]string, error) {
 	want := map[string]bool{}
 	for _, name := range strings.Split(list, ",") {
@@ -172,10 +189,10 @@ func ParseSuites(list string) ([]string, error) {
 			for _, s := range allSuites {
 				want[s] = true
 			}
-		case SuiteIngest, SuiteReports, SuiteStorage, SuiteOverload, SuiteConsole:
+		case SuiteIngest, SuiteReports, SuiteStorage, SuiteOverload, SuiteConsole, SuiteCollector:
 			want[name] = true
 		default:
-			return nil, fmt.Errorf("unknown suite %q: want a comma-separated list of %s, or all (all but %s)", name, strings.Join(knownSuites, ", "), SuiteConsole)
+			return nil, fmt.Errorf("unknown suite %q: want a comma-separated list of %s, or all (every one but %s and %s)", name, strings.Join(knownSuites, ", "), SuiteConsole, SuiteCollector)
 		}
 	}
 	if len(want) == 0 {
@@ -250,6 +267,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("floor.block-events must not be negative, got %d", c.FloorBlock)
 	case len(c.Suites) == 0:
 		return errors.New("suite must name at least one suite")
+	case c.has(SuiteCollector) && c.SkipStore:
+		return errors.New("the collector suite measures run (c) beside the Collector: it cannot run with skip-store")
 	}
 	for _, s := range c.Suites {
 		if !slices.Contains(knownSuites, s) {
@@ -373,6 +392,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("cannot create temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	// Once every suite has run, remove the chnode binary that the runs
+	// into a ClickHouse server built: clickhousetest builds it once per
+	// process, so a run removing it would leave the next without it.
+	defer clickhousetest.StopAll()
 
 	rep := newReport(cfg)
 	fmt.Fprint(w, rep.header())
@@ -385,6 +408,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 	}
 	if cfg.has(SuiteOverload) && ctx.Err() == nil {
 		errs = append(errs, runOverloadSuite(ctx, cfg, tmp, rep, w))
+	}
+	if cfg.has(SuiteCollector) && ctx.Err() == nil {
+		errs = append(errs, runCollectorSuite(ctx, cfg, tmp, rep, w))
 	}
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
@@ -400,6 +426,12 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Report, error) {
 			return rep, errors.Join(runErr, err)
 		}
 		fmt.Fprintf(w, "\nresults written to %s\n", cfg.Out)
+	}
+	if cfg.Markdown != "" {
+		if err := rep.writeMarkdown(cfg.Markdown); err != nil {
+			return rep, errors.Join(runErr, err)
+		}
+		fmt.Fprintf(w, "tables written to %s\n", cfg.Markdown)
 	}
 	return rep, runErr
 }
@@ -475,51 +507,59 @@ func runAll(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep *Re
 // with the overrides ingestArgs lists, sends every request through it and
 // checks the stored count.
 func runStore(ctx context.Context, cfg Config, rs *requestSet, rep *Report) error {
+	ph, stored, version, err := runServe(ctx, cfg, rs)
+	rep.Store, rep.Stored = ph, stored
+	if version != "" {
+		rep.Machine.ClickHouse = version
+	}
+	return err
+}
+
+// runServe is run (c) on its own: it returns the phase, the events the
+// store holds afterwards and the engine's version, with an error when a
+// request failed or the stored count differs from the events sent.
+func runServe(ctx context.Context, cfg Config, rs *requestSet) (ph *Phase, stored int64, version string, err error) {
 	dir, err := os.MkdirTemp(cfg.TempDir, "mcpdrift-bench-store-")
 	if err != nil {
-		return fmt.Errorf("cannot create store directory: %w", err)
+		return nil, 0, "", fmt.Errorf("cannot create store directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	c := app.DefaultConfig(app.RoleServe, "mcpdrift serve", embeddedstore.New())
 	if err := c.Parse(append(ingestArgs(cfg, rs), "-data.dir="+dir, "-api.listen=127.0.0.1:0"), os.Stderr); err != nil {
-		return err
+		return nil, 0, "", err
 	}
 	c.NoRedaction = !cfg.Redact
 	p, err := app.Start(ctx, c, "bench", nopWriter{}, os.Stderr)
 	if err != nil {
-		return err
+		return nil, 0, "", err
 	}
 	defer p.Shutdown()
 	st := p.Store()
 	db := c.Store.Schema().Database
 	if v, ok := st.(interface{ Version() string }); ok {
-		rep.Machine.ClickHouse = v.Version()
+		version = v.Version()
 	}
 	in := ingester{srv: p.Ingester(), isStore: true, spooled: c.Ingest.Ack == ingest.AckSpooled,
 		// The ingester only: the store stays open for the count.
 		shutdown: func() error { return shutdownIngester(p.Ingester()) }}
-	ph, err := runIngest(ctx, cfg, rs, in, cfg.CPUProfile)
-	if ph != nil {
-		rep.Store = ph
-	}
+	ph, err = runIngest(ctx, cfg, rs, in, cfg.CPUProfile)
 	if err != nil {
-		return fmt.Errorf("ingest into the embedded store: %w", err)
+		return ph, stored, version, fmt.Errorf("ingest into the embedded store: %w", err)
 	}
 	var rows []struct {
 		N uint64 `json:"n"`
 	}
 	q := store.Query{Name: "bench_count", SQL: "SELECT count() AS n FROM " + db + ".events WHERE tenant = {tenant:String}"}
 	if err := st.Query(ctx, q, store.Params{}.String("tenant", store.DefaultTenant), &rows); err != nil {
-		return fmt.Errorf("cannot count stored events: %w", err)
+		return ph, stored, version, fmt.Errorf("cannot count stored events: %w", err)
 	}
 	if len(rows) != 1 {
-		return fmt.Errorf("count query returned %d rows", len(rows))
+		return ph, stored, version, fmt.Errorf("count query returned %d rows", len(rows))
 	}
-	rep.Stored = int64(rows[0].N)
-	if rep.Stored != int64(rs.total) {
-		return fmt.Errorf("stored %d events, %d were sent", rep.Stored, rs.total)
+	if stored = int64(rows[0].N); stored != int64(rs.total) {
+		return ph, stored, version, fmt.Errorf("stored %d events, %d were sent", stored, rs.total)
 	}
-	return nil
+	return ph, stored, version, nil
 }
 
 // decodeAll unmarshals every request once with pdata, on streams
