@@ -113,6 +113,7 @@ func newRig(t *testing.T, ingestAddr, env string, o rigOptions, setup func(*mcpg
 		},
 	})
 	r.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: r.clientLP, RunID: "run-" + env, ManualRefresh: o.manual})
+	awaitListen := subscriptionAcked(client)
 	var err error
 	switch o.transport {
 	case "memory":
@@ -140,7 +141,42 @@ func newRig(t *testing.T, ingestAddr, env string, o rigOptions, setup func(*mcpg
 		}
 	}
 	t.Cleanup(r.close)
+	awaitListen(t, r.cs)
 	return r
+}
+
+// subscriptionAcked watches client for the server's acknowledgement of
+// its subscriptions/listen; the function it returns waits for it after
+// Connect, on a session of the 2026-07-28 protocol. On that protocol
+// (SEP-2575) a session gets notifications/tools/list_changed only once the
+// server has registered its subscription, which the SDK's Connect sends
+// without waiting: a change made before then is announced to no one. The
+// tests make their changes after the acknowledgement, as they would
+// after any real delay.
+func subscriptionAcked(client *mcp.Client) func(*testing.T, *mcp.ClientSession) {
+	acked := make(chan struct{}, 1)
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				select {
+				case acked <- struct{}{}:
+				default:
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return func(t *testing.T, cs *mcp.ClientSession) {
+		t.Helper()
+		if cs.InitializeResult().ProtocolVersion < "2026-07-28" {
+			return
+		}
+		select {
+		case <-acked:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no notifications/subscriptions/acknowledged within 30 s of connecting")
+		}
+	}
 }
 
 // close closes the session and the servers; it may run twice.
