@@ -108,6 +108,10 @@ type clientSession struct {
 	refreshDone chan struct{}
 	name, ver   string
 	protocol    string
+	// acked is closed when the server acknowledges the session's
+	// subscriptions/listen (ackOnce closes it once).
+	acked   chan struct{}
+	ackOnce sync.Once
 }
 
 type stamp struct{ id, revision string }
@@ -140,9 +144,43 @@ func (d *Client) RunID() string { return d.runID }
 
 func (d *Client) session(cs *mcp.ClientSession) *clientSession {
 	return d.sessions.get(cs, func() *clientSession {
-		return &clientSession{started: d.em.now(), current: map[string]*definition{}, retired: retired{max: d.keep}}
+		return &clientSession{started: d.em.now(), current: map[string]*definition{}, retired: retired{max: d.keep}, acked: make(chan struct{})}
 	})
 }
+
+// Subscribed waits until the server has acknowledged the session's
+// subscriptions/listen, or ctx is done. On the protocol of 2026-07-28
+// (SEP-2575) a server sends notifications/tools/list_changed only to the
+// sessions whose subscription it has registered, and the SDK's Connect
+// sends that request without waiting for it: a tool changed between
+// Connect and the registration is announced to no one, and a snapshot
+// listed meanwhile stays stale. Call it after Connect, before the first
+// list. It returns at once on earlier protocols, where every session is
+// notified, and when the server does not announce tool list changes. The
+// client subscribes only if its mcp.ClientOptions has a
+// ToolListChangedHandler (or another list-changed handler): without one
+// there is nothing to wait for, and Subscribed waits until ctx is done.
+func (d *Client) Subscribed(ctx context.Context, cs *mcp.ClientSession) error {
+	res := cs.InitializeResult()
+	if res == nil || res.ProtocolVersion < protocolSubscriptions || res.Capabilities == nil ||
+		res.Capabilities.Tools == nil || !res.Capabilities.Tools.ListChanged {
+		return nil
+	}
+	select {
+	case <-d.session(cs).acked:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("no acknowledgement of subscriptions/listen from the server: %w", ctx.Err())
+	}
+}
+
+// protocolSubscriptions is the first protocol whose sessions subscribe to
+// notifications (subscriptions/listen).
+const protocolSubscriptions = "2026-07-28"
+
+// methodSubscriptionsAck is the server's acknowledgement of a
+// subscriptions/listen.
+const methodSubscriptionsAck = "notifications/subscriptions/acknowledged"
 
 // Revision returns the revision of tool in the session's snapshot.
 func (d *Client) Revision(cs *mcp.ClientSession, tool string) (string, bool) {
@@ -301,6 +339,12 @@ func (d *Client) base(cs *mcp.ClientSession, name otelschema.EventName, now time
 
 func (d *Client) receive(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == methodSubscriptionsAck {
+			if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
+				s := d.session(cs)
+				s.ackOnce.Do(func() { close(s.acked) })
+			}
+		}
 		if method == methodToolListChanged {
 			if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
 				now := d.em.now()

@@ -113,7 +113,6 @@ func newRig(t *testing.T, ingestAddr, env string, o rigOptions, setup func(*mcpg
 		},
 	})
 	r.agent = mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: r.clientLP, RunID: "run-" + env, ManualRefresh: o.manual})
-	awaitListen := subscriptionAcked(client)
 	var err error
 	switch o.transport {
 	case "memory":
@@ -141,42 +140,14 @@ func newRig(t *testing.T, ingestAddr, env string, o rigOptions, setup func(*mcpg
 		}
 	}
 	t.Cleanup(r.close)
-	awaitListen(t, r.cs)
-	return r
-}
-
-// subscriptionAcked watches client for the server's acknowledgement of
-// its subscriptions/listen; the function it returns waits for it after
-// Connect, on a session of the 2026-07-28 protocol. On that protocol
-// (SEP-2575) a session gets notifications/tools/list_changed only once the
-// server has registered its subscription, which the SDK's Connect sends
-// without waiting: a change made before then is announced to no one. The
-// tests make their changes after the acknowledgement, as they would
-// after any real delay.
-func subscriptionAcked(client *mcp.Client) func(*testing.T, *mcp.ClientSession) {
-	acked := make(chan struct{}, 1)
-	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "notifications/subscriptions/acknowledged" {
-				select {
-				case acked <- struct{}{}:
-				default:
-				}
-			}
-			return next(ctx, method, req)
-		}
-	})
-	return func(t *testing.T, cs *mcp.ClientSession) {
-		t.Helper()
-		if cs.InitializeResult().ProtocolVersion < "2026-07-28" {
-			return
-		}
-		select {
-		case <-acked:
-		case <-time.After(30 * time.Second):
-			t.Fatal("no notifications/subscriptions/acknowledged within 30 s of connecting")
-		}
+	// The tests' changes come after the server has registered the
+	// session's subscription (see Client.Subscribed).
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := r.agent.Subscribed(sctx, r.cs); err != nil {
+		t.Fatal(err)
 	}
+	return r
 }
 
 // close closes the session and the servers; it may run twice.
@@ -872,5 +843,67 @@ func TestClientContractError(t *testing.T) {
 				t.Errorf("stored calls %q, want %q", tools, want)
 			}
 		})
+	}
+}
+
+// TestClientSubscribed checks Client.Subscribed on the 2026-07-28
+// protocol: with the server slow to register the session's
+// subscriptions/listen (300 ms), Subscribed returns only once it has, and
+// a change made right after is announced to the session.
+func TestClientSubscribed(t *testing.T) {
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "slow-listen", Version: "1"}, nil)
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "subscriptions/listen" {
+				time.Sleep(300 * time.Millisecond)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	drift := mcpgo.NewServer(srv, nil)
+	mustAdd(t, drift, &mcp.Tool{Name: "deploy_preview", InputSchema: objectSchema("branch", "branch")}, counted(new(atomic.Int64)), mcpgo.Contract{Revision: "1"})
+	changed := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	agent := mcpgo.NewClient(client, nil)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	start := time.Now()
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if p := cs.InitializeResult().ProtocolVersion; p < "2026-07-28" {
+		t.Fatalf("negotiated protocol %s: the test needs subscriptions/listen", p)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := agent.Subscribed(sctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("Subscribed returned %v after Connect, before the server could have registered the subscription", d)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, drift, &mcp.Tool{Name: "deploy_preview", InputSchema: objectSchema("branch,region", "branch", "region")}, counted(new(atomic.Int64)),
+		mcpgo.Contract{Revision: "2", Change: otelschema.ChangeClassBoundedMigration})
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the change made after Subscribed was not announced")
 	}
 }

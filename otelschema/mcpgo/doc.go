@@ -49,6 +49,8 @@
 //
 //	client := mcp.NewClient(&mcp.Implementation{Name: "agent"}, &mcp.ClientOptions{ToolListChangedHandler: onChange})
 //	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{RunID: runID})
+//	session, err := client.Connect(ctx, transport, nil)
+//	err = agent.Subscribed(ctx, session) // changes from now on are announced to the session
 //	planned := agent.Plan(session, &mcp.CallToolParams{Name: "create_issue", Arguments: args}, mcpgo.Needs("issue.id"))
 //	res, err := session.CallTool(ctx, planned)
 //	var stale *mcpgo.StalePlanError

@@ -202,13 +202,14 @@ func transcript(t *testing.T, v variant, ingestAddr, env string) transcriptResul
 	// The seed's transcript sends the prepared call (step 6) before the
 	// client refreshes (step 7): the client refreshes itself.
 	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{LoggerProvider: clientLP, RunID: "run-" + env, ManualRefresh: true})
-	awaitListen := subscriptionAcked(client)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpSrv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	awaitListen(t, cs)
+	if err := agent.Subscribed(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
 	defer serverLP.Shutdown(ctx)
 	defer clientLP.Shutdown(ctx)
 	if got := cs.InitializeResult().ProtocolVersion; got != protocol {

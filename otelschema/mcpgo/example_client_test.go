@@ -58,6 +58,11 @@ func Example_stalePlan() {
 		panic(err)
 	}
 	defer cs.Close()
+	// Changes are announced to this session once the server has
+	// registered its subscription.
+	if err := agent.Subscribed(ctx, cs); err != nil {
+		panic(err)
+	}
 
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		panic(err)
