@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -62,6 +64,11 @@ type Report struct {
 	// Command is the command line of the run, as the Markdown tables name
 	// it; empty when the caller gave none.
 	Command string `json:"command,omitempty"`
+	// Commit is the commit of the working tree the bench ran from (git
+	// rev-parse HEAD), with "-dirty" when tracked files differed from it;
+	// empty outside a git checkout. A results file names the code it
+	// measured.
+	Commit string `json:"commit,omitempty"`
 	// Figures are the table's rows.
 	Figures []Figure `json:"figures"`
 	// Error is why the run failed, empty when it did not.
@@ -227,7 +234,24 @@ func newReport(cfg Config) *Report {
 		},
 		Config:  reportConfig(cfg),
 		Command: cfg.Command,
+		Commit:  gitCommit(),
 	}
+}
+
+// gitCommit returns the working tree's commit, with "-dirty" when a
+// tracked file differs from it, or "" when git cannot tell (no git, no
+// checkout).
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	commit := strings.TrimSpace(string(out))
+	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	if err == nil && len(bytes.TrimSpace(status)) > 0 {
+		commit += "-dirty"
+	}
+	return commit
 }
 
 func reportConfig(cfg Config) ReportConfig {
