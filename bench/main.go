@@ -99,7 +99,17 @@
 //	go run ./bench -suite overload -overload-duration 60s -overload-streams 64
 //	go run ./bench -suite console -report-events 10000000
 //	go run ./bench -suite collector -events 1000000 -markdown /tmp/collector.md
+//
+// With -render DIR it runs nothing: it rewrites the sections of DIR's
+// README.md and docs/capacity.md that lie between `<!-- bench:… FILE -->`
+// markers from the results files they name (render.go), as go generate
+// ./bench does for the repository:
+//
+//	go run ./bench -suite ingest,reports -out bench/results/2026-12-05.json
+//	go generate ./bench
 package main
+
+//go:generate go run . -render ..
 
 import (
 	"context"
@@ -152,10 +162,22 @@ func main() {
 	flag.IntVar(&cfg.OverloadBatch, "overload-batch", cfg.OverloadBatch, "log records per request of the flood")
 	flag.IntVar(&cfg.OverloadMaxPending, "overload-max-pending", cfg.OverloadMaxPending, "the flooded ingester's MaxPendingEvents")
 	flag.Int64Var(&cfg.OverloadSpoolBytes, "overload-spool-bytes", cfg.OverloadSpoolBytes, "the flooded ingester's spool MaxBytes")
+	render := flag.String("render", "", "run nothing: rewrite the generated sections of README.md and docs/capacity.md under this repository root from the results files their markers name (go generate ./bench)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments: %v\n", flag.Args())
 		os.Exit(2)
+	}
+	if *render != "" {
+		changed, err := renderDocs(*render)
+		for _, name := range changed {
+			fmt.Printf("rewrote %s\n", name)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	var err error
 	cfg.Command = commandLine(os.Args[1:])
