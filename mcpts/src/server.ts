@@ -33,7 +33,7 @@ import {
   type ChangeClassValue,
   type PrivilegeValue,
 } from "./names.js";
-import { advertised, definition, metaBool, metaInt, metaString, short, type ToolDefinition } from "./revision.js";
+import { advertised, definition, metaBool, metaInt, metaString, short, toolRevision, type ToolDefinition } from "./revision.js";
 import { joinAnd } from "./util.js";
 import { compileSchema, SchemaError, violationText, type ArgsValidator, type Violation } from "./validate.js";
 
@@ -75,6 +75,14 @@ export interface Contract {
    * definition's digest. It is advertised in the definition's _meta.
    */
   revision?: string;
+  /**
+   * toolDigest is a SEP-2636 tool digest the server declares for the tool
+   * ("sha256:" and the hex, as its tools/manifest serves it, or
+   * toolDigest(tool)); without a revision, the revision is its
+   * toolRevision, whose form says the algorithm. A digest of another form
+   * is an InvalidToolError.
+   */
+  toolDigest?: string;
   /**
    * change classifies the change from earlier revisions. Calls planned
    * with an earlier revision that no adapter serves are rejected:
@@ -336,7 +344,15 @@ export class DriftServer {
     if (!tool || typeof tool.name !== "string" || tool.name === "" || typeof handler !== "function") {
       throw new InvalidToolError("cannot add a tool without a name or a handler");
     }
-    const ct = newRevision(tool, c.revision ?? "");
+    let rev = c.revision ?? "";
+    if (rev === "" && c.toolDigest !== undefined && c.toolDigest !== "") {
+      try {
+        rev = toolRevision(c.toolDigest);
+      } catch (err) {
+        throw new InvalidToolError(`tool ${tool.name}: ${(err as Error).message}`);
+      }
+    }
+    const ct = newRevision(tool, rev);
     ct.change = c.change;
     ct.privilege = c.privilege;
     ct.handler = handler;

@@ -65,6 +65,12 @@ type Contract struct {
 	// definition's Digest. It is advertised in the tool's _meta under
 	// MetaRevision.
 	Revision string
+	// ToolDigest is a SEP-2636 tool digest the server declares for the
+	// tool ("sha256:" and the hex, as its tools/manifest serves it, or
+	// ToolDigest of the definition); when Revision is empty, the revision
+	// is its ToolRevision, whose form says the algorithm. A digest of
+	// another form is an error of AddTool.
+	ToolDigest string
 	// Change classifies the change from earlier revisions. Calls planned
 	// against an earlier revision that no Adapter serves are rejected:
 	// rejected_incompatible for a semantic change, rejected_stale
@@ -234,7 +240,14 @@ func (d *Server) AddTool(t *mcp.Tool, h mcp.ToolHandler, c Contract) error {
 	if t == nil || h == nil {
 		return fmt.Errorf("cannot add a nil tool or handler: %w", ErrInvalidTool)
 	}
-	ct, err := newContract(t, c.Revision)
+	rev := c.Revision
+	if rev == "" && c.ToolDigest != "" {
+		var err error
+		if rev, err = ToolRevision(c.ToolDigest); err != nil {
+			return fmt.Errorf("tool %q: %w: %w", t.Name, err, ErrInvalidTool)
+		}
+	}
+	ct, err := newContract(t, rev)
 	if err != nil {
 		return err
 	}
