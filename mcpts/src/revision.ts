@@ -136,6 +136,11 @@ export function toolRevision(d: string): string {
   return TOOL_DIGEST_PREFIX + d.slice(DIGEST.tool.prefix.length);
 }
 
+/** isToolRevision reports whether rev records a SEP-2636 tool digest. */
+export function isToolRevision(rev: string): boolean {
+  return rev.startsWith(TOOL_DIGEST_PREFIX) && /^[0-9a-f]{64}$/.test(rev.slice(TOOL_DIGEST_PREFIX.length));
+}
+
 /**
  * revisionAlgorithm returns the algorithm of a revision as its form says
  * (otelschema.AlgorithmOf): one of DIGEST.forms' algorithms; "" for the

@@ -33,7 +33,7 @@ import {
   type ChangeClassValue,
   type PrivilegeValue,
 } from "./names.js";
-import { advertised, definition, metaBool, metaInt, metaString, short, toolRevision, type ToolDefinition } from "./revision.js";
+import { advertised, definition, digest, isToolRevision, metaBool, metaInt, metaString, short, toolRevision, type ToolDefinition } from "./revision.js";
 import { joinAnd } from "./util.js";
 import { compileSchema, SchemaError, violationText, type ArgsValidator, type Violation } from "./validate.js";
 
@@ -178,6 +178,21 @@ interface Revision {
   def: ToolDefinition | undefined;
   /** def as an advertised event carries it (current revisions only). */
   definition?: string;
+  /** The definition's v1 digest, whatever its revision (sameContract); "" when it has none. */
+  digest: string;
+}
+
+/**
+ * sameContract reports whether a call planned with revision rev was
+ * planned with c's contract under another name, as mcpgo's does: c's
+ * revision is a declared tool digest (contract.toolDigest), rev the v1
+ * digest of the same definition, and c declares no change of meaning or
+ * authority. Explicit names never match: a new one may mark a change the
+ * definition does not show.
+ */
+function sameContract(c: Revision, rev: string): boolean {
+  return c.digest !== "" && rev === c.digest && isToolRevision(c.revision) &&
+    c.change !== ChangeClass.semantic && c.change !== ChangeClass.authority;
 }
 
 interface Change {
@@ -718,7 +733,7 @@ export class DriftServer {
     e.revServer = c.revision;
     if (c.privilege) e.privilege = c.privilege;
 
-    if (snap.revision && snap.revision !== c.revision) {
+    if (snap.revision && snap.revision !== c.revision && !sameContract(c, snap.revision)) {
       const ad = adapters.get(snap.revision);
       if (!ad) {
         if (c.change) e.change = c.change;
@@ -859,7 +874,17 @@ function newRevision(t: ToolDefinition, rev: string): Revision {
     validator,
     handler: undefined,
     def: undefined,
+    digest: v1Digest(t),
   };
+}
+
+// v1Digest is t's digest, "" for a definition that has none (not I-JSON).
+function v1Digest(t: ToolDefinition): string {
+  try {
+    return digest(t);
+  } catch {
+    return "";
+  }
 }
 
 // remember appends c to the earlier revisions hist, oldest first, once per

@@ -433,6 +433,21 @@ func TestToolDigestRevision(t *testing.T) {
 	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "current",
 		"dev.mcpdrift.revision.client": want, "dev.mcpdrift.revision.server": want})
 
+	// A client that listed the same definition under its v1 digest (the
+	// server's name for it before it declared the tool digest) is served
+	// as current: one contract under two names.
+	v1, err := mcpgo.Digest(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.call(t, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}, Meta: mcp.Meta{mcpgo.MetaRevision: v1}})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "current",
+		"dev.mcpdrift.revision.client": v1, "dev.mcpdrift.revision.server": want})
+	// The v1 digest of another definition is another contract: stale.
+	other, _ := mcpgo.Digest(&mcp.Tool{Name: "run_report", InputSchema: schema("project")})
+	f.call(t, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}, Meta: mcp.Meta{mcpgo.MetaRevision: other}})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "rejected_stale", "dev.mcpdrift.revision.client": other})
+
 	edited := *tool
 	edited.Description = "Runs the report of a team."
 	etd, err := mcpgo.ToolDigest(&edited)
