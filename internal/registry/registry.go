@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
+	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -24,7 +25,12 @@ var ErrUnknownRevision = errors.New("unknown revision")
 
 // Revision is one revision in a tool's history.
 type Revision struct {
-	Revision        string    `json:"revision"`
+	Revision string `json:"revision"`
+	// Algorithm is how the revision was made, as its form says
+	// (otelschema.AlgorithmOf): mcpdrift-v1, sha256-jcs-tool (a SEP-2636
+	// tool digest) or declared; AlgorithmLabel says it for a person.
+	Algorithm       string    `json:"algorithm"`
+	AlgorithmLabel  string    `json:"algorithm_label"`
 	FirstAdvertised time.Time `json:"first_advertised"`
 	LastAdvertised  time.Time `json:"last_advertised"`
 	// Instances is how many service instances advertised it; InstanceIDs
@@ -83,8 +89,9 @@ func Histories(rows []queries.ToolRevisionRow) []History {
 			out = append(out, History{Tool: r.Tool, Service: r.Service, Environment: r.Environment})
 		}
 		h := &out[len(out)-1]
+		alg := otelschema.AlgorithmOf(r.Revision)
 		rev := Revision{
-			Revision: r.Revision, FirstAdvertised: r.FirstAdvertised, LastAdvertised: r.LastAdvertised,
+			Revision: r.Revision, Algorithm: string(alg), AlgorithmLabel: alg.Label(), FirstAdvertised: r.FirstAdvertised, LastAdvertised: r.LastAdvertised,
 			Instances: len(r.Instances), InstanceIDs: r.Instances, Advertisements: r.Advertisements,
 		}
 		if rev.InstanceIDs == nil {
