@@ -123,13 +123,27 @@ type DriftTestBody struct {
 	Report drifttest.Report `json:"report"`
 }
 
-// DriftTestSettings is the answer of GET /api/v1/drifttest while the
-// endpoint is on.
+// DriftTestSettings is the answer of GET /api/v1/drifttest: whether the
+// request's token may run a drift test here, and the limits. Any token of
+// the tenant may ask, so that the console can say why its form is off;
+// the allowed hosts are shown only to a token that may run one.
 type DriftTestSettings struct {
-	AllowHosts      []string `json:"allow_hosts"`
-	MaxCallsPerTool int      `json:"max_calls_per_tool"`
-	DefaultMaxCalls int      `json:"default_max_calls"`
-	TimeoutSeconds  float64  `json:"timeout_s"`
+	// Enabled says that the server was started with hosts to call.
+	Enabled bool `json:"enabled"`
+	// Allowed says that the request's token has the drifttest scope
+	// (always, without tokens).
+	Allowed bool `json:"allowed"`
+	// Detail says why a drift test cannot run, and what to change.
+	Detail string `json:"detail,omitempty"`
+	// AllowHosts are the hosts a drift test may call; empty unless
+	// Enabled and Allowed.
+	AllowHosts []string `json:"allow_hosts"`
+	// MaxCallsPerTool is the most calls per tool a request may ask for,
+	// DefaultMaxCalls what one that names none gets.
+	MaxCallsPerTool int `json:"max_calls_per_tool"`
+	DefaultMaxCalls int `json:"default_max_calls"`
+	// TimeoutSeconds bounds one drift test.
+	TimeoutSeconds float64 `json:"timeout_s"`
 }
 
 // driftTestEndpoint describes the drift test for the OpenAPI document.
@@ -151,19 +165,25 @@ var driftTestEndpoint = &endpoint{
 const driftTestOff = "the drift test endpoint is off: it sends real tools/call requests, so it runs only against hosts the operator names; " +
 	"start serve or api with -api.drifttest.allow-host HOST[,HOST...] (env MCPDRIFT_API_DRIFTTEST_ALLOW_HOST), naming test or staging servers only"
 
-// driftTestSettings answers GET /api/v1/drifttest: whether the endpoint is
-// on, and its limits.
+// driftTestSettings answers GET /api/v1/drifttest.
 func (s *Server) driftTestSettings(c *gin.Context) {
-	if !s.allowed(c, driftTestEndpoint.scope) {
-		return
-	}
 	dc := s.cfg.DriftTest
-	if len(dc.AllowHosts) == 0 {
-		problem(c, http.StatusNotFound, driftTestOff, "")
-		return
+	out := DriftTestSettings{Enabled: len(dc.AllowHosts) > 0, Allowed: true, AllowHosts: []string{}, MaxCallsPerTool: dc.MaxCallsPerTool,
+		DefaultMaxCalls: min(DefaultMaxCalls, dc.MaxCallsPerTool), TimeoutSeconds: dc.Timeout.Seconds()}
+	if s.tokens != nil {
+		p, ok := auth.FromContext(c.Request.Context())
+		out.Allowed = ok && p.Has(auth.ScopeDriftTest)
+		if !out.Allowed {
+			out.Detail = fmt.Sprintf("running a drift test needs a token with the %s scope; token %s has %v", auth.ScopeDriftTest, p.TokenID, p.Scopes)
+		}
 	}
-	writeJSON(c, http.StatusOK, DriftTestSettings{AllowHosts: dc.AllowHosts, MaxCallsPerTool: dc.MaxCallsPerTool,
-		DefaultMaxCalls: min(DefaultMaxCalls, dc.MaxCallsPerTool), TimeoutSeconds: dc.Timeout.Seconds()})
+	switch {
+	case !out.Enabled:
+		out.Detail = driftTestOff
+	case out.Allowed:
+		out.AllowHosts = dc.AllowHosts
+	}
+	writeJSON(c, http.StatusOK, out)
 }
 
 // driftTest answers POST /api/v1/drifttest. Everything that can be

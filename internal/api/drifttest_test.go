@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,7 +143,7 @@ func TestDriftTest(t *testing.T) {
 	r := get(t, s.Handler(), "/api/v1/drifttest", "")
 	var settings api.DriftTestSettings
 	if err := json.Unmarshal(r.body, &settings); r.status != http.StatusOK || err != nil ||
-		!reflect.DeepEqual(settings, api.DriftTestSettings{AllowHosts: []string{"127.0.0.1"}, MaxCallsPerTool: 6, DefaultMaxCalls: 6, TimeoutSeconds: 60}) {
+		!reflect.DeepEqual(settings, api.DriftTestSettings{Enabled: true, Allowed: true, AllowHosts: []string{"127.0.0.1"}, MaxCallsPerTool: 6, DefaultMaxCalls: 6, TimeoutSeconds: 60}) {
 		t.Fatalf("GET /api/v1/drifttest: %d %s", r.status, r.body)
 	}
 	validate(t, c, "/paths/"+pointer("/api/v1/drifttest")+"/get/responses/200/content/application~1json/schema", r.body)
@@ -211,13 +212,15 @@ func TestDriftTestRefusals(t *testing.T) {
 	old := json.RawMessage(readFile(t, oldList))
 
 	off := driftServer(t, api.DefaultDriftTestConfig())
-	for _, r := range []response{
-		postDrift(t, off.Handler(), "/api/v1/drifttest", "", "", map[string]any{"server": tw, "old": old, "dry_run": true}),
-		get(t, off.Handler(), "/api/v1/drifttest", ""),
-	} {
-		if p := checkProblem(t, r, http.StatusNotFound); !strings.Contains(p.Detail, "-api.drifttest.allow-host") {
-			t.Errorf("off: %s, want how to turn it on", p.Detail)
-		}
+	r := postDrift(t, off.Handler(), "/api/v1/drifttest", "", "", map[string]any{"server": tw, "old": old, "dry_run": true})
+	if p := checkProblem(t, r, http.StatusNotFound); !strings.Contains(p.Detail, "-api.drifttest.allow-host") {
+		t.Errorf("off: %s, want how to turn it on", p.Detail)
+	}
+	var settings api.DriftTestSettings
+	r = get(t, off.Handler(), "/api/v1/drifttest", "")
+	if err := json.Unmarshal(r.body, &settings); r.status != http.StatusOK || err != nil || settings.Enabled || len(settings.AllowHosts) != 0 ||
+		!strings.Contains(settings.Detail, "-api.drifttest.allow-host") {
+		t.Errorf("GET while off: %d %s, want enabled false and how to turn it on", r.status, r.body)
 	}
 
 	s := driftServer(t, api.DriftTestConfig{AllowHosts: []string{"127.0.0.1"}, MaxCallsPerTool: 3, Timeout: time.Minute})
@@ -359,18 +362,25 @@ func TestDriftTestScopes(t *testing.T) {
 			t.Errorf("token %q: the server under test reached %v, want %v", tc.token, reached, tc.status == 502)
 		}
 	}
-	for who, status := range map[string]int{"drifttest": 200, "read+audit": 403, "": 401} {
-		if r := get(t, s.Handler(), "/api/v1/drifttest", ""); who == "" && r.status != status {
-			t.Errorf("GET without a token: %d, want %d", r.status, status)
-		}
+	// GET answers any token of the tenant whether it may run one; the
+	// hosts only to one that may.
+	for _, tc := range []struct {
+		token, want string
+		status      int
+	}{
+		{"drifttest", `{"enabled":true,"allowed":true,"allow_hosts":["127.0.0.1"],"max_calls_per_tool":6,"default_max_calls":6,"timeout_s":60}`, 200},
+		{"read+audit", `{"enabled":true,"allowed":false,"detail":"running a drift test needs a token with the drifttest scope; token ID has [read audit]","allow_hosts":[],"max_calls_per_tool":6,"default_max_calls":6,"timeout_s":60}`, 200},
+		{"", "", 401},
+	} {
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/drifttest", nil)
-		if tk[who] != "" {
-			req.Header.Set("Authorization", "Bearer "+tk[who])
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tk[tc.token])
 		}
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, req)
-		if rec.Code != status {
-			t.Errorf("GET with token %q: %d %s, want %d", who, rec.Code, rec.Body, status)
+		got := regexp.MustCompile(`token [0-9a-f]+ has`).ReplaceAllString(strings.TrimSpace(rec.Body.String()), "token ID has")
+		if rec.Code != tc.status || (tc.want != "" && got != tc.want) {
+			t.Errorf("GET with token %q: %d %s, want %d %s", tc.token, rec.Code, got, tc.status, tc.want)
 		}
 	}
 }

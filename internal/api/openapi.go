@@ -217,14 +217,13 @@ func (g *schemaGen) driftTestOperations(e *endpoint, ref func(kind, name string)
 		"get": map[string]any{
 			"operationId": "driftTestSettings",
 			"tags":        []string{e.tag},
-			"summary":     "Whether the drift test endpoint is on, and its limits",
-			"description": "The hosts POST /api/v1/drifttest may call, the most calls per tool a request may ask for, and the timeout of one test; 404 while the endpoint is off.",
-			"security":    security,
+			"summary":     "Whether this token may run a drift test here, and the limits",
+			"description": "Whether POST /api/v1/drifttest is on and the request's token has the drifttest scope (`detail` says why not, and what to change); " +
+				"to a token that may run one, the hosts it may call. Any token of the tenant may ask: it holds no tenant's data.",
+			"security": []any{map[string]any{"bearer": []string{}}},
 			"responses": map[string]any{
-				"200": map[string]any{"description": "The endpoint is on.", "content": map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[DriftTestSettings]())}}},
+				"200": map[string]any{"description": "The settings.", "content": map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[DriftTestSettings]())}}},
 				"401": ref("responses", "Unauthorized"),
-				"403": ref("responses", "Forbidden"),
-				"404": off,
 			},
 		},
 		"post": map[string]any{
@@ -533,7 +532,7 @@ var typeDocs = map[string]string{
 	"ToolsBody":           "The tools called in the window.",
 	"DriftTestRequest":    "A drift test to run: the MCP server under test, the old list (inline, or deployed from the registry), the calls per tool, and whether to send them. Unknown fields are refused.",
 	"DriftTestBody":       "A drift test's outcome: pass (the CLI's exit 0), the number of failures, and the report mcpdrift drifttest -format json prints.",
-	"DriftTestSettings":   "The drift test endpoint's configuration: the hosts it may call, the calls per tool a request may ask for (and gets by default), the timeout of one test.",
+	"DriftTestSettings":   "Whether the request's token may run a drift test here and why not; the hosts it may call, the calls per tool a request may ask for (and gets by default), the timeout of one test.",
 	"Result":              "One call sent (or planned, in a dry run) in one pass, the server's answer and its verdict.",
 	"CheckRequest":        "Two tools/list results to compare, each as a server returns it (the result object, its JSON-RPC response, or the array of tools).",
 	"CheckBody":           "The release check of a tools/list change, weighed by usage.",

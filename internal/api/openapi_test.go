@@ -203,9 +203,6 @@ func TestOpenAPIParametersComplete(t *testing.T) {
 		if !isGet {
 			continue // POST /api/v1/check: TestCheckWeighed sends its parameters
 		}
-		if tags, _ := op["tags"].([]any); len(tags) > 0 && tags[0] == "drifttest" {
-			continue // off unless configured, no parameters: TestDriftTest
-		}
 		list, _ := op["parameters"].([]any)
 		var q []string
 		target := path
