@@ -202,7 +202,7 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read tiers.tmpl: %w", err)
 	}
-	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans, "dim": seriesDim, "list": func(s ...string) []string { return s }}).Parse(string(shared))
+	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans, "dim": seriesDim, "list": func(s ...string) []string { return s }, "audit": auditOf}).Parse(string(shared))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse tiers.tmpl: %w", err)
 	}
@@ -384,3 +384,12 @@ func (r *Runner) Tools(ctx context.Context, f Filter) ([]ToolRow, error) {
 	}
 	return rows, nil
 }
+
+// auditSource is what tiers.tmpl's "audit_where" renders: the query's data
+// and the table, events or audit_calls, whose audited calls it filters.
+type auditSource struct {
+	Q     any
+	Table string
+}
+
+func auditOf(q any, table string) auditSource { return auditSource{Q: q, Table: table} }
