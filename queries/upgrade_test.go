@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -231,7 +232,7 @@ func TestUpgradeBackfills(t *testing.T) {
 // declaredBefore12 makes revision-sources rows what a store answers for
 // calls stored before migration 12, whose rollup rows hold no listed or
 // inferred call: those calls count as declared.
-func declaredBefore12(rows []queries.RevisionSourceRow) {
+func declaredBefore12(rows []apiv1.RevisionSourceRow) {
 	for i := range rows {
 		rows[i].Declared += rows[i].Listed + rows[i].Inferred
 		rows[i].Listed, rows[i].Inferred = 0, 0
@@ -319,7 +320,7 @@ func TestUpgradeRevisionSources(t *testing.T) {
 // say what they followed, as the events of releases before version 10: every
 // retry call is one after "other", and each kind's amplification is 0 where
 // there are rejections of the kind.
-func unstated(rows []queries.RepairRow) {
+func unstated(rows []apiv1.RepairRow) {
 	zero := func(rejections uint64) *float64 {
 		if rejections == 0 {
 			return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
@@ -19,7 +20,7 @@ import (
 // route, a parameter or a field.
 func OpenAPI(version string) map[string]any {
 	g := &schemaGen{schemas: map[string]any{}}
-	problemRef := g.of(reflect.TypeFor[apiclient.Problem]())
+	problemRef := g.of(reflect.TypeFor[apiv1.Problem]())
 	problemContent := map[string]any{"application/problem+json": map[string]any{"schema": problemRef}}
 	responses := map[string]any{
 		"BadRequest": map[string]any{
@@ -103,7 +104,7 @@ func OpenAPI(version string) map[string]any {
 	paths[diffEndpoint.path] = g.registryOperation(diffEndpoint, reflect.TypeFor[registry.Diff](), "The change between the two revisions.", parameters, ref, problemContent)
 	paths[deployedEndpoint.path] = g.registryOperation(deployedEndpoint, reflect.TypeFor[registry.Deployed](), "The tools the service advertises now.", parameters, ref, problemContent)
 	paths[servicesEndpoint.path] = g.registryOperation(servicesEndpoint, reflect.TypeFor[apiclient.ServicesBody](), "The services that advertised tools, per environment.", parameters, ref, problemContent)
-	health := g.of(reflect.TypeFor[apiclient.Health]())
+	health := g.of(reflect.TypeFor[apiv1.Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
 		"description": "Answers while the process serves HTTP, with its version.",
@@ -187,7 +188,7 @@ func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref f
 		"security":    []any{map[string]any{"bearer": []string{string(e.scope)}}},
 		"requestBody": map[string]any{
 			"required": true,
-			"content":  map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiclient.CheckRequest]())}},
+			"content":  map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiv1.CheckRequest]())}},
 		},
 		"responses": map[string]any{
 			"200": map[string]any{
@@ -262,7 +263,7 @@ type schemaGen struct {
 	schemas map[string]any
 }
 
-// report returns the schema of e's apiclient.ReportBody, registered as
+// report returns the schema of e's apiv1.ReportBody, registered as
 // <OperationID>Report.
 func (g *schemaGen) report(e *endpoint) map[string]any {
 	name := strings.ToUpper(e.operationID[:1]) + e.operationID[1:] + "Report"
@@ -285,7 +286,7 @@ func (g *schemaGen) report(e *endpoint) map[string]any {
 		required = append(required, "step_seconds", "group_by")
 	}
 	if e.thresholds {
-		props["thresholds"] = g.of(reflect.TypeFor[apiclient.Thresholds]())
+		props["thresholds"] = g.of(reflect.TypeFor[apiv1.Thresholds]())
 		required = append(required, "thresholds")
 	}
 	g.schemas[name] = map[string]any{
@@ -299,7 +300,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	switch {
 	case t == reflect.TypeFor[time.Time]():
 		return map[string]any{"type": "string", "format": "date-time"}
-	case t == reflect.TypeFor[queries.EventID]():
+	case t == reflect.TypeFor[apiv1.EventID]():
 		return map[string]any{"type": "string", "pattern": "^[0-9]{1,20}$",
 			"description": "A 64-bit id as decimal digits: a string, since JSON readers lose precision above 2^53."}
 	case t == reflect.TypeFor[json.RawMessage]():

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // maxResponseBytes bounds a response the Client reads.
@@ -99,7 +101,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	if resp.StatusCode == http.StatusOK {
 		return answer, nil
 	}
-	p := &Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
+	p := &apiv1.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case mt == "application/problem+json" || mt == "application/json":
