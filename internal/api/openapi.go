@@ -100,7 +100,7 @@ func OpenAPI(version string) map[string]any {
 		}}
 	}
 	paths[checkPath] = g.checkOperation(checkEndpoint, parameters, ref, problemContent)
-	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiclient.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
+	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiv1.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
 	paths[diffEndpoint.path] = g.registryOperation(diffEndpoint, reflect.TypeFor[registry.Diff](), "The change between the two revisions.", parameters, ref, problemContent)
 	paths[deployedEndpoint.path] = g.registryOperation(deployedEndpoint, reflect.TypeFor[registry.Deployed](), "The tools the service advertises now.", parameters, ref, problemContent)
 	paths[servicesEndpoint.path] = g.registryOperation(servicesEndpoint, reflect.TypeFor[apiclient.ServicesBody](), "The services that advertised tools, per environment.", parameters, ref, problemContent)
@@ -338,11 +338,32 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	panic("openapi: no schema for " + t.String())
 }
 
+// field is a struct field as encoding/json sees it, with the struct that
+// declares it (whose name keys fieldDocs and enums).
+type field struct {
+	reflect.StructField
+	owner reflect.Type
+}
+
+// jsonFields lists t's fields as encoding/json writes them: an embedded
+// struct without a JSON name is flattened into its fields.
+func jsonFields(t reflect.Type) []field {
+	var out []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		}
+		out = append(out, field{f, t})
+	}
+	return out
+}
+
 func (g *schemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for _, f := range jsonFields(t) {
 		tag := f.Tag.Get("json")
 		name, opts, _ := strings.Cut(tag, ",")
 		if !f.IsExported() || name == "-" {
@@ -352,7 +373,7 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 			name = f.Name
 		}
 		s := g.of(f.Type)
-		key := t.Name() + "." + name
+		key := f.owner.Name() + "." + name
 		if d, ok := fieldDocs[key]; ok || enums[key] != nil {
 			// A $ref takes no siblings in older tools: wrap it.
 			if _, isRef := s["$ref"]; isRef {
@@ -425,6 +446,8 @@ var enums = map[string][]string{
 	"Change.status":                    {string(toolchange.StatusUnchanged), string(toolchange.StatusChanged), string(toolchange.StatusAdded), string(toolchange.StatusRemoved)},
 	"Change.class":                     changeClass,
 	"Change.verdict":                   {string(toolchange.VerdictSafe), string(toolchange.VerdictNeedsDecision), string(toolchange.VerdictViolation)},
+	"RevisionChange.class":             changeClass,
+	"RevisionChange.verdict":           {string(toolchange.VerdictSafe), string(toolchange.VerdictNeedsDecision), string(toolchange.VerdictViolation)},
 	"Compatibility.answer":             {string(toolchange.AnswerYes), string(toolchange.AnswerNo), string(toolchange.AnswerCannotDecide)},
 	"Finding.area":                     {string(toolchange.AreaTool), string(toolchange.AreaInput), string(toolchange.AreaOutput), string(toolchange.AreaAnnotations)},
 	"Finding.class":                    changeClass,
@@ -462,6 +485,7 @@ var typeDocs = map[string]string{
 	"CheckRequest":        "Two tools/list results to compare, each as a server returns it (the result object, its JSON-RPC response, or the array of tools).",
 	"CheckBody":           "The release check of a tools/list change, weighed by usage.",
 	"Change":              "The check of one tool: its change class, verdict, reason and path, the findings, and the usage of its old revision.",
+	"RevisionChange":      "The change from one advertised revision of a tool to another, as the release check classifies it.",
 	"Compatibility":       "Whether every instance valid under one schema is valid under the other.",
 	"Finding":             "One difference between the old and the new definition of a tool.",
 	"Usage":               "The use of a tool's old revision in the window, and what the rollout would do to it.",

@@ -28,7 +28,7 @@ func TestRevisions(t *testing.T) {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	golden(t, "revisions_deploy_preview.json", r.body)
-	var body apiclient.RevisionsBody
+	var body apiv1.RevisionsBody
 	if err := json.Unmarshal(r.body, &body); err != nil {
 		t.Fatal(err)
 	}

@@ -60,14 +60,6 @@ func (b CheckBody) Report() toolchange.Report {
 		OldCache: b.OldCache}
 }
 
-// RevisionsBody is the JSON body GET /api/v1/tools/{tool}/revisions
-// answers: the tool's revisions as each service advertised them in each
-// environment, from the registry of advertised definitions.
-type RevisionsBody struct {
-	Tool      string             `json:"tool"`
-	Histories []registry.History `json:"histories"`
-}
-
 // ServicesBody is the JSON body GET /api/v1/deployed/services answers:
 // every service and environment the registry of advertised definitions
 // holds.
