@@ -104,6 +104,8 @@ func (rn *runner) query(ctx context.Context, dq backend.DataQuery) (*data.Frame,
 		return rn.seriesQuery(ctx, q, dq)
 	case QueryTypeVariable:
 		return rn.variableQuery(ctx, q, from, to)
+	case QueryTypeRevisions:
+		return rn.revisionsQuery(ctx, q)
 	}
 	return reports[dq.QueryType].table(ctx, rn, q, from, to)
 }
