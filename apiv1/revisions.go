@@ -29,7 +29,12 @@ type RevisionHistory struct {
 
 // Revision is one revision in a tool's history.
 type Revision struct {
-	Revision        string    `json:"revision"`
+	Revision string `json:"revision"`
+	// Algorithm is how the revision was made, as its form says
+	// (otelschema.AlgorithmOf): mcpdrift-v1, sha256-jcs-tool (a SEP-2636
+	// tool digest) or declared; AlgorithmLabel says it for a person.
+	Algorithm       string    `json:"algorithm"`
+	AlgorithmLabel  string    `json:"algorithm_label"`
 	FirstAdvertised time.Time `json:"first_advertised"`
 	LastAdvertised  time.Time `json:"last_advertised"`
 	// Instances is how many service instances advertised it; InstanceIDs

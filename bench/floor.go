@@ -86,15 +86,10 @@ func runFloors(ctx context.Context, cfg Config, rs *requestSet, tmp string, rep 
 	if err := st.Exec(ctx, "CREATE TABLE "+db+".floor_events AS "+db+".events", nil); err != nil {
 		return fmt.Errorf("cannot create the raw table's copy: %w", err)
 	}
-	// The events table holds every column of events_in but the arguments
-	// and a tool's advertised definition (its view selects * EXCEPT them).
-	var rawCols []string
-	for _, col := range strings.Split(strings.Trim(store.InsertColumns, "()"), ", ") {
-		if col != "args_raw" && col != "args_normalized" && col != "definition" {
-			rawCols = append(rawCols, col)
-		}
-	}
-	raw := strings.Join(rawCols, ", ")
+	// The events table holds every column of events_in (the call's
+	// arguments too, since version 15: the audit reads them there), so the
+	// raw table is the same rows, each stored once, with no view.
+	raw := strings.Trim(store.InsertColumns, "()")
 	f := &Floors{Inserts: len(files), Block: cfg.InsertEvents, SubBlock: cfg.FloorBlock, ViewCount: views[0].N}
 	insertAll := func(sql string) (*Phase, error) {
 		t0 := time.Now()

@@ -88,8 +88,10 @@
 // console and collector).
 //
 // The program prints a table — figure, value, baseline measured in the same
-// run, ratio, target — and writes the same as JSON to -out, and, with
-// -markdown, as Markdown tables, one per suite run, for docs/capacity.md. It never fails
+// run, ratio, target — and writes the same as JSON to -out (the results
+// file a release checks in under bench/results/, from which
+// docs/capacity.md's tables are generated) and, with -markdown, as those
+// Markdown tables, one per suite run. It never fails
 // on a time: only on errors, on a stored count that differs from the
 // events sent, on a rollup answer that differs from the raw one, and on an
 // overload run whose stored count differs from the events accepted.
@@ -99,7 +101,17 @@
 //	go run ./bench -suite overload -overload-duration 60s -overload-streams 64
 //	go run ./bench -suite console -report-events 10000000
 //	go run ./bench -suite collector -events 1000000 -markdown /tmp/collector.md
+//
+// With -render DIR it runs nothing: it rewrites the sections of DIR's
+// README.md and docs/capacity.md that lie between `<!-- bench:… FILE -->`
+// markers from the results files they name (render.go), as go generate
+// ./bench does for the repository:
+//
+//	go run ./bench -suite ingest,reports -out bench/results/2026-12-05.json
+//	go generate ./bench
 package main
+
+//go:generate go run . -render ..
 
 import (
 	"context"
@@ -126,8 +138,8 @@ func main() {
 	flag.IntVar(&cfg.InsertEvents, "ingest.insert-events", cfg.InsertEvents, `the ingester's InsertMaxEvents with -ingest.ack spooled: most events per store insert; 0: the ingester's default`)
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "simulator seed")
 	flag.IntVar(&cfg.FloorBlock, "floor.block-events", 0, "cut each insert of run (c)'s floors into Native blocks of this many events (as many blocks as spooled batches, say), to show what the engine's cost owes to block size; 0: one block per insert, as the stores send")
-	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON; empty: nowhere")
-	flag.StringVar(&cfg.Markdown, "markdown", "", "where to write the figures as Markdown tables, one per suite run, with the command line and the date (for docs/capacity.md); empty: nowhere")
+	flag.StringVar(&cfg.Out, "out", cfg.Out, "where to write the results as JSON (a release's go to bench/results/<date>.json, which docs/capacity.md's tables are generated from); empty: nowhere")
+	flag.StringVar(&cfg.Markdown, "markdown", "", "where to write the figures as Markdown tables, one per suite run, with the command line, the date and the commit (as docs/capacity.md shows them); empty: nowhere")
 	flag.StringVar(&cfg.CollectorBin, "collector-bin", "", "the Collector the collector suite runs, built from deploy/otelcol/bench-builder.yaml; empty: scripts/otelcol-build.sh builds it (minutes the first time) or takes it from its cache")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.StringVar(&cfg.ServerCPUProfile, "server-cpuprofile", "", "write a CPU profile of the ingest role's process (this one, not the server's) during run (c) into a ClickHouse server, to this file")
@@ -152,10 +164,22 @@ func main() {
 	flag.IntVar(&cfg.OverloadBatch, "overload-batch", cfg.OverloadBatch, "log records per request of the flood")
 	flag.IntVar(&cfg.OverloadMaxPending, "overload-max-pending", cfg.OverloadMaxPending, "the flooded ingester's MaxPendingEvents")
 	flag.Int64Var(&cfg.OverloadSpoolBytes, "overload-spool-bytes", cfg.OverloadSpoolBytes, "the flooded ingester's spool MaxBytes")
+	render := flag.String("render", "", "run nothing: rewrite the generated sections of README.md and docs/capacity.md under this repository root from the results files their markers name (go generate ./bench)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments: %v\n", flag.Args())
 		os.Exit(2)
+	}
+	if *render != "" {
+		changed, err := renderDocs(*render)
+		for _, name := range changed {
+			fmt.Printf("rewrote %s\n", name)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	var err error
 	cfg.Command = commandLine(os.Args[1:])

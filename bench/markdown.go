@@ -17,11 +17,10 @@ import (
 func (r *Report) markdown() string {
 	var b strings.Builder
 	m := r.Machine
-	cmd := r.Command
-	if cmd == "" {
-		cmd = "go run ./bench"
+	fmt.Fprintf(&b, "Measured by `%s` on %s UTC", r.command(), r.Time.UTC().Format("2006-01-02 15:04"))
+	if r.Commit != "" {
+		fmt.Fprintf(&b, " at commit %s", shortCommit(r.Commit))
 	}
-	fmt.Fprintf(&b, "Measured by `%s` on %s UTC", cmd, r.Time.UTC().Format("2006-01-02 15:04"))
 	fmt.Fprintf(&b, ", nproc %d, %s", m.NumCPU, m.GoVersion)
 	if m.CPUModel != "" {
 		fmt.Fprintf(&b, ", %s", m.CPUModel)
@@ -95,6 +94,19 @@ func (r *Report) suiteLine(suite string) string {
 			c.OverloadDurationS, c.OverloadStreams, c.OverloadBatch, c.OverloadMaxPending, c.OverloadSpoolBytes)
 	}
 	return ""
+}
+
+// shortCommit is a commit as git log --oneline abbreviates it (12
+// hex digits), its "-dirty" kept.
+func shortCommit(c string) string {
+	hash, dirty, _ := strings.Cut(c, "-")
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	if dirty != "" {
+		return hash + "-" + dirty
+	}
+	return hash
 }
 
 // mdCell makes s safe in a table cell: no pipe ends it, no newline

@@ -18,6 +18,7 @@ func TestMarkdownGolden(t *testing.T) {
 	r := &Report{
 		Time:    time.Date(2026, 12, 4, 21, 5, 0, 0, time.UTC),
 		Command: "go run ./bench -suite ingest,storage,collector -events 200000 -markdown /tmp/bench.md",
+		Commit:  "bb485a4c2f0e5d2f4a6b1c3d5e7f9a0b1c2d3e4f-dirty",
 		Machine: Machine{NumCPU: 2, GOMAXPROCS: 2, GoVersion: "go1.26.8", OS: "linux", Arch: "amd64",
 			CPUModel: "Example CPU @ 2.00GHz", LoadAvg: "1.50 1.20 0.90"},
 		Config: ReportConfig{Suites: []string{SuiteIngest, SuiteStorage, SuiteCollector}, Events: 200000, Batch: 500, Streams: 4,

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -62,6 +64,11 @@ type Report struct {
 	// Command is the command line of the run, as the Markdown tables name
 	// it; empty when the caller gave none.
 	Command string `json:"command,omitempty"`
+	// Commit is the commit of the working tree the bench ran from (git
+	// rev-parse HEAD), with "-dirty" when tracked files differed from it;
+	// empty outside a git checkout. A results file names the code it
+	// measured.
+	Commit string `json:"commit,omitempty"`
 	// Figures are the table's rows.
 	Figures []Figure `json:"figures"`
 	// Error is why the run failed, empty when it did not.
@@ -227,7 +234,24 @@ func newReport(cfg Config) *Report {
 		},
 		Config:  reportConfig(cfg),
 		Command: cfg.Command,
+		Commit:  gitCommit(),
 	}
+}
+
+// gitCommit returns the working tree's commit, with "-dirty" when a
+// tracked file differs from it, or "" when git cannot tell (no git, no
+// checkout).
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	commit := strings.TrimSpace(string(out))
+	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	if err == nil && len(bytes.TrimSpace(status)) > 0 {
+		commit += "-dirty"
+	}
+	return commit
 }
 
 func reportConfig(cfg Config) ReportConfig {
@@ -492,12 +516,20 @@ func (r *Report) reportFigures(add func(Figure), ratio func(Figure, string, floa
 	}
 	if s := r.Storage; s != nil {
 		var total float64
+		args := float64(s.AuditArgsBytes) / float64(s.Events)
 		for _, t := range s.Tables {
 			f := Figure{ID: "storage." + t.Table + ".bytes_per_event", Label: "(g) on disk: " + t.Table, Value: t.BytesPerEvent, Unit: "B/event"}
 			if t.Table == "events" {
-				f.Target, f.Met = fmt.Sprintf("≤ %.0f B/event", targetBytesPerEvent), met(t.BytesPerEvent <= targetBytesPerEvent)
+				// The target is the raw events': the audit's arguments, kept
+				// in events on their own retention, are a figure apart.
+				raw := t.BytesPerEvent - args
+				f.Label, f.Value = "(g) on disk: events, the audit's arguments apart", raw
+				f.Target, f.Met = fmt.Sprintf("≤ %.0f B/event", targetBytesPerEvent), met(raw <= targetBytesPerEvent)
+				add(f)
+				add(Figure{ID: "storage.audit_args.bytes_per_event", Label: "(g) on disk: the audit's arguments (events.args_raw, args_normalized)", Value: args, Unit: "B/event"})
+			} else {
+				add(f)
 			}
-			add(f)
 			total += t.BytesPerEvent
 		}
 		add(Figure{ID: "storage.total.bytes_per_event", Label: "(g) on disk: every table", Value: total, Unit: "B/event"})

@@ -159,6 +159,11 @@ type StorageResult struct {
 	Events  int             `json:"events"`
 	Tables  []TableStorage  `json:"tables"`
 	Columns []ColumnStorage `json:"events_columns"`
+	// AuditArgsBytes is the compressed size of the columns of events that
+	// keep the calls' arguments for the audit (store/schema's
+	// auditColumns): the audit's share of the events table, which has its
+	// own retention, reported apart from the raw events' bytes.
+	AuditArgsBytes uint64 `json:"audit_args_bytes"`
 }
 
 // runReportSuites loads the simulator's events into a fresh embedded store
@@ -561,7 +566,7 @@ func reportCases(r *queries.Runner, f queries.Filter, auditTool string) []report
 			run: func(ctx context.Context) (any, int, error) { return rows(r.ContractErrors(ctx, f)) },
 		},
 		{
-			name: "audit", id: "audit", source: "audit_calls, first page, one tool",
+			name: "audit", id: "audit", source: "events (audited calls), first page, one tool",
 			run: func(ctx context.Context) (any, int, error) {
 				af := queries.AuditFilter{Filter: f}
 				af.Tool = auditTool
@@ -859,15 +864,12 @@ ORDER BY table`}
 	if err := st.Query(ctx, q, p, &res.Tables); err != nil {
 		return res, fmt.Errorf("cannot read system.parts: %w", err)
 	}
-	// The raw table, the audit, then the rollups and the rest by name.
+	// The raw table first, then the rollups and the rest by name.
 	rank := func(t string) int {
-		switch t {
-		case "events":
+		if t == "events" {
 			return 0
-		case "audit_calls":
-			return 1
 		}
-		return 2
+		return 1
 	}
 	slices.SortStableFunc(res.Tables, func(a, b TableStorage) int { return rank(a.Table) - rank(b.Table) })
 	for i := range res.Tables {
@@ -901,6 +903,19 @@ LIMIT ` + fmt.Sprint(storageTopColumns)}
 			c.Ratio = float64(c.Uncompressed) / float64(c.Compressed)
 		}
 		c.BytesPerEvent = float64(c.Compressed) / float64(events)
+	}
+	var args []struct {
+		N uint64 `json:"n"`
+	}
+	q = store.Query{Name: "bench_audit_args", SQL: `
+SELECT toUInt64(sum(column_data_compressed_bytes)) AS n
+FROM system.parts_columns
+WHERE database = {db:String} AND table = 'events' AND active AND column IN ('args_raw', 'args_normalized')`}
+	if err := st.Query(ctx, q, p, &args); err != nil {
+		return res, fmt.Errorf("cannot read the audit's columns in system.parts_columns: %w", err)
+	}
+	if len(args) == 1 {
+		res.AuditArgsBytes = args[0].N
 	}
 	var found bool
 	for _, t := range res.Tables {

@@ -60,7 +60,7 @@ func TestMeasureBytesPerEvent(t *testing.T) {
 	if len(batch) > 0 {
 		flush()
 	}
-	tables := []string{"events", "audit_calls", "adapters", "recent_calls", "calls_1h", "calls_1d", "repairs_1m", "repairs_1h", "repairs_1d"}
+	tables := []string{"events", "adapters", "recent_calls", "calls_1h", "calls_1d", "repairs_1m", "repairs_1h", "repairs_1d"}
 	for _, tb := range tables {
 		if err := st.Exec(ctx, "OPTIMIZE TABLE mcpdrift."+tb+" FINAL", nil); err != nil {
 			t.Fatal(err)

@@ -3,7 +3,7 @@
 -- counted by the dimensions asked for: every call, the stale ones (a
 -- client revision and a server revision that differ, as the audit shows
 -- them), those whose side effect had started, and their external requests.
--- Read from audit_calls, as audit.sql.
+-- Read from the audited calls (tiers.tmpl), as audit.sql.
 SELECT
     {{template "series_time"}},
     {{dim .F.G.Tool "t.tool" "tool"}},
@@ -25,18 +25,7 @@ FROM
     SELECT time AS bucket, tool, client_name, client_version, toString(outcome) AS outcome,
            revision_client, revision_server, adapter_id, toString(privilege) AS privilege,
            toString(approval) AS approval, service, environment, side_effect_started, external_requests
-    FROM {{.Database}}.audit_calls
-    WHERE tenant = {tenant:String}
-      {{- template "raw_filter" .}}
-      {{- if .F.RunID}}
-      AND run_id = {run_id:String}
-      {{- end}}
-      {{- if .F.SessionID}}
-      AND session_id = {session_id:String}
-      {{- end}}
-      {{- if .F.RequestID}}
-      AND request_id = {request_id:String}
-      {{- end}}
+    FROM {{template "audited_calls" .}}
 ) AS t
 GROUP BY time, tool, client, outcome, revision_client, revision_server, adapter, privilege, approval, service, environment
 ORDER BY tool, client, outcome, revision_client, revision_server, adapter, privilege, approval, service, environment, {{template "series_fill"}}

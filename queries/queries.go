@@ -203,7 +203,7 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read tiers.tmpl: %w", err)
 	}
-	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans, "dim": seriesDim}).Parse(string(shared))
+	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans, "dim": seriesDim, "list": func(s ...string) []string { return s }}).Parse(string(shared))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse tiers.tmpl: %w", err)
 	}

@@ -107,7 +107,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	// tenant, so that the old views leave partial states to merge.
 	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
 		for half := range 2 {
-			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after, revision_client_source, definition) FROM " + database + ".events" +
+			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after, revision_client_source, definition, args_raw, args_normalized, audited) FROM " + database + ".events" +
 				" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
 			if err := st.Exec(c, sql, store.Params{}.String("tenant", tenant).Int("half", int64(half))); err != nil {
 				t.Fatal(err)
@@ -257,12 +257,14 @@ func TestUpgradeRevisionSources(t *testing.T) {
 	// Tenant A's events, stored as tenant as (the events' own tenant
 	// column qualified: the replaced one is an alias WHERE would see).
 	// except are the columns of events_in that the copy leaves out: the
-	// arguments, and from version 13 the advertised definition, which the
-	// copy never reads (events holds it empty).
+	// arguments (the source's events hold them from version 15; the
+	// reports compared here do not read them), and from version 13 the
+	// advertised definition, which the copy never reads (events holds it
+	// empty).
 	except := "args_raw, args_normalized"
 	copyTenant := func(as string) {
 		t.Helper()
-		sql := "INSERT INTO " + old + ".events_in (* EXCEPT (" + except + ")) SELECT * EXCEPT (definition) REPLACE ({as:String} AS tenant) FROM " + database + ".events AS e WHERE e.tenant = {tenant:String}"
+		sql := "INSERT INTO " + old + ".events_in (* EXCEPT (" + except + ")) SELECT * EXCEPT (definition, args_raw, args_normalized, audited) REPLACE ({as:String} AS tenant) FROM " + database + ".events AS e WHERE e.tenant = {tenant:String}"
 		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).String("as", as)); err != nil {
 			t.Fatal(err)
 		}
@@ -351,4 +353,123 @@ func versionsFrom(t *testing.T, opts schema.Options, first int) []int {
 		}
 	}
 	return vs
+}
+
+// TestUpgradeAudit upgrades a store as version 14 left it, with half of a
+// tenant's events stored before migration 15 (their calls audited in
+// audit_calls) and half after it (audited in events): the audit, its pages
+// and its series read both, each call once, as a store that was always at
+// the latest version does.
+func TestUpgradeAudit(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	old := database + "_v14"
+	opts := schema.DefaultOptions()
+	opts.Database = old
+	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
+	if _, err := schema.ApplyThrough(c, st, opts, 14); err != nil {
+		t.Fatal(err)
+	}
+	// The events as the ingester writes them, named column by column: the
+	// events table orders its columns otherwise than events_in.
+	cols := strings.Trim(store.InsertColumns, "()")
+	copyHalf := func(half int) {
+		t.Helper()
+		sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events" +
+			" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
+		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).Int("half", int64(half))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyHalf(0)
+	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, 15)) {
+		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, 15))
+	}
+	copyHalf(1)
+
+	count := func(sql string) int {
+		t.Helper()
+		var rows []struct {
+			N int `json:"n"`
+		}
+		if err := st.Query(c, store.Query{Name: "upgrade_audit_count", SQL: fmt.Sprintf(sql, old)}, store.Params{}.String("tenant", fixture.TenantA), &rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows[0].N
+	}
+	before := count("SELECT toInt32(count()) AS n FROM %s.audit_calls WHERE tenant = {tenant:String}")
+	after := count("SELECT toInt32(count()) AS n FROM %s.events WHERE tenant = {tenant:String} AND audited")
+	unaudited := count("SELECT toInt32(count()) AS n FROM %s.events WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call' AND NOT audited")
+	if before == 0 || after == 0 || unaudited != before {
+		t.Fatalf("audit_calls holds %d calls, events %d audited and %d not: want both halves non-empty, the first half's calls unaudited in events", before, after, unaudited)
+	}
+
+	latest := runner(t)
+	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := queries.AuditFilter{Filter: week(fixture.TenantA)}
+	want, err := latest.Audit(c, a, queries.Page{Limit: queries.MaxPageLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Rows) == 0 || want.Next == "" {
+		t.Fatalf("the audit of the latest store has %d rows and next %q: the test needs more than a page", len(want.Rows), want.Next)
+	}
+	got, err := upgraded.Audit(c, a, queries.Page{Limit: queries.MaxPageLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the first page after the upgrade differs: %d rows, next %q; want %d rows, next %q", len(got.Rows), got.Next, len(want.Rows), want.Next)
+	}
+	// Every page, across the two sources: each call once, in order.
+	walk := func(r *queries.Runner) []apiv1.AuditRow {
+		t.Helper()
+		var walked []apiv1.AuditRow
+		page := queries.Page{Limit: 333}
+		for n := 0; ; n++ {
+			if n > 1000 {
+				t.Fatal("pagination does not end")
+			}
+			p, err := r.Audit(c, a, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			walked = append(walked, p.Rows...)
+			if p.Next == "" {
+				return walked
+			}
+			page.After = p.Next
+		}
+	}
+	walked, wantWalked := walk(upgraded), walk(latest)
+	if len(walked) <= queries.MaxPageLimit || !reflect.DeepEqual(walked, wantWalked) {
+		t.Errorf("the audit's pages after the upgrade hold %d calls, want the %d of the latest store's, in the same order (%d calls in audit_calls, %d audited in events, in all windows)", len(walked), len(wantWalked), before, after)
+	}
+	for _, f := range []queries.AuditFilter{{Filter: a.Filter, RunID: "legacy-run-1"}, {Filter: a.Filter, SessionID: "cd09-st-4"}} {
+		want, err := latest.Audit(c, f, queries.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := upgraded.Audit(c, f, queries.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Rows) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("audit %+v after the upgrade: %s\nwant %s", f, js(got), js(want))
+		}
+	}
+	wantSeries, err := latest.AuditSeries(c, a, byDay("client", "outcome"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSeries, err := upgraded.AuditSeries(c, a, byDay("client", "outcome"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotSeries, wantSeries) {
+		t.Errorf("the audit series after the upgrade: %s\nwant %s", js(gotSeries), js(wantSeries))
+	}
 }

@@ -212,9 +212,8 @@ func drifttestCmd(args []string, stdout, stderr io.Writer) int {
 // deployedList reads what -service advertises now in -environment from
 // the registry (GET /api/v1/deployed, the list mcpdrift check -deployed
 // compares against) at -api, else at -mcpdrift, else where report reads.
-// A tool advertised under several revisions at once is an error: agents
-// may have planned with any of them, and a test of the newest alone
-// would pass a build that breaks the others' calls.
+// A tool advertised under several revisions at once is an error
+// (drifttest.DeployedList).
 func (df *driftFlags) deployedList(ctx context.Context, stderr io.Writer) (*registry.Deployed, toolchange.List, error) {
 	if df.read.api == "" && df.mcpdrift != "" {
 		df.read.api = strings.TrimSuffix(df.mcpdrift, "/")
@@ -232,18 +231,9 @@ func (df *driftFlags) deployedList(ctx context.Context, stderr io.Writer) (*regi
 	if err := getRegistry(ctx, src.client, "/api/v1/deployed", q, &d); err != nil {
 		return nil, toolchange.List{}, df.read.apiError(err)
 	}
-	if len(d.MidDeploy) > 0 {
-		tools := make([]string, len(d.MidDeploy))
-		for i, m := range d.MidDeploy {
-			tools[i] = fmt.Sprintf("%s under %s", m.Tool, strings.Join(m.Revisions, " and "))
-		}
-		return nil, toolchange.List{}, fmt.Errorf("service %q is mid-deploy in environment %q: its instances advertise %s at once, and agents may have planned with any of them; "+
-			"test once the deploy is over (a revision no instance advertises any more drops out %s after its last advertisement), or name the old list as a file",
-			d.Service, d.Environment, strings.Join(tools, ", "), registry.DefaultFreshness)
-	}
-	old, err := toolchange.Decode(d.List)
+	old, err := drifttest.DeployedList(d)
 	if err != nil {
-		return nil, toolchange.List{}, fmt.Errorf("the list %q advertises in environment %q: %w", d.Service, d.Environment, err)
+		return nil, toolchange.List{}, err
 	}
 	return &d, old, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -262,7 +263,7 @@ func TestDrifttestDeployed(t *testing.T) {
 	build(t, filepath.Join(bin, "mcpdrift"), ".")
 	driftserver := filepath.Join(bin, "driftserver")
 	build(t, driftserver, "../../examples/driftserver")
-	srv := startServe(t, filepath.Join(bin, "mcpdrift"), t.TempDir())
+	srv := startServe(t, filepath.Join(bin, "mcpdrift"), t.TempDir(), "-api.drifttest.allow-host", "127.0.0.1")
 	api := "http://" + srv.api
 
 	startDriftserver(t, driftserver, srv.grpc, "", "-release", "1", "-environment", "prod")
@@ -311,6 +312,39 @@ func TestDrifttestDeployed(t *testing.T) {
 		!strings.HasSuffix(md, "\n\n"+fileMD) {
 		t.Errorf("the comment of -deployed:\n%s%s\nwant a line on the list, then that of old.json (exit %d):\n%s", md, stderr, code, fileMD)
 	}
+	// POST /api/v1/drifttest of serve gives the verdicts and the comment
+	// of the CLI, the old list inline or from the registry.
+	oldJSON, err := os.ReadFile("../../examples/driftserver/old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		wantMD string
+	}{
+		{"old", map[string]any{"server": staging, "old": json.RawMessage(oldJSON)}, fileMD},
+		{"deployed", map[string]any{"server": staging, "deployed": map[string]any{"service": "driftserver", "environment": "prod"}}, md},
+	} {
+		status, out := postDriftTest(t, api, tc.body, "application/json")
+		var b struct {
+			Pass     bool             `json:"pass"`
+			Failures int              `json:"failures"`
+			Report   drifttest.Report `json:"report"`
+		}
+		if err := json.Unmarshal(out, &b); status != http.StatusOK || err != nil {
+			t.Fatalf("POST /api/v1/drifttest %s: %d %s", tc.name, status, out)
+		}
+		report, _ := json.Marshal(b.Report)
+		if got, _ := verdicts(string(report)); !b.Pass || b.Failures != 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("POST /api/v1/drifttest %s: pass %v, %d failures:\n%s\nwant those of the CLI:\n%s", tc.name, b.Pass, b.Failures,
+				strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if status, out := postDriftTest(t, api, tc.body, "text/markdown"); status != http.StatusOK || string(out) != tc.wantMD {
+			t.Errorf("POST /api/v1/drifttest %s as Markdown: %d\n%s\nwant the CLI's:\n%s", tc.name, status, out, tc.wantMD)
+		}
+	}
+
 	// Without -api, the registry is -mcpdrift's.
 	if code, out, stderr := send("-deployed", "-service", "driftserver", "-environment", "prod", "-mcpdrift", api, "-dry-run"); code != 0 ||
 		!strings.Contains(out, "### Drift test (dry run): 24 calls to 4 tools") {
@@ -349,9 +383,40 @@ func TestDrifttestDeployed(t *testing.T) {
 			t.Errorf("drifttest %v: exit %d, stdout %q, stderr %q: want 2 and %q", tc.args, code, out, stderr, tc.want)
 		}
 	}
+	status, body := postDriftTest(t, api, map[string]any{"server": tripwire.URL + "/mcp",
+		"deployed": map[string]any{"service": "driftserver", "environment": "eu"}}, "application/json")
+	if status != http.StatusBadRequest || !strings.Contains(string(body), `service \"driftserver\" is mid-deploy in environment \"eu\"`) {
+		t.Errorf("POST /api/v1/drifttest mid-deploy: %d %s, want 400 naming the deploy", status, body)
+	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("%d requests reached the server under test in runs that exited 2", n)
 	}
+}
+
+// postDriftTest posts body to the drift test endpoint of the API at base,
+// accepting accept, and returns the status and the body.
+func postDriftTest(t *testing.T, base string, body map[string]any, accept string) (int, []byte) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, base+"/api/v1/drifttest", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out
 }
 
 // waitDeployed polls GET /api/v1/deployed for driftserver in environment

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/drifttest"
 	"github.com/mcpdrift/mcpdrift/internal/loopback"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
@@ -339,7 +341,8 @@ func getJSON(t *testing.T, url string, dest any) {
 // TestReadmeDrifttest runs the README's drift-test lines: the example
 // server started as the README starts it (built, on a free loopback port
 // instead of 3001), the HTTP line passing with exit 0, and the stdio line,
-// whose server lacks an adapter, failing with exit 1.
+// whose server lacks an adapter, failing with exit 1; then the serve line,
+// whose drift test endpoint plans the same calls.
 func TestReadmeDrifttest(t *testing.T) {
 	readme := readFile(t, "../../README.md")
 	start := strings.Index(readme, "## Send old calls to a test server before the deploy")
@@ -397,6 +400,36 @@ func TestReadmeDrifttest(t *testing.T) {
 	}
 	if ran != 2 {
 		t.Fatalf("found %d drifttest lines in the README section, want 2", ran)
+	}
+
+	// The serve line turns the endpoint on: a dry run of the same test
+	// through it plans the CLI's 24 calls to the same server.
+	if _, err := embedded.LibraryPath(); err != nil {
+		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("the serve line needs the engine: %v", err)
+	}
+	serve := strings.Fields(findLine(t, section, "bin/mcpdrift serve "))
+	bin := filepath.Join(t.TempDir(), "mcpdrift")
+	build(t, bin, ".")
+	api := startServe(t, bin, t.TempDir(), serve[2:]...).api
+	old, err := json.Marshal(map[string]any{"server": "http://" + addr + "/mcp", "old": json.RawMessage(readFile(t, "../../examples/driftserver/old.json")), "dry_run": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+api+"/api/v1/drifttest", "application/json", bytes.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Pass   bool             `json:"pass"`
+		Report drifttest.Report `json:"report"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &body); resp.StatusCode != http.StatusOK || err != nil || !body.Pass || !body.Report.DryRun || len(body.Report.Results) != 24 {
+		t.Errorf("POST /api/v1/drifttest (dry run) to %s: %d %.300s", strings.Join(serve, " "), resp.StatusCode, raw)
 	}
 }
 

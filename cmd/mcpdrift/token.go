@@ -44,7 +44,7 @@ func tokenCreate(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	tenant := fs.String("tenant", "", "tenant the token is bound to (required)")
 	var scopes multiFlag
-	fs.Var(&scopes, "scope", "scope of the token: ingest, read or audit; repeatable or comma-separated (required)")
+	fs.Var(&scopes, "scope", "scope of the token: ingest, read, audit or drifttest; repeatable or comma-separated (required)")
 	file := fs.String("file", defaultTokensFile(), "token file to append the token's hash to (the -auth.tokens-file of serve, api and ingest)")
 	desc := fs.String("description", "", "a note stored with the token")
 	if err := envflag.Parse(fs, args, "MCPDRIFT_TOKEN"); err != nil {
@@ -57,7 +57,7 @@ func tokenCreate(args []string, stdout, stderr io.Writer) error {
 		return errors.New("token create: -tenant is required")
 	}
 	if len(scopes) == 0 {
-		return errors.New("token create: -scope is required (ingest, read or audit)")
+		return errors.New("token create: -scope is required (ingest, read, audit or drifttest)")
 	}
 	sc, err := auth.ParseScopes(strings.Join(scopes, ","))
 	if err != nil {

@@ -58,6 +58,9 @@ type Config struct {
 	// TLS, when its files are set, makes the API serve HTTPS, and with a
 	// client CA file require client certificates.
 	TLS auth.TLSConfig
+	// DriftTest configures POST /api/v1/drifttest, which sends real calls
+	// to MCP servers; off unless its allow list names a host.
+	DriftTest DriftTestConfig
 }
 
 // DefaultConfig returns the API's defaults.
@@ -71,6 +74,7 @@ func DefaultConfig() Config {
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		DriftTest:         DefaultDriftTestConfig(),
 	}
 }
 
@@ -86,6 +90,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.IdleTimeout, "api.idle-timeout", c.IdleTimeout, "keep-alive connections idle this long are closed")
 	fs.IntVar(&c.MaxHeaderBytes, "api.max-header-bytes", c.MaxHeaderBytes, "largest request line and headers accepted (431 beyond)")
 	c.TLS.RegisterFlags(fs, "api.tls", "the API")
+	c.DriftTest.RegisterFlags(fs)
 }
 
 // Validate reports the first invalid field by name.
@@ -110,6 +115,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("api.idle-timeout: must be positive, not %v", c.IdleTimeout)
 	case c.MaxHeaderBytes < 4<<10:
 		return fmt.Errorf("api.max-header-bytes: must be at least 4096, not %d", c.MaxHeaderBytes)
+	}
+	if err := c.DriftTest.Validate(); err != nil {
+		return err
+	}
+	if c.WriteTimeout <= c.DriftTest.Timeout {
+		return fmt.Errorf("api.write-timeout: must exceed api.drifttest.timeout (%v), not %v", c.DriftTest.Timeout, c.WriteTimeout)
 	}
 	return c.TLS.Validate("api.tls")
 }
@@ -210,6 +221,8 @@ type Server struct {
 	observer     RequestObserver // nil without WithRequestObserver
 	tracer       trace.Tracer    // nil without WithTracer
 	console      *console.Handler
+	// driftSlot holds a token while a drift test runs: one at a time.
+	driftSlot chan struct{}
 }
 
 // New builds the server and its routes.
@@ -221,7 +234,8 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		log = slog.New(slog.DiscardHandler)
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{cfg: cfg, store: st, reports: reports, log: log, engine: gin.New(), version: version, now: time.Now}
+	s := &Server{cfg: cfg, store: st, reports: reports, log: log, engine: gin.New(), version: version, now: time.Now,
+		driftSlot: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -259,6 +273,8 @@ func New(cfg Config, st Pinger, reports Reports, version string, log *slog.Logge
 		s.engine.GET(e.path, s.serve(e))
 	}
 	v1.POST("/check", s.check)
+	s.engine.GET(driftTestPath, s.driftTestSettings)
+	s.engine.POST(driftTestPath, s.driftTest)
 	s.engine.GET(revisionsPath, s.revisions)
 	s.engine.GET(diffPath, s.diff)
 	s.engine.GET(deployedPath, s.deployed)

@@ -41,7 +41,7 @@ func OpenAPI(version string) map[string]any {
 			"content":     problemContent,
 		},
 		"Forbidden": map[string]any{
-			"description": "The token lacks the scope the endpoint needs (`read` for reports, `audit` for the call audit).",
+			"description": "The token lacks the scope the endpoint needs (`read` for reports, `audit` for the call audit, `drifttest` to run the drift test).",
 			"content":     problemContent,
 		},
 		"Unavailable": map[string]any{
@@ -100,6 +100,7 @@ func OpenAPI(version string) map[string]any {
 		}}
 	}
 	paths[checkPath] = g.checkOperation(checkEndpoint, parameters, ref, problemContent)
+	paths[driftTestPath] = g.driftTestOperations(driftTestEndpoint, ref, problemContent)
 	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiv1.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
 	paths[diffEndpoint.path] = g.registryOperation(diffEndpoint, reflect.TypeFor[registry.Diff](), "The change between the two revisions.", parameters, ref, problemContent)
 	paths[deployedEndpoint.path] = g.registryOperation(deployedEndpoint, reflect.TypeFor[registry.Deployed](), "The tools the service advertises now.", parameters, ref, problemContent)
@@ -155,6 +156,7 @@ func OpenAPI(version string) map[string]any {
 			map[string]any{"name": "reports", "description": "Drift reports."},
 			map[string]any{"name": "audit", "description": "Per-call audit, with arguments."},
 			map[string]any{"name": "registry", "description": "The registry of advertised tool definitions."},
+			map[string]any{"name": "drifttest", "description": "The drift test, run by the server against an MCP server: it sends real calls."},
 			map[string]any{"name": "health", "description": "Liveness and readiness."},
 			map[string]any{"name": "meta", "description": "The API's own description."},
 		},
@@ -165,7 +167,7 @@ func OpenAPI(version string) map[string]any {
 			"responses":  responses,
 			"securitySchemes": map[string]any{"bearer": map[string]any{
 				"type": "http", "scheme": "bearer",
-				"description": "A token made by `mcpdrift token create`, bound to one tenant, with the scopes `read` (reports) and/or `audit` (call audit). Required when the server runs with a token file.",
+				"description": "A token made by `mcpdrift token create`, bound to one tenant, with the scopes `read` (reports), `audit` (call audit) and/or `drifttest` (running the drift test, which sends real calls). Required when the server runs with a token file.",
 			}},
 		},
 	}
@@ -206,6 +208,57 @@ func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref f
 			"503": ref("responses", "Unavailable"),
 		},
 	}}
+}
+
+// driftTestOperations documents GET and POST /api/v1/drifttest.
+func (g *schemaGen) driftTestOperations(e *endpoint, ref func(kind, name string) map[string]any, problemContent map[string]any) map[string]any {
+	security := []any{map[string]any{"bearer": []string{string(e.scope)}}}
+	off := map[string]any{"description": "The endpoint is off: the server was started without -api.drifttest.allow-host; the detail says how to turn it on.", "content": problemContent}
+	return map[string]any{
+		"get": map[string]any{
+			"operationId": "driftTestSettings",
+			"tags":        []string{e.tag},
+			"summary":     "Whether this token may run a drift test here, and the limits",
+			"description": "Whether POST /api/v1/drifttest is on and the request's token has the drifttest scope (`detail` says why not, and what to change); " +
+				"to a token that may run one, the hosts it may call. Any token of the tenant may ask: it holds no tenant's data.",
+			"security": []any{map[string]any{"bearer": []string{}}},
+			"responses": map[string]any{
+				"200": map[string]any{"description": "The settings.", "content": map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[DriftTestSettings]())}}},
+				"401": ref("responses", "Unauthorized"),
+			},
+		},
+		"post": map[string]any{
+			"operationId": e.operationID,
+			"tags":        []string{e.tag},
+			"summary":     e.summary,
+			"description": e.description,
+			"security":    security,
+			"requestBody": map[string]any{
+				"required": true,
+				"content":  map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[DriftTestRequest]())}},
+			},
+			"responses": map[string]any{
+				"200": map[string]any{
+					"description": "The calls and their verdicts: JSON, or the Markdown `mcpdrift drifttest` prints (for a pull request) when Accept names text/markdown before JSON. A failing call is a 200 with `pass` false.",
+					"content": map[string]any{
+						"application/json": map[string]any{"schema": g.of(reflect.TypeFor[DriftTestBody]())},
+						"text/markdown":    map[string]any{"schema": map[string]any{"type": "string"}},
+					},
+				},
+				"400": map[string]any{"description": "The body is invalid, the server's host is not allowed, or the old list cannot be had; nothing was sent.", "content": problemContent},
+				"401": ref("responses", "Unauthorized"),
+				"403": ref("responses", "Forbidden"),
+				"404": off,
+				"413": map[string]any{"description": "The request is larger than two tools/list documents may be.", "content": problemContent},
+				"429": map[string]any{"description": "A drift test is already running in this process; retry after `Retry-After` seconds.",
+					"headers": map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}}}, "content": problemContent},
+				"500": ref("responses", "InternalError"),
+				"502": map[string]any{"description": "The server under test could not be reached or listed (or redirected to a host not allowed).", "content": problemContent},
+				"503": ref("responses", "Unavailable"),
+				"504": map[string]any{"description": "The drift test did not finish within -api.drifttest.timeout.", "content": problemContent},
+			},
+		},
+	}
 }
 
 // registryOperation documents a GET endpoint of the registry: the tool in
@@ -324,6 +377,10 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		return map[string]any{"$ref": "#/components/schemas/" + t.Name()}
 	case t.Kind() == reflect.Slice:
 		return map[string]any{"type": "array", "items": g.of(t.Elem())}
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		return map[string]any{"type": "object", "additionalProperties": g.of(t.Elem())}
+	case t.Kind() == reflect.Interface:
+		return map[string]any{"description": "Any JSON value."}
 	case t.Kind() == reflect.String:
 		return map[string]any{"type": "string"}
 	case t.Kind() == reflect.Bool:
@@ -346,7 +403,8 @@ type field struct {
 }
 
 // jsonFields lists t's fields as encoding/json writes them: an embedded
-// struct without a JSON name is flattened into its fields.
+// struct without a JSON name is flattened into its fields
+// (drifttest.Result embeds Call, registry.Diff apiv1.RevisionChange).
 func jsonFields(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
@@ -482,6 +540,10 @@ var typeDocs = map[string]string{
 	"Problem":             "An RFC 9457 problem document.",
 	"Health":              "Health or readiness.",
 	"ToolsBody":           "The tools called in the window.",
+	"DriftTestRequest":    "A drift test to run: the MCP server under test, the old list (inline, or deployed from the registry), the calls per tool, and whether to send them. Unknown fields are refused.",
+	"DriftTestBody":       "A drift test's outcome: pass (the CLI's exit 0), the number of failures, and the report mcpdrift drifttest -format json prints.",
+	"DriftTestSettings":   "Whether the request's token may run a drift test here and why not; the hosts it may call, the calls per tool a request may ask for (and gets by default), the timeout of one test.",
+	"Result":              "One call sent (or planned, in a dry run) in one pass, the server's answer and its verdict.",
 	"CheckRequest":        "Two tools/list results to compare, each as a server returns it (the result object, its JSON-RPC response, or the array of tools).",
 	"CheckBody":           "The release check of a tools/list change, weighed by usage.",
 	"Change":              "The check of one tool: its change class, verdict, reason and path, the findings, and the usage of its old revision.",

@@ -204,7 +204,7 @@ var endpoints = withScopes([]*endpoint{
 	{
 		path: "/api/v1/audit/calls", report: "audit", operationID: "auditCalls", tag: "audit",
 		summary:     "Call audit",
-		description: "One row per `tools/call`: raw and normalised arguments, handler build, approval decision, external target, revisions, run and session; searched by run, session, request id and the common filter, oldest first, one page at a time. Read from the audit table, kept on its own retention. The rows carry call arguments (redacted at ingest): with tokens, this endpoint needs a token with the `audit` scope; the `read` scope is refused with 403.",
+		description: "One row per `tools/call`: raw and normalised arguments, handler build, approval decision, external target, revisions, run and session; searched by run, session, request id and the common filter, oldest first, one page at a time. Read from the audited calls, whose arguments are kept for the audit retention (at most the retention). The rows carry call arguments (redacted at ingest): with tokens, this endpoint needs a token with the `audit` scope; the `read` scope is refused with 403.",
 		params:      withFormat(filterParams, []param{pRun, pSession, pRequestID, pLimit, pCursor}),
 		rowType:     reflect.TypeFor[apiv1.AuditRow](),
 		paged:       true,

@@ -123,7 +123,7 @@ var seriesEndpoints = withScopes([]*endpoint{
 // its scope.
 func auditSeries() *endpoint {
 	e := seriesEndpoint("/api/v1/audit/calls", "audit", "auditCallsSeries", "Audited calls per bucket",
-		"The audited calls per bucket under the audit's search (run, session, request id and the common filter): every call, the stale ones (client and server revisions that differ), those whose side effect had started, and their external requests. Read from the audit table; needs the `audit` scope, as the audit.",
+		"The audited calls per bucket under the audit's search (run, session, request id and the common filter): every call, the stale ones (client and server revisions that differ), those whose side effect had started, and their external requests. Read from the audited calls; needs the `audit` scope, as the audit.",
 		func(ctx context.Context, s *Server, q query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.AuditPoint], error) {
 			return s.reports.AuditSeries(ctx, queries.AuditFilter{Filter: f, RunID: q.get("run"), SessionID: q.get("session"), RequestID: q.get("request_id")}, o)
 		})

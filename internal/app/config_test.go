@@ -3,6 +3,7 @@ package app_test
 import (
 	"flag"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -96,6 +97,19 @@ func TestParse(t *testing.T) {
 	if c, err = parse("ingest", dsn, "-ingest.spool.dir=off"); err != nil || c.Ingest.Spool.Dir != "" || c.Ingest.Ack != "stored" {
 		t.Errorf("ingest without a spool: %v, spool %q, ack %q; want none, stored", err, c.Ingest.Spool.Dir, c.Ingest.Ack)
 	}
+	// The drift test endpoint is off by default; its hosts come from the
+	// flag or the environment.
+	if c, err = parse("api", dsn); err != nil || len(c.API.DriftTest.AllowHosts) != 0 {
+		t.Errorf("api by default: %v, drift test hosts %q; want none", err, c.API.DriftTest.AllowHosts)
+	}
+	t.Setenv("MCPDRIFT_API_DRIFTTEST_ALLOW_HOST", "staging.internal, 127.0.0.1:3000")
+	if c, err = parse("api", dsn); err != nil || strings.Join(c.API.DriftTest.AllowHosts, " ") != "staging.internal 127.0.0.1:3000" {
+		t.Errorf("api with MCPDRIFT_API_DRIFTTEST_ALLOW_HOST: %v, hosts %q", err, c.API.DriftTest.AllowHosts)
+	}
+	if c, err = parse("api", dsn, "-api.drifttest.allow-host="); err != nil || len(c.API.DriftTest.AllowHosts) != 0 {
+		t.Errorf("api with an empty -api.drifttest.allow-host over the environment: %v, hosts %q; want none (flags win)", err, c.API.DriftTest.AllowHosts)
+	}
+	os.Unsetenv("MCPDRIFT_API_DRIFTTEST_ALLOW_HOST")
 	if c, err = parse("mcpdrift serve", "-data.dir=/tmp/x"); err != nil || c.Ingest.Spool.Dir != "/tmp/x/spool" {
 		t.Errorf("serve: %v, spool %q; want it under -data.dir", err, c.Ingest.Spool.Dir)
 	}
@@ -112,6 +126,9 @@ func TestParse(t *testing.T) {
 		{"mcpdrift serve", []string{"-data.dir="}, "data.dir"},
 		{"api", []string{dsn, "-shutdown.timeout=0s"}, "shutdown.timeout"},
 		{"api", []string{dsn, "extra"}, "unexpected argument"},
+		{"api", []string{dsn, "-api.drifttest.timeout=3m"}, "api.write-timeout: must exceed api.drifttest.timeout (3m0s)"},
+		{"api", []string{dsn, "-api.drifttest.max-calls=0"}, "api.drifttest.max-calls: must be at least 1"},
+		{"mcpdrift serve", []string{"-api.drifttest.allow-host=http://staging/mcp"}, `api.drifttest.allow-host: "http://staging/mcp" is not a host`},
 	} {
 		if _, err := parse(tc.binary, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %v: %v, want an error naming %q", tc.binary, tc.args, err, tc.want)

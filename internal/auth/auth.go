@@ -1,6 +1,6 @@
 // Package auth authenticates mcpdrift's clients: bearer tokens, stored
 // hashed in a token file, each bound to one tenant and a set of scopes
-// (ingest, read, audit); the TLS settings of the listeners, with optional
+// (ingest, read, audit, drifttest); the TLS settings of the listeners, with optional
 // client certificates; and the rule that a listener reachable from other
 // machines runs with tokens unless an operator says otherwise.
 //
@@ -45,10 +45,15 @@ const (
 	ScopeRead Scope = "read"
 	// ScopeAudit allows reading the call audit, with call arguments.
 	ScopeAudit Scope = "audit"
+	// ScopeDriftTest allows running the drift test from the API (POST
+	// /api/v1/drifttest): the server then sends real tools/call requests
+	// to an MCP server, on a host its operator allowed. Neither read nor
+	// audit implies it: reading reports must not make the server call out.
+	ScopeDriftTest Scope = "drifttest"
 )
 
 // Scopes lists every scope.
-var Scopes = []Scope{ScopeIngest, ScopeRead, ScopeAudit}
+var Scopes = []Scope{ScopeIngest, ScopeRead, ScopeAudit, ScopeDriftTest}
 
 // Errors of authentication.
 var (
@@ -131,7 +136,7 @@ func ParseScopes(s string) ([]Scope, error) {
 	for _, part := range strings.Split(s, ",") {
 		sc := Scope(strings.TrimSpace(part))
 		if !slices.Contains(Scopes, sc) {
-			return nil, fmt.Errorf("invalid scope %q: want ingest, read or audit", sc)
+			return nil, fmt.Errorf("invalid scope %q: want ingest, read, audit or drifttest", sc)
 		}
 		if !slices.Contains(out, sc) {
 			out = append(out, sc)

@@ -92,7 +92,10 @@ func startFleet(t *testing.T) *fleet {
 	f := &fleet{ingestToken: token(auth.ScopeIngest), read: token(auth.ScopeRead), audit: token(auth.ScopeRead, auth.ScopeAudit)}
 	c := app.DefaultConfig(app.RoleServe, "mcpdrift serve", embeddedstore.New())
 	if err := c.Parse([]string{"-data.dir", filepath.Join(dir, "data"), "-otlp.grpc.listen", "127.0.0.1:0", "-otlp.http.listen", "127.0.0.1:0",
-		"-api.listen", "127.0.0.1:0", "-log.level", "warn", "-auth.tokens-file", tokens}, io.Discard); err != nil {
+		"-api.listen", "127.0.0.1:0", "-log.level", "warn", "-auth.tokens-file", tokens,
+		// On, so that the release check's drift test form is off for want
+		// of the token's scope alone.
+		"-api.drifttest.allow-host", "127.0.0.1"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	p, err := app.Start(context.Background(), c, "v-test", io.Discard, io.Discard)
@@ -446,6 +449,14 @@ func TestConsoleWithoutTokens(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll('main .state.empty').length`); n == 0 {
 			t.Errorf("%s: no empty state: %s", page, eval[string](b, `document.querySelector('main').innerText`))
 		}
+		if strings.HasPrefix(page, "/check") {
+			// The drift test is off without -api.drifttest.allow-host:
+			// the page says how to turn it on, its controls are off.
+			if off := eval[string](b, `(document.querySelector('main [data-k=drift_off]') || {}).textContent || ''`); !strings.Contains(off, "-api.drifttest.allow-host") ||
+				!eval[bool](b, `[...document.querySelectorAll('main form.drift input, main form.drift button')].every(e => e.disabled)`) {
+				t.Errorf("%s: the drift test shows %q, or a control is on", page, off)
+			}
+		}
 		b.p.check(t, page)
 	}
 	b.screenshot("no-tokens")
@@ -759,6 +770,10 @@ func TestConsole(t *testing.T) {
 	t.Run("check", func(t *testing.T) {
 		b.t = t
 		b.open("/check", nil)
+		// This token lacks the drifttest scope: the form says so.
+		if off := eval[string](b, `(document.querySelector('main [data-k=drift_off]') || {}).textContent || ''`); !strings.Contains(off, "needs a token with the drifttest scope") {
+			t.Errorf("the drift test with a token without its scope shows %q", off)
+		}
 		oldList, err := os.ReadFile("../../examples/tools-list/old.json")
 		if err != nil {
 			t.Fatal(err)

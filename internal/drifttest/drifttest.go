@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
@@ -55,6 +56,9 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 	}
 	if err := opts.Target.Check(opts.AllowHosts); err != nil {
 		return Report{}, err
+	}
+	if opts.Target.URL != "" && opts.Target.HTTPClient == nil {
+		opts.Target.HTTPClient = &http.Client{Timeout: time.Minute, CheckRedirect: allowRedirect(opts.AllowHosts)}
 	}
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 30 * time.Second
@@ -115,4 +119,19 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 		judgeReverse(r.Results, opts.Reverse)
 	}
 	return r, nil
+}
+
+// allowRedirect is the CheckRedirect of a URL target's HTTP client: a
+// redirect is followed only to a host in allowed, so that a server on an
+// allowed host cannot send the calls on to one that is not.
+func allowRedirect(allowed []string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return fmt.Errorf("stopped after %d redirects", len(via))
+		}
+		if err := (Target{URL: req.URL.String()}).Check(allowed); err != nil {
+			return fmt.Errorf("redirect refused: %w", err)
+		}
+		return nil
+	}
 }

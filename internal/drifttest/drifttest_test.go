@@ -315,6 +315,33 @@ func TestAllowHost(t *testing.T) {
 	}
 }
 
+// TestRedirectStaysOnAllowedHosts: a server on an allowed host that
+// redirects to a host not allowed (localhost, though it is the same
+// machine) does not get the calls through: the redirect is refused and no
+// request reaches the other host; one to an allowed host is followed.
+func TestRedirectStaysOnAllowedHosts(t *testing.T) {
+	endpoint, c := proxy(t, serveHTTP(t, "-release", "2"))
+	u, _ := url.Parse(endpoint)
+	elsewhere := *u
+	elsewhere.Host = "localhost:" + u.Port()
+	for _, tc := range []struct {
+		to string
+		ok bool
+	}{{elsewhere.String(), false}, {endpoint, true}} {
+		redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, tc.to, http.StatusTemporaryRedirect)
+		}))
+		_, before := c.total()
+		_, err := drifttest.Run(context.Background(), readOld(t), drifttest.Options{Target: drifttest.Target{URL: redirect.URL},
+			AllowHosts: []string{"127.0.0.1"}, MaxCallsPerTool: 1, DryRun: true})
+		redirect.Close()
+		_, after := c.total()
+		if refused := errors.Is(err, drifttest.ErrHostNotAllowed); refused == tc.ok || (after > before) != tc.ok {
+			t.Errorf("redirect to %s: err %v, %d requests reached it; want followed %v", tc.to, err, after-before, tc.ok)
+		}
+	}
+}
+
 // TestOldListIsRelease1: examples/driftserver/old.json is what release 1
 // of the example server lists.
 func TestOldListIsRelease1(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
+	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -32,8 +33,9 @@ func Histories(rows []queries.ToolRevisionRow) []apiv1.RevisionHistory {
 			out = append(out, apiv1.RevisionHistory{Tool: r.Tool, Service: r.Service, Environment: r.Environment})
 		}
 		h := &out[len(out)-1]
+		alg := otelschema.AlgorithmOf(r.Revision)
 		rev := apiv1.Revision{
-			Revision: r.Revision, FirstAdvertised: r.FirstAdvertised, LastAdvertised: r.LastAdvertised,
+			Revision: r.Revision, Algorithm: string(alg), AlgorithmLabel: alg.Label(), FirstAdvertised: r.FirstAdvertised, LastAdvertised: r.LastAdvertised,
 			Instances: len(r.Instances), InstanceIDs: r.Instances, Advertisements: r.Advertisements,
 		}
 		if rev.InstanceIDs == nil {

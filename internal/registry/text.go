@@ -24,7 +24,7 @@ func WriteText(w io.Writer, tool string, histories []apiv1.RevisionHistory) erro
 		}
 		fmt.Fprintf(w, "%s — service %s, environment %s\n\n", h.Tool, orNone(h.Service), orNone(h.Environment))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "REVISION\tFIRST ADVERTISED\tLAST ADVERTISED\tINSTANCES\tOVERLAP\tCHANGE")
+		fmt.Fprintln(tw, "REVISION\tALGORITHM\tFIRST ADVERTISED\tLAST ADVERTISED\tINSTANCES\tOVERLAP\tCHANGE")
 		for _, r := range h.Revisions {
 			overlap, change := "-", "-"
 			if r.OverlapS != nil {
@@ -33,7 +33,7 @@ func WriteText(w io.Writer, tool string, histories []apiv1.RevisionHistory) erro
 			if r.Change != nil {
 				change = orNone(r.Change.Class) + ": " + r.Change.Summary
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Revision, stamp(r.FirstAdvertised), stamp(r.LastAdvertised), r.Instances, overlap, change)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Revision, r.AlgorithmLabel, stamp(r.FirstAdvertised), stamp(r.LastAdvertised), r.Instances, overlap, change)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -129,4 +129,8 @@ func TestValues(t *testing.T) {
 	if got := render.ShortRevision("7"); got != "7" {
 		t.Errorf("ShortRevision(7) = %q", got)
 	}
+	// A declared SEP-2636 tool digest keeps the prefix that names it.
+	if got := render.ShortRevision("sha256-jcs-tool:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"); got != "sha256-jcs-tool:2c26b46b…" {
+		t.Errorf("ShortRevision = %q", got)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
 // comparer compares the definitions of one tool.
@@ -121,11 +123,13 @@ func resultVersionHint(field string) string {
 	return "; a `result_version` field lets both interpretations coexist"
 }
 
-// shortRev shortens a digest revision for display.
+// shortRev shortens a digest revision of either form (v1, or a SEP-2636
+// tool digest) to its first 12 hex digits for display, as mcpgo.Short.
 func shortRev(rev string) string {
-	const p = "sha256:"
-	if strings.HasPrefix(rev, p) && len(rev) > len(p)+12 {
-		return rev[len(p) : len(p)+12]
+	for _, p := range [...]string{otelschema.DigestPrefixV1, otelschema.DigestPrefixTool} {
+		if strings.HasPrefix(rev, p) && len(rev) > len(p)+12 {
+			return rev[len(p) : len(p)+12]
+		}
 	}
 	return rev
 }

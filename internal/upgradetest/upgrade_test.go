@@ -147,7 +147,10 @@ func migrateUnderLoad(t *testing.T, b *clickhousetest.Backend) {
 	}{
 		{"events", "SELECT count() AS n FROM %s.events WHERE tenant = {tenant:String}", calls},
 		{"events (distinct ids)", "SELECT uniqExact(event_id) AS n FROM %s.events WHERE tenant = {tenant:String}", calls},
-		{"audit_calls", "SELECT count() AS n FROM %s.audit_calls WHERE tenant = {tenant:String}", calls},
+		// Each call audited once: in audit_calls before version 15, in the
+		// events (audited) from it on.
+		{"audited calls", "SELECT toInt64(count()) AS n FROM (SELECT event_id FROM %[1]s.audit_calls WHERE tenant = {tenant:String} UNION ALL SELECT event_id FROM %[1]s.events WHERE tenant = {tenant:String} AND audited)", calls},
+		{"audited calls (distinct ids)", "SELECT toInt64(uniqExact(event_id)) AS n FROM (SELECT event_id FROM %[1]s.audit_calls WHERE tenant = {tenant:String} UNION ALL SELECT event_id FROM %[1]s.events WHERE tenant = {tenant:String} AND audited)", calls},
 		{"recent_calls", "SELECT count() AS n FROM %s.recent_calls WHERE tenant = {tenant:String}", calls},
 		{"calls_1h", "SELECT toInt64(sum(calls)) AS n FROM %s.calls_1h WHERE tenant = {tenant:String}", calls},
 		{"calls_1d", "SELECT toInt64(sum(calls)) AS n FROM %s.calls_1d WHERE tenant = {tenant:String}", calls},

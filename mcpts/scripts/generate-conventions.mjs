@@ -95,6 +95,14 @@ export const DIGEST = {
     members: ${lit(c.digest.annotations?.members ?? [])} as readonly string[],
     defaults: ${lit(c.digest.annotations?.defaults ?? {})} as Readonly<Record<string, unknown>>,
   },
+  /** SEP-2636's tool digest: over the whole Tool object, recorded as a revision under revisionPrefix. */
+  tool: {
+    prefix: ${lit(c.digest.tool?.prefix ?? "")},
+    revisionPrefix: ${lit(c.digest.tool?.revision_prefix ?? "")},
+    omittedMeta: ${lit(c.digest.tool?.omitted_meta ?? "")},
+  },
+  /** The forms of a revision: a prefix and 64 lowercase hex digits, or (no prefix) any other string. */
+  forms: ${lit((c.digest.forms ?? []).map((f) => ({ algorithm: f.algorithm, prefix: f.prefix ?? "", label: f.label })))} as readonly { algorithm: string; prefix: string; label: string }[],
 } as const;
 `;
 mkdirSync(dirname(target), { recursive: true });

@@ -15,7 +15,7 @@ export type { DriftClientOptions, PlanOptions } from "./client.js";
 export { NoRetryError, parseRejection, RepairError, safeRetry, StalePlanError } from "./repair.js";
 export type { Approver, CallToolParams, Decision, Rejection, RepairPolicy, RepairRequest } from "./repair.js";
 export { ContractError, lookupPath } from "./contract.js";
-export { advertised, definition, digest, DIGEST_PREFIX, short } from "./revision.js";
+export { advertised, definition, digest, DIGEST_PREFIX, revisionAlgorithm, short, TOOL_DIGEST_PREFIX, toolDigest, toolRevision } from "./revision.js";
 export type { ToolDefinition } from "./revision.js";
 export { canonicalize, CanonicalizationError } from "./jcs.js";
 export { compileSchema, SchemaError } from "./validate.js";

@@ -88,14 +88,72 @@ export function advertised(tool: ToolDefinition): string {
 }
 
 /**
- * short returns a revision for display: a digest cut to its first 12 hex
- * digits, any other revision unchanged.
+ * short returns a revision for display: a digest of either form cut to
+ * its first 12 hex digits, any other revision unchanged.
  */
 export function short(rev: string): string {
-  if (rev.length > DIGEST_PREFIX.length + 12 && rev.startsWith(DIGEST_PREFIX)) {
-    return rev.slice(DIGEST_PREFIX.length, DIGEST_PREFIX.length + 12);
+  for (const p of [DIGEST_PREFIX, TOOL_DIGEST_PREFIX]) {
+    if (rev.length > p.length + 12 && rev.startsWith(p)) return rev.slice(p.length, p.length + 12);
   }
   return rev;
+}
+
+/** The prefix of a revision that records a SEP-2636 tool digest. */
+export const TOOL_DIGEST_PREFIX: string = DIGEST.tool.revisionPrefix;
+
+/**
+ * toolDigest returns the SEP-2636 digest of a Tool object as the server
+ * serves it, as mcpgo's ToolDigestJSON does: "sha256:" and the hex SHA-256
+ * of the RFC 8785 form of the whole object, title, description, icons and
+ * _meta included, as a tools/manifest entry carries it. The one member
+ * left out is the revision key in _meta (META.revision; and _meta when
+ * that was its only key): it carries the revision, which may be this
+ * digest. It throws a CanonicalizationError for an object that is not
+ * I-JSON.
+ */
+export function toolDigest(tool: ToolDefinition): string {
+  let obj: Record<string, unknown> = tool;
+  const meta = tool._meta;
+  if (meta !== undefined && meta !== null && typeof meta === "object" && Object.hasOwn(meta, DIGEST.tool.omittedMeta)) {
+    const { [DIGEST.tool.omittedMeta]: _omitted, ...rest } = meta;
+    const { _meta: _old, ...others } = tool;
+    obj = Object.keys(rest).length === 0 ? others : { ...others, _meta: rest };
+  }
+  const canon = canonicalize(obj, tool.name ?? "$");
+  return DIGEST.tool.prefix + createHash("sha256").update(canon, "utf8").digest("hex");
+}
+
+/**
+ * toolRevision returns the revision that records a SEP-2636 tool digest
+ * ("sha256:" and 64 lowercase hex digits): TOOL_DIGEST_PREFIX and the same
+ * hex, so that its form says its algorithm and it is never read as a
+ * digest of the other kind. It throws a TypeError for any other string.
+ */
+export function toolRevision(d: string): string {
+  if (revisionAlgorithm(d) !== DIGEST.forms.find((f) => f.prefix === DIGEST.tool.prefix)?.algorithm) {
+    throw new TypeError(`tool digest ${JSON.stringify(d)} is not "${DIGEST.tool.prefix}" and 64 lowercase hex digits`);
+  }
+  return TOOL_DIGEST_PREFIX + d.slice(DIGEST.tool.prefix.length);
+}
+
+/** isToolRevision reports whether rev records a SEP-2636 tool digest. */
+export function isToolRevision(rev: string): boolean {
+  return rev.startsWith(TOOL_DIGEST_PREFIX) && /^[0-9a-f]{64}$/.test(rev.slice(TOOL_DIGEST_PREFIX.length));
+}
+
+/**
+ * revisionAlgorithm returns the algorithm of a revision as its form says
+ * (otelschema.AlgorithmOf): one of DIGEST.forms' algorithms; "" for the
+ * empty revision.
+ */
+export function revisionAlgorithm(rev: string): string {
+  if (rev === "") return "";
+  let other = "";
+  for (const f of DIGEST.forms) {
+    if (f.prefix === "") other = f.algorithm;
+    else if (rev.startsWith(f.prefix) && /^[0-9a-f]{64}$/.test(rev.slice(f.prefix.length))) return f.algorithm;
+  }
+  return other;
 }
 
 /**

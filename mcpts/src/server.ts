@@ -33,7 +33,7 @@ import {
   type ChangeClassValue,
   type PrivilegeValue,
 } from "./names.js";
-import { advertised, definition, metaBool, metaInt, metaString, short, type ToolDefinition } from "./revision.js";
+import { advertised, definition, digest, isToolRevision, metaBool, metaInt, metaString, short, toolRevision, type ToolDefinition } from "./revision.js";
 import { joinAnd } from "./util.js";
 import { compileSchema, SchemaError, violationText, type ArgsValidator, type Violation } from "./validate.js";
 
@@ -75,6 +75,14 @@ export interface Contract {
    * definition's digest. It is advertised in the definition's _meta.
    */
   revision?: string;
+  /**
+   * toolDigest is a SEP-2636 tool digest the server declares for the tool
+   * ("sha256:" and the hex, as its tools/manifest serves it, or
+   * toolDigest(tool)); without a revision, the revision is its
+   * toolRevision, whose form says the algorithm. A digest of another form
+   * is an InvalidToolError.
+   */
+  toolDigest?: string;
   /**
    * change classifies the change from earlier revisions. Calls planned
    * with an earlier revision that no adapter serves are rejected:
@@ -170,6 +178,21 @@ interface Revision {
   def: ToolDefinition | undefined;
   /** def as an advertised event carries it (current revisions only). */
   definition?: string;
+  /** The definition's v1 digest, whatever its revision (sameContract); "" when it has none. */
+  digest: string;
+}
+
+/**
+ * sameContract reports whether a call planned with revision rev was
+ * planned with c's contract under another name, as mcpgo's does: c's
+ * revision is a declared tool digest (contract.toolDigest), rev the v1
+ * digest of the same definition, and c declares no change of meaning or
+ * authority. Explicit names never match: a new one may mark a change the
+ * definition does not show.
+ */
+function sameContract(c: Revision, rev: string): boolean {
+  return c.digest !== "" && rev === c.digest && isToolRevision(c.revision) &&
+    c.change !== ChangeClass.semantic && c.change !== ChangeClass.authority;
 }
 
 interface Change {
@@ -336,7 +359,15 @@ export class DriftServer {
     if (!tool || typeof tool.name !== "string" || tool.name === "" || typeof handler !== "function") {
       throw new InvalidToolError("cannot add a tool without a name or a handler");
     }
-    const ct = newRevision(tool, c.revision ?? "");
+    let rev = c.revision ?? "";
+    if (rev === "" && c.toolDigest !== undefined && c.toolDigest !== "") {
+      try {
+        rev = toolRevision(c.toolDigest);
+      } catch (err) {
+        throw new InvalidToolError(`tool ${tool.name}: ${(err as Error).message}`);
+      }
+    }
+    const ct = newRevision(tool, rev);
     ct.change = c.change;
     ct.privilege = c.privilege;
     ct.handler = handler;
@@ -702,7 +733,7 @@ export class DriftServer {
     e.revServer = c.revision;
     if (c.privilege) e.privilege = c.privilege;
 
-    if (snap.revision && snap.revision !== c.revision) {
+    if (snap.revision && snap.revision !== c.revision && !sameContract(c, snap.revision)) {
       const ad = adapters.get(snap.revision);
       if (!ad) {
         if (c.change) e.change = c.change;
@@ -843,7 +874,17 @@ function newRevision(t: ToolDefinition, rev: string): Revision {
     validator,
     handler: undefined,
     def: undefined,
+    digest: v1Digest(t),
   };
+}
+
+// v1Digest is t's digest, "" for a definition that has none (not I-JSON).
+function v1Digest(t: ToolDefinition): string {
+  try {
+    return digest(t);
+  } catch {
+    return "";
+  }
 }
 
 // remember appends c to the earlier revisions hist, oldest first, once per

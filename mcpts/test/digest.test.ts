@@ -6,19 +6,41 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { advertised, canonicalize, CanonicalizationError, digest, short, type ToolDefinition } from "../src/index.js";
+import { advertised, canonicalize, CanonicalizationError, digest, revisionAlgorithm, short, toolDigest, toolRevision, type ToolDefinition } from "../src/index.js";
 import { testdataDir } from "./paths.js";
 
 const vectors = JSON.parse(readFileSync(join(testdataDir, "digests.json"), "utf8")) as {
-  vectors: { name: string; tool: ToolDefinition; digest: string; advertised: string }[];
+  vectors: { name: string; tool: ToolDefinition; digest: string; advertised: string; algorithm: string; tool_digest: string }[];
 };
 
 test("digests.json: every vector", () => {
-  assert.ok(vectors.vectors.length >= 14, `${vectors.vectors.length} vectors: the file lost some`);
+  assert.ok(vectors.vectors.length >= 18, `${vectors.vectors.length} vectors: the file lost some`);
   for (const v of vectors.vectors) {
     assert.equal(digest(v.tool), v.digest, `${v.name}: digest`);
     assert.equal(advertised(v.tool), v.advertised, `${v.name}: advertised`);
+    assert.equal(revisionAlgorithm(v.advertised), v.algorithm, `${v.name}: algorithm`);
+    assert.equal(toolDigest(v.tool), v.tool_digest, `${v.name}: tool digest (SEP-2636)`);
   }
+  // The file holds each algorithm at least once.
+  assert.deepEqual([...new Set(vectors.vectors.map((v) => v.algorithm))].sort(), ["declared", "mcpdrift-v1", "sha256-jcs-tool"]);
+});
+
+test("tool digests: the revision that records one, and the forms", () => {
+  const hex = "615fd8f5d62bd3b04da6e6d665be42d48c0b3aeb51f5184674cf5a598a86db9d";
+  assert.equal(toolRevision("sha256:" + hex), "sha256-jcs-tool:" + hex);
+  for (const bad of ["", "2", "sha256:" + hex.slice(0, 10), "sha256-jcs-tool:" + hex, "SHA256:" + hex]) {
+    assert.throws(() => toolRevision(bad), TypeError, bad);
+  }
+  assert.equal(short("sha256-jcs-tool:" + hex), hex.slice(0, 12));
+  assert.equal(revisionAlgorithm("sha256:" + hex), "mcpdrift-v1");
+  assert.equal(revisionAlgorithm("sha256:" + hex.toUpperCase()), "declared");
+  assert.equal(revisionAlgorithm("v2"), "declared");
+  assert.equal(revisionAlgorithm(""), "");
+  // The revision key is left out; a vendor key is not.
+  const t: ToolDefinition = { name: "x", inputSchema: { type: "object" } };
+  assert.equal(toolDigest({ ...t, _meta: { "dev.mcpdrift/revision": "9" } }), toolDigest(t));
+  assert.notEqual(toolDigest({ ...t, _meta: { "vendor/y": 1 } }), toolDigest(t));
+  assert.notEqual(toolDigest({ ...t, description: "d" }), toolDigest(t));
 });
 
 test("RFC 8785: order by UTF-16 code units, numbers as ECMAScript writes them", () => {

@@ -22,6 +22,10 @@ import {
   type Adapter,
   type ToolDefinition,
   type ToolHandler,
+  digest,
+  revisionAlgorithm,
+  toolDigest,
+  toolRevision,
 } from "../src/index.js";
 import { attr, connectHttp, connectInMemory, mismatches, newClient, Recorder, serveHttp, text, waitFor } from "./harness.js";
 
@@ -533,4 +537,32 @@ test("advertise emits the list and the adapters now and every period, until stop
   const after = rec.events(EVENT.advertised).length;
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(rec.events(EVENT.advertised).length, after, "nothing once stopped");
+});
+
+test("a tool added with its SEP-2636 tool digest is listed and served under it; its v1 digest is the same contract", async (t) => {
+  const s = new Stock();
+  const def: ToolDefinition = { ...seedV1, description: "Deploy a branch to a preview environment." };
+  const td = toolDigest(def);
+  s.drift.addTool(def, s.g.handler("branch"), { toolDigest: td, privilege: Privilege.write });
+  const want = toolRevision(td);
+  assert.equal(revisionAlgorithm(want), "sha256-jcs-tool");
+  const client = await stock(t, s);
+  const listed = (await client.listTools()).tools[0]!;
+  assert.equal(listed._meta?.[META.revision], want);
+  // The listed tool, its revision key left out, has the digest declared.
+  assert.equal(toolDigest(listed as ToolDefinition), td);
+
+  await callDeploy(client, oldCall, { [META.revision]: want });
+  assert.deepEqual(mismatches(s.calls().at(-1)!, { outcome: "current", revision_client: want, revision_server: want }), []);
+  // Planned with the v1 digest of the same definition: current.
+  const v1 = digest(def);
+  await callDeploy(client, oldCall, { [META.revision]: v1 });
+  assert.deepEqual(mismatches(s.calls().at(-1)!, { outcome: "current", revision_client: v1, revision_server: want }), []);
+  // The v1 digest of another definition is another contract: stale.
+  const other = digest(seedV2);
+  await callDeploy(client, oldCall, { [META.revision]: other });
+  assert.deepEqual(mismatches(s.calls().at(-1)!, { outcome: "rejected_stale", revision_client: other }), []);
+  assert.equal(s.g.runs.length, 2);
+  s.check();
+  assert.throws(() => s.drift.addTool(def, s.g.handler("branch"), { toolDigest: "sha256:abc" }), InvalidToolError);
 });

@@ -194,7 +194,7 @@ func (d *Server) call(ctx context.Context, next mcp.MethodHandler, r *mcp.CallTo
 	e.revServer, e.privilege = c.revision, c.privilege
 	state := &callState{contract: c}
 
-	if snap.revision != "" && snap.revision != c.revision {
+	if snap.revision != "" && snap.revision != c.revision && !c.sameContract(snap.revision) {
 		ad := adm.adapters[snap.revision]
 		if ad == nil {
 			e.change = c.change

@@ -3,8 +3,9 @@
 // events, emitted through the OpenTelemetry Logs API so that any exporter
 // (OTLP to mcpdrift's ingester, a Collector, …) carries them.
 //
-// On the server, Server holds each tool's execution contract (its revision,
-// explicit or the RFC 8785 Digest of its definition), the earlier
+// On the server, Server holds each tool's execution contract (its revision:
+// explicit, a declared SEP-2636 ToolDigest, or the RFC 8785 Digest of its
+// definition; otelschema.AlgorithmOf reads which from its form), the earlier
 // revisions it still recognises, and the compatibility adapters that serve
 // them. Every tools/call becomes a dev.mcpdrift.call event with the client's
 // planned revision and where it came from — declared in _meta under

@@ -65,6 +65,14 @@ type Contract struct {
 	// definition's Digest. It is advertised in the tool's _meta under
 	// MetaRevision.
 	Revision string
+	// ToolDigest is a SEP-2636 tool digest the server declares for the
+	// tool ("sha256:" and the hex, as its tools/manifest serves it, or
+	// ToolDigest of the definition); when Revision is empty, the revision
+	// is its ToolRevision, whose form says the algorithm. A digest of
+	// another form is an error of AddTool. A call planned with the v1
+	// Digest of the same definition (what mcpgo advertised without it)
+	// runs as current, unless Change is semantic or authority.
+	ToolDigest string
 	// Change classifies the change from earlier revisions. Calls planned
 	// against an earlier revision that no Adapter serves are rejected:
 	// rejected_incompatible for a semantic change, rejected_stale
@@ -172,6 +180,22 @@ type contract struct {
 	// definition is the advertised definition (Definition), on the current
 	// revision only.
 	definition string
+	// digest is the definition's v1 Digest, whatever its revision
+	// (sameContract).
+	digest string
+}
+
+// sameContract reports whether a call planned with revision rev was
+// planned with c's contract under another name: c's revision is a
+// declared tool digest (Contract.ToolDigest), rev the v1 Digest of the
+// same definition, and c declares no change of meaning or authority. A
+// server that moves from v1 digests to tool digests so keeps serving the
+// calls its clients planned with the old name. Explicit names never
+// match: a new one may mark a change the definition does not show.
+func (c *contract) sameContract(rev string) bool {
+	return c.digest != "" && rev == c.digest &&
+		otelschema.AlgorithmOf(c.revision) == otelschema.AlgorithmTool &&
+		c.change != otelschema.ChangeClassSemantic && c.change != otelschema.ChangeClassAuthority
 }
 
 // maxEarlier bounds the earlier revisions remembered per tool.
@@ -234,7 +258,14 @@ func (d *Server) AddTool(t *mcp.Tool, h mcp.ToolHandler, c Contract) error {
 	if t == nil || h == nil {
 		return fmt.Errorf("cannot add a nil tool or handler: %w", ErrInvalidTool)
 	}
-	ct, err := newContract(t, c.Revision)
+	rev := c.Revision
+	if rev == "" && c.ToolDigest != "" {
+		var err error
+		if rev, err = ToolRevision(c.ToolDigest); err != nil {
+			return fmt.Errorf("tool %q: %w: %w", t.Name, err, ErrInvalidTool)
+		}
+	}
+	ct, err := newContract(t, rev)
 	if err != nil {
 		return err
 	}
@@ -303,7 +334,8 @@ func newContract(t *mcp.Tool, rev string) (*contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %q revision %s: the input schema cannot validate calls: %w: %w", t.Name, Short(rev), err, ErrInvalidTool)
 	}
-	return &contract{name: t.Name, revision: rev, required: requiredFields(t.InputSchema), schema: sch}, nil
+	digest, _ := Digest(t) // "" when the definition cannot be digested: no other name is the same contract
+	return &contract{name: t.Name, revision: rev, required: requiredFields(t.InputSchema), schema: sch, digest: digest}, nil
 }
 
 // remember appends c to the earlier revisions hist, oldest first, once per

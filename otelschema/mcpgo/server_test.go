@@ -390,3 +390,76 @@ func TestAdvertise(t *testing.T) {
 		t.Errorf("%d adapter events, want one per round", n)
 	}
 }
+
+// TestToolDigestRevision: a tool added with its SEP-2636 tool digest is
+// listed, advertised, planned with and called under the revision that
+// records it; a description edit changes that digest, not the contract's
+// v1 Digest; a digest of another form is refused.
+func TestToolDigestRevision(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	tool := &mcp.Tool{Name: "run_report", Description: "Runs the team's report.", InputSchema: schema("team")}
+	td, err := mcpgo.ToolDigest(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.drift.AddTool(tool, okHandler, mcpgo.Contract{ToolDigest: td}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := mcpgo.ToolRevision(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if otelschema.AlgorithmOf(want) != otelschema.AlgorithmTool {
+		t.Fatalf("revision %s reads as %s", want, otelschema.AlgorithmOf(want))
+	}
+	res, err := f.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Tools[0].Meta[mcpgo.MetaRevision]; got != want {
+		t.Fatalf("listed revision %v, want %s", got, want)
+	}
+	// The listed tool, its revision key left out, has the digest declared.
+	if got, err := mcpgo.ToolDigest(res.Tools[0]); err != nil || got != td {
+		t.Errorf("the listed tool's digest is %s (%v), the declared %s", got, err, td)
+	}
+	ads := f.rec.named(otelschema.EventAdvertised.String())
+	if len(ads) == 0 || ads[len(ads)-1][otelschema.AttrRevisionServer] != want {
+		t.Fatalf("advertised events %v, want the last under %s", ads, want)
+	}
+	planned := f.agent.Plan(f.cs, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}})
+	f.call(t, planned)
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "current",
+		"dev.mcpdrift.revision.client": want, "dev.mcpdrift.revision.server": want})
+
+	// A client that listed the same definition under its v1 digest (the
+	// server's name for it before it declared the tool digest) is served
+	// as current: one contract under two names.
+	v1, err := mcpgo.Digest(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.call(t, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}, Meta: mcp.Meta{mcpgo.MetaRevision: v1}})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "current",
+		"dev.mcpdrift.revision.client": v1, "dev.mcpdrift.revision.server": want})
+	// The v1 digest of another definition is another contract: stale.
+	other, _ := mcpgo.Digest(&mcp.Tool{Name: "run_report", InputSchema: schema("project")})
+	f.call(t, &mcp.CallToolParams{Name: "run_report", Arguments: map[string]any{"team": "sales"}, Meta: mcp.Meta{mcpgo.MetaRevision: other}})
+	checkAttrs(t, f.lastCall(t), map[string]string{"dev.mcpdrift.outcome": "rejected_stale", "dev.mcpdrift.revision.client": other})
+
+	edited := *tool
+	edited.Description = "Runs the report of a team."
+	etd, err := mcpgo.ToolDigest(&edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := mcpgo.Digest(tool)
+	d2, _ := mcpgo.Digest(&edited)
+	if etd == td || d1 != d2 {
+		t.Errorf("a description edit: tool digest %s → %s (must change), v1 digest %s → %s (must not)", td, etd, d1, d2)
+	}
+	if err := f.drift.AddTool(tool, okHandler, mcpgo.Contract{ToolDigest: "sha256:abc"}); !errors.Is(err, mcpgo.ErrInvalidTool) {
+		t.Errorf("a malformed tool digest: %v, want ErrInvalidTool", err)
+	}
+}

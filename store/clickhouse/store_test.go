@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,11 +47,15 @@ func testRetriedBatch(t *testing.T, s *clickhouse.Store, db string) {
 			t.Fatal(err)
 		}
 	}
-	for table, want := range map[string]int{"events": 100, "audit_calls": 100} {
+	for table, want := range map[string]int{"events": 100, "events:audited": 100} {
 		var rows []struct {
 			N int `json:"n"`
 		}
-		q := store.Query{Name: "count", SQL: "SELECT count() AS n FROM " + db + "." + table + " WHERE tenant = 'dedup'"}
+		name, where, _ := strings.Cut(table, ":")
+		if where != "" {
+			where = " AND " + where
+		}
+		q := store.Query{Name: "count", SQL: "SELECT count() AS n FROM " + db + "." + name + " WHERE tenant = 'dedup'" + where}
 		if err := s.Query(ctx, q, nil, &rows); err != nil {
 			t.Fatal(err)
 		}

@@ -220,10 +220,14 @@ CREATE TABLE mcpdrift.events
     `adapter_revision_to` LowCardinality(String),
     `adapter_window_end` DateTime('UTC'),
     `contract_field` LowCardinality(String),
+    `args_raw` String CODEC(ZSTD(3)) TTL toDateTime(time) + toIntervalDay(30),
+    `args_normalized` String CODEC(ZSTD(3)) TTL toDateTime(time) + toIntervalDay(30),
+    `audited` Bool,
     `definition` String,
     `attributes` Map(LowCardinality(String), String) CODEC(ZSTD(1)),
     INDEX idx_session session_id TYPE bloom_filter(0.01) GRANULARITY 4,
-    INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4
+    INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4,
+    INDEX idx_request request_id TYPE bloom_filter(0.01) GRANULARITY 4
 )
 ENGINE = MergeTree
 PARTITION BY toDate(time)
@@ -688,61 +692,6 @@ AS SELECT
 FROM mcpdrift.events_in
 WHERE event_name = 'mcp.drift.adapter';
 
-CREATE MATERIALIZED VIEW mcpdrift.audit_calls_mv TO mcpdrift.audit_calls
-(
-    `tenant` LowCardinality(String),
-    `event_id` UInt64,
-    `time` DateTime64(9, 'UTC'),
-    `service` LowCardinality(String),
-    `service_version` LowCardinality(String),
-    `environment` LowCardinality(String),
-    `tool` LowCardinality(String),
-    `request_id` String,
-    `session_id` String,
-    `run_id` String,
-    `client_name` LowCardinality(String),
-    `client_version` LowCardinality(String),
-    `revision_client` LowCardinality(String),
-    `revision_server` LowCardinality(String),
-    `revision_validated` LowCardinality(String),
-    `outcome` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
-    `adapter_id` LowCardinality(String),
-    `approval` Enum8('' = 0, 'none' = 1, 'session' = 2, 'per_call' = 3, 'denied' = 4),
-    `privilege` Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
-    `external_target` LowCardinality(String),
-    `external_requests` Int64,
-    `side_effect_started` Bool,
-    `args_raw` String,
-    `args_normalized` String
-)
-AS SELECT
-    tenant,
-    event_id,
-    time,
-    service,
-    service_version,
-    environment,
-    tool,
-    request_id,
-    session_id,
-    run_id,
-    client_name,
-    client_version,
-    revision_client,
-    revision_server,
-    revision_validated,
-    outcome,
-    adapter_id,
-    approval,
-    privilege,
-    external_target,
-    external_requests,
-    side_effect_started,
-    args_raw,
-    args_normalized
-FROM mcpdrift.events_in
-WHERE event_name = 'mcp.drift.call';
-
 CREATE MATERIALIZED VIEW mcpdrift.calls_1d_mv TO mcpdrift.calls_1d
 (
     `tenant` LowCardinality(String),
@@ -897,6 +846,7 @@ CREATE MATERIALIZED VIEW mcpdrift.events_mv TO mcpdrift.events
     `client_name` String,
     `client_version` String,
     `revision_client` String,
+    `revision_client_source` Enum8('' = 0, 'declared' = 1, 'listed' = 2, 'inferred' = 3),
     `revision_server` String,
     `revision_validated` String,
     `revision_before` String,
@@ -927,9 +877,15 @@ CREATE MATERIALIZED VIEW mcpdrift.events_mv TO mcpdrift.events
     `adapter_revision_to` String,
     `adapter_window_end` DateTime('UTC'),
     `contract_field` String,
-    `attributes` Map(String, String)
+    `definition` String,
+    `args_raw` String,
+    `args_normalized` String,
+    `attributes` Map(String, String),
+    `audited` UInt8
 )
-AS SELECT * EXCEPT (args_raw, args_normalized)
+AS SELECT
+    *,
+    event_name = 'mcp.drift.call' AS audited
 FROM mcpdrift.events_in;
 
 CREATE MATERIALIZED VIEW mcpdrift.propagation_events_mv TO mcpdrift.propagation_events

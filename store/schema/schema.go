@@ -69,7 +69,8 @@ type Options struct {
 	Database string
 	// RetentionDays is how long raw events and rollups are kept.
 	RetentionDays int
-	// AuditRetentionDays is how long call arguments are kept.
+	// AuditRetentionDays is how long call arguments are kept: at most
+	// RetentionDays, since they are columns of the events (a column TTL).
 	AuditRetentionDays int
 	// Cluster is the name of the ClickHouse cluster (a remote_servers entry,
 	// with {shard} and {replica} macros on every node) to create the schema
@@ -104,6 +105,9 @@ func (o Options) Validate() error {
 	}
 	if o.AuditRetentionDays < 1 {
 		return fmt.Errorf("invalid audit retention of %d days: want at least 1", o.AuditRetentionDays)
+	}
+	if o.AuditRetentionDays > o.RetentionDays {
+		return fmt.Errorf("invalid audit retention of %d days: want at most the retention, %d days: call arguments are kept in the events", o.AuditRetentionDays, o.RetentionDays)
 	}
 	if o.Cluster != "" && !clusterRE.MatchString(o.Cluster) {
 		return fmt.Errorf("invalid cluster %q: want letters, digits, '_', '-' or '.'", o.Cluster)
@@ -509,6 +513,53 @@ func applyRetention(ctx context.Context, db Execer, opts Options) error {
 		if err := db.Exec(ctx, sql, nil); err != nil {
 			return fmt.Errorf("cannot set the retention of %s to %d days: %w", r.table, days[r.table], err)
 		}
+	}
+	return applyColumnRetention(ctx, db, opts)
+}
+
+// auditColumns are the columns of events that keep a call's arguments, for
+// the audit retention (a column TTL: an expired value becomes empty at the
+// next merge, the row stays for the events' retention).
+var auditColumns = []string{"args_raw", "args_normalized"}
+
+//go:embed column_ttl_todo.sql
+var columnTTLTodoSQL string
+
+// applyColumnRetention sets the TTL of auditColumns to the audit
+// retention, where it differs. A column's TTL is not in engine_full, so
+// it is matched in create_table_query, as "`args_raw` String CODEC(…) TTL
+// …": the column's name in the pattern tells it from the table's TTL.
+func applyColumnRetention(ctx context.Context, db Execer, opts Options) error {
+	days := opts.AuditRetentionDays
+	patterns := make([]string, len(auditColumns))
+	modify := make([]string, len(auditColumns))
+	for i, col := range auditColumns {
+		patterns[i] = clausePattern(fmt.Sprintf("`%s` String CODEC(ZSTD(3)) TTL toDateTime(time) + toIntervalDay(%d)", col, days))
+		modify[i] = fmt.Sprintf("MODIFY COLUMN %s TTL toDateTime(time) + INTERVAL %d DAY", col, days)
+	}
+	table := "events"
+	if opts.Cluster != "" {
+		table += LocalSuffix
+	}
+	tables := "system.tables"
+	if opts.Cluster != "" {
+		tables = "clusterAllReplicas(" + quote(opts.Cluster) + ", system.tables)"
+	}
+	var todo []struct {
+		Name string `json:"name"`
+	}
+	q := store.Query{Name: "schema_audit_retention", SQL: strings.ReplaceAll(columnTTLTodoSQL, "{{.Tables}}", tables)}
+	params := store.Params{}.String("database", opts.Database).String("table", table).
+		String("has", regexp.QuoteMeta("`"+auditColumns[0]+"` ")).String("clause", strings.Join(patterns, ".*"))
+	if err := db.Query(ctx, q, params, &todo); err != nil {
+		return fmt.Errorf("cannot read the audit retention of events: %w", err)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	sql := fmt.Sprintf("%s %s SETTINGS materialize_ttl_after_modify = 0", alterTable(opts, "events"), strings.Join(modify, ", "))
+	if err := db.Exec(ctx, sql, nil); err != nil {
+		return fmt.Errorf("cannot set the audit retention of events' %s to %d days: %w", strings.Join(auditColumns, ", "), days, err)
 	}
 	return nil
 }

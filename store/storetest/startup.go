@@ -48,21 +48,44 @@ func CheckStartupRunsNoDDL(t *testing.T, ex schema.Execer, opts schema.Options) 
 		t.Errorf("the second start-up ran %d statements, want none (the first ran %d):\n%s", len(got), len(first.Stmts), strings.Join(got, ";\n"))
 	}
 	// A shorter retention: every table whose TTL is not capped below it.
+	// The audit retention, at most the retention, follows it: audit_calls'
+	// TTL and one statement for the columns of events that keep the
+	// arguments (their TTL).
 	shorter := opts
-	shorter.RetentionDays = 10
+	shorter.RetentionDays, shorter.AuditRetentionDays = 10, 10
 	got := start(shorter)
-	const want = 13 // the 16 tables with a retention, but the 2 minute tiers (2 days) and audit_calls (its own setting)
-	ttl := 0
+	const want = 14 // the 16 tables with a retention, but the 2 minute tiers (2 days)
+	ttl, columns := 0, 0
 	for _, s := range got {
-		if strings.Contains(s, " MODIFY TTL ") {
+		switch {
+		case strings.Contains(s, " MODIFY TTL "):
 			ttl++
+		case strings.Contains(s, " MODIFY COLUMN args_raw TTL ") && strings.Contains(s, " MODIFY COLUMN args_normalized TTL "):
+			columns++
 		}
 	}
-	if ttl != want || len(got) != want {
-		t.Errorf("a start-up with a retention of 10 days ran %d statements, %d of them MODIFY TTL, want %d:\n%s", len(got), ttl, want, strings.Join(got, ";\n"))
+	if ttl != want || columns != 1 || len(got) != want+1 {
+		t.Errorf("a start-up with a retention of 10 days ran %d statements, %d of them MODIFY TTL and %d MODIFY COLUMN TTL, want %d and 1:\n%s", len(got), ttl, columns, want, strings.Join(got, ";\n"))
 	}
 	if got := start(shorter); len(got) != 0 {
 		t.Errorf("the start-up after the retention changed ran %d statements, want none:\n%s", len(got), strings.Join(got, ";\n"))
+	}
+	// A shorter audit retention alone: audit_calls and the columns.
+	audit := shorter
+	audit.AuditRetentionDays = 3
+	if got := start(audit); len(got) != 2 || !strings.Contains(got[0], "audit_calls") || !strings.Contains(got[1], " MODIFY COLUMN args_raw TTL toDateTime(time) + INTERVAL 3 DAY") {
+		t.Errorf("a start-up with an audit retention of 3 days ran %d statements, want audit_calls' TTL and the columns':\n%s", len(got), strings.Join(got, ";\n"))
+	}
+	if got := start(audit); len(got) != 0 {
+		t.Errorf("the start-up after the audit retention changed ran %d statements, want none:\n%s", len(got), strings.Join(got, ";\n"))
+	}
+	// An audit retention longer than the retention is refused, with no
+	// statement run.
+	longer := shorter
+	longer.AuditRetentionDays = 11
+	c := &Counting{Execer: ex}
+	if _, err := schema.Apply(ctx, c, longer); err == nil || len(c.Stmts) != 0 {
+		t.Errorf("an audit retention of 11 days over a retention of 10: err %v, %d statements run; want an error and none", err, len(c.Stmts))
 	}
 	t.Logf("statements run: first start-up %d, second 0, with a new retention %d, after it 0", len(first.Stmts), len(got))
 }

@@ -30,7 +30,7 @@ func New() *Section { return &Section{Config: embedded.DefaultConfig(app.Default
 func (s *Section) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Dir, "data.dir", s.Dir, "data directory of the embedded store (one process owns it)")
 	fs.IntVar(&s.Config.Schema.RetentionDays, "retention.days", s.Config.Schema.RetentionDays, "days raw events and rollups are kept")
-	fs.IntVar(&s.Config.Schema.AuditRetentionDays, "audit.retention.days", s.Config.Schema.AuditRetentionDays, "days call arguments (the audit table) are kept")
+	fs.IntVar(&s.Config.Schema.AuditRetentionDays, "audit.retention.days", s.Config.Schema.AuditRetentionDays, "days call arguments are kept for the audit (at most -retention.days)")
 }
 
 // Validate implements app.StoreSection.

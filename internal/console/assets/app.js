@@ -179,7 +179,7 @@
       const v = form.elements[k].value.trim();
       if (v && !(k === 'from' && v === DEFAULT_FROM)) n.set(k, v);
     }
-    for (const k of ['run', 'session', 'request_id', 'old']) if (q.get(k)) n.set(k, q.get(k));
+    for (const k of ['run', 'session', 'request_id', 'old', 'drift_server', 'drift', 'max_calls']) if (q.get(k)) n.set(k, q.get(k));
     const s = n.toString();
     go(encodePath(path) + (s ? '?' + s : ''));
   });
@@ -619,6 +619,130 @@
           ], body.tools), md);
       }, gen);
     });
+    driftSection(q, gen, source, f.elements.old);
+  }
+
+  // The verdicts that pass (drifttest.Verdict.Pass); any other fails.
+  const DRIFT_PASS = new Set(['normalized', 'rejected', 'removed', 'current']);
+  const driftFails = r => r.verdict && !DRIFT_PASS.has(r.verdict);
+  // driftAnswer says what the server answered, as the CLI's table does.
+  function driftAnswer(a) {
+    if (!a) return 'not sent';
+    if (a.error) return 'error: ' + a.error;
+    if (a.is_error) return a.structured && a.structured.error_code ? a.structured.error_code : 'error: ' + (a.text || '');
+    return 'success';
+  }
+
+  // driftSection runs the drift test (POST drifttest) against a running
+  // MCP server with the old list of the release check: the pasted one, or
+  // what the URL's service advertises now. It SENDS REAL CALLS, to hosts
+  // the server's operator allowed; GET drifttest says whether this token
+  // may, and the form stays off with the reason when not. The URL holds
+  // the server, the calls per tool and what was last shown (drift=dry or
+  // drift=run). A link re-runs a dry run (with the deployed list: a pasted
+  // one is not in the URL) and never a real one: it says so, and waits for
+  // the button.
+  function driftSection(q, gen, source, oldArea) {
+    const server = el('input', { type: 'url', name: 'drift_server', size: 40, required: true, autocomplete: 'off',
+      placeholder: 'http://staging.internal:3000/mcp', 'aria-label': 'MCP server under test' });
+    server.value = q.get('drift_server') || '';
+    const calls = el('input', { type: 'number', name: 'max_calls', min: 1, 'aria-label': 'Calls per tool' });
+    const dry = el('button', { type: 'submit', name: 'dry' }, 'Dry run');
+    const run = el('button', { type: 'submit', name: 'run', class: 'danger' }, 'Run: send real calls');
+    const controls = [server, calls, dry, run];
+    for (const c of controls) c.disabled = true;
+    const df = el('form', { class: 'drift', 'aria-label': 'Drift test' },
+      el('label', { class: 'pick' }, 'MCP server ', server), ' ', el('label', { class: 'pick' }, 'Calls per tool ', calls), ' ', dry, ' ', run);
+    const status = el('div', { class: 'slot' });
+    const note = el('div', {});
+    const results = el('div', { class: 'slot' });
+    main.append(el('h2', { id: 'drift-title', text: 'Drift test against a running server' }),
+      el('p', { class: 'warning', text: 'Sends real tools/call requests to the server you name, as agents that planned with the old list would: ' +
+        'point it at a test or staging deployment. A dry run lists its tools and shows the calls without sending any.' }),
+      status, df, note, results);
+
+    const start = dryRun => {
+      const cur = state().q;
+      const body = { server: server.value.trim(), dry_run: dryRun };
+      if (calls.value) body.max_calls = Number(calls.value);
+      if (source.value === 'deployed') {
+        body.deployed = { service: cur.get('service') || '', environment: cur.get('environment') || '' };
+      } else {
+        try {
+          body.old = JSON.parse(oldArea.value);
+        } catch (e) {
+          results.replaceChildren(failure(new Error('the old list must be JSON: ' + e.message)));
+          return;
+        }
+      }
+      const u = new URL(location.href);
+      u.searchParams.set('drift_server', body.server);
+      u.searchParams.set('drift', dryRun ? 'dry' : 'run');
+      if (calls.value) u.searchParams.set('max_calls', calls.value); else u.searchParams.delete('max_calls');
+      history.replaceState(null, '', u.pathname + u.search);
+      note.replaceChildren();
+      section(results, api('/api/v1/drifttest', null, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body) }), driftResults, gen);
+    };
+    df.addEventListener('submit', e => {
+      e.preventDefault();
+      start(!(e.submitter && e.submitter.name === 'run'));
+    });
+
+    section(status, api('/api/v1/drifttest'), s => {
+      if (!s.enabled || !s.allowed) return el('p', { class: 'state note', 'data-k': 'drift_off', text: 'The drift test is off here: ' + s.detail + '.' });
+      for (const c of controls) c.disabled = false;
+      calls.max = s.max_calls_per_tool;
+      calls.value = q.get('max_calls') || s.default_max_calls;
+      const mode = q.get('drift');
+      if (mode === 'run') {
+        note.replaceChildren(el('p', { class: 'state note', 'data-k': 'drift_link', role: 'note',
+          text: 'This link named a drift test that sends real calls: a link never starts one. Press “Run: send real calls” to send them.' }));
+      } else if (mode === 'dry' && server.value && source.value === 'deployed') {
+        start(true);
+      } else if (mode === 'dry' && server.value) {
+        note.replaceChildren(el('p', { class: 'state note', 'data-k': 'drift_link', role: 'note',
+          text: 'Paste the old list, then press “Dry run”: a pasted list is not kept in the link.' }));
+      }
+      return el('p', { 'data-k': 'drift_hosts' }, 'This server may call ' + s.allow_hosts.join(', ') + '; at most ' + s.max_calls_per_tool +
+        ' calls per tool, ' + s.timeout_s + ' s per test.');
+    }, gen);
+  }
+
+  // driftResults shows a drift test's calls, failures first, each with
+  // the server's answer and its verdict.
+  function driftResults(body) {
+    const r = body.report;
+    const tools = new Set(r.results.map(x => x.tool)).size;
+    let head, cls;
+    if (r.dry_run) {
+      head = 'dry run: ' + r.results.length + ' calls to ' + tools + ' tools of ' + r.server + ', none sent';
+      cls = 'verdict';
+    } else if (body.pass) {
+      head = 'pass: every old call was adapted or rejected cleanly (' + r.results.length + ' calls to ' + tools + ' changed or removed tools)';
+      cls = 'verdict verdict-ready';
+    } else {
+      head = 'fail: ' + body.failures + ' of ' + r.results.length + " old calls broke the seed's rules";
+      cls = 'verdict verdict-blocked';
+    }
+    const rows = r.results.map((x, i) => Object.assign({ n: i }, x));
+    rows.sort((a, b) => driftFails(b) - driftFails(a) || a.n - b.n);
+    return el('div', {},
+      el('p', { 'data-k': 'drift_pass', class: cls, text: head }),
+      rows.length === 0 ? empty('No tool changed or was removed: nothing to send.') : table('Drift test', [
+        { title: 'Tool', key: 'tool', value: x => x.tool },
+        { title: 'Revisions', key: 'revisions', value: x => el('span', {}, revCell(x.old_revision), ' → ', x.new_revision ? revCell(x.new_revision) : 'removed') },
+        { title: 'Client', key: 'pass', value: x => x.pass },
+        { title: 'Arguments', key: 'arguments', value: x => {
+          // Cut as the CLI's table cuts them; the whole in a tooltip.
+          const full = JSON.stringify(x.arguments);
+          return el('code', { title: full, 'data-full': full }, full.length > 120 ? full.slice(0, 120) + '…' : full);
+        } },
+        { title: 'Answer', key: 'answer', value: x => driftAnswer(x.answer) },
+        { title: 'Verdict', key: 'verdict', value: x => x.verdict ? el('span', { class: 'verdict ' + (driftFails(x) ? 'verdict-blocked' : 'verdict-ready'), text: x.verdict }) : DASH },
+        { title: 'Reason', key: 'reason', value: x => text(x.reason) },
+      ], rows),
+      r.unchanged.length ? el('p', { 'data-k': 'drift_unchanged' }, 'Unchanged, not called: ' + r.unchanged.join(', ') + '.') : null);
   }
 
   route();

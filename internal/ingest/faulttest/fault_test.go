@@ -400,7 +400,7 @@ func check(t *testing.T, l *load, s stored) (dups, missing int) {
 	if missing > 0 || dups > 0 {
 		t.Errorf("of %d acknowledged events, %d are missing and %d stored more than once", len(l.acked), missing, dups)
 	}
-	t.Logf("stored per table: events %d, audit_calls %d, recent_calls %d, calls_1h %d, calls_1d %d, usage_1h %d, usage_1d %d",
+	t.Logf("stored per table: events %d, audited %d, recent_calls %d, calls_1h %d, calls_1d %d, usage_1h %d, usage_1d %d",
 		s.Sums.Events, s.Sums.Audit, s.Sums.Recent, s.Sums.Calls1h, s.Sums.Calls1d, s.Sums.Usage1h, s.Sums.Usage1d)
 	if s.Sums.Events != total || s.Sums.Audit != total || s.Sums.Recent != total || s.Sums.Calls1h != total || s.Sums.Calls1d != total ||
 		s.Sums.Usage1h != total || s.Sums.Usage1d != total {

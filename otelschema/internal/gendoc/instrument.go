@@ -51,6 +51,36 @@ func writeInstrumenting(w io.Writer) error {
 	p("present, not null and not the empty string. Title, description, icons and `_meta` do not change\n")
 	p("it. A server computes its revisions when a tool is added, never per call.\n\n")
 
+	p("A server may instead declare the tool digest of SEP-2636 (`tools/manifest`, an open proposal in\n")
+	p("`modelcontextprotocol/modelcontextprotocol`): %s and the lowercase hex SHA-256 of the RFC 8785\n", code(mcpgo.DigestPrefix))
+	p("form of the **whole** Tool object as served, title, description, icons and `_meta` included.\n")
+	p("The one member left out is %s in `_meta` (and `_meta`, when that was its only key): it\n", code(mcpgo.MetaRevision))
+	p("carries the revision, which may be this digest; a Tool without it gets exactly the proposal's\n")
+	p("digest. Its revision is %s and the same hex (mcpgo: `Contract.ToolDigest`, `ToolDigest`,\n", code(mcpgo.ToolDigestPrefix))
+	p("`ToolRevision`; mcpts: `toolDigest`, `toolRevision`), so that it is never read as a digest of\n")
+	p("the other kind. A revision's form says its algorithm; no stored field does:\n\n")
+	p("| Form | Algorithm | Label in the registry |\n| --- | --- | --- |\n")
+	for _, a := range otelschema.RevisionAlgorithms() {
+		form := "any other string (`2`, FastMCP's `v2`)"
+		switch a {
+		case otelschema.AlgorithmV1:
+			form = code(otelschema.DigestPrefixV1) + " and 64 lowercase hex digits"
+		case otelschema.AlgorithmTool:
+			form = code(otelschema.DigestPrefixTool) + " and 64 lowercase hex digits"
+		}
+		p("| %s | %s | %s |\n", form, code(string(a)), a.Label())
+	}
+	p("\nmcpdrift's own digest stays v1; it does not follow the whole-Tool form. A revision names the\n")
+	p("contract a call is checked against: a call planned with an older revision is rejected as stale\n")
+	p("unless an adapter serves it, and every new revision is a release to the reports. A digest over\n")
+	p("the whole Tool would make an edit of a description, a title, an icon or a vendor `_meta` key such\n")
+	p("a release, and reject the calls in flight, for no change of what a call may send or receive.\n")
+	p("It would also give every stored revision a new name at the upgrade. A server that wants the\n")
+	p("proposal's identity declares it, and accepts that consequence. Revisions of different forms\n")
+	p("compare by their stored definitions, never by their names: the registry's change between a v1\n")
+	p("revision and a tool-digest revision of the same definition is no change (`internal/registry`,\n")
+	p("`TestRevisionForms`).\n\n")
+
 	p("### `_meta` keys\n\n")
 	p("| Key | On | Meaning |\n| --- | --- | --- |\n")
 	for _, m := range []struct{ key, on, doc string }{

@@ -57,6 +57,29 @@ type digestJSON struct {
 	Fields      []string        `json:"fields"`
 	Annotations annotationsJSON `json:"annotations"`
 	Doc         string          `json:"doc"`
+	// Tool says the SEP-2636 tool digest and how a revision records it.
+	Tool toolDigestJSON `json:"tool"`
+	// Forms are the forms a revision takes, each with its algorithm.
+	Forms []revisionFormJSON `json:"forms"`
+}
+
+// toolDigestJSON says the SEP-2636 tool digest: over the whole Tool
+// object, written with Prefix, recorded as a revision under
+// RevisionPrefix.
+type toolDigestJSON struct {
+	Prefix         string `json:"prefix"`
+	RevisionPrefix string `json:"revision_prefix"`
+	// Omitted is the _meta key left out of the object digested.
+	OmittedMeta string `json:"omitted_meta"`
+	Doc         string `json:"doc"`
+}
+
+// revisionFormJSON is one form of revision: Prefix and 64 lowercase hex
+// digits, or (Prefix empty) any other string.
+type revisionFormJSON struct {
+	Algorithm string `json:"algorithm"`
+	Prefix    string `json:"prefix,omitempty"`
+	Label     string `json:"label"`
 }
 
 // annotationsJSON says how the annotations enter the digest: as the MCP Go
@@ -155,6 +178,13 @@ func conventionsJSON() ([]byte, error) {
 			Fields:      []string{"name", "inputSchema", "outputSchema", "annotations"},
 			Annotations: ann,
 			Doc:         "The revision of a tool definition without an explicit one: the prefix and the lowercase hex SHA-256 of the canonical JSON of an object holding those of the fields that are present and not null, the annotations as `annotations` says.",
+			Tool: toolDigestJSON{
+				Prefix:         mcpgo.DigestPrefix,
+				RevisionPrefix: mcpgo.ToolDigestPrefix,
+				OmittedMeta:    mcpgo.MetaRevision,
+				Doc:            "SEP-2636's tool digest: the prefix and the lowercase hex SHA-256 of the canonical JSON of the whole Tool object as served, `omitted_meta` left out of its `_meta` (and `_meta` when that was its only key). A revision records it as `revision_prefix` and the same hex.",
+			},
+			Forms: revisionForms(),
 		},
 	}
 	for _, s := range otelschema.Events() {
@@ -184,4 +214,14 @@ func conventionsJSON() ([]byte, error) {
 		return nil, err
 	}
 	return []byte(b.String()), nil
+}
+
+// revisionForms lists otelschema.RevisionAlgorithms with their prefixes.
+func revisionForms() []revisionFormJSON {
+	prefix := map[otelschema.RevisionAlgorithm]string{otelschema.AlgorithmV1: otelschema.DigestPrefixV1, otelschema.AlgorithmTool: otelschema.DigestPrefixTool}
+	var out []revisionFormJSON
+	for _, a := range otelschema.RevisionAlgorithms() {
+		out = append(out, revisionFormJSON{Algorithm: string(a), Prefix: prefix[a], Label: a.Label()})
+	}
+	return out
 }

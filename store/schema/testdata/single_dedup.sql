@@ -1801,6 +1801,25 @@ ARRAY JOIN arrayFilter(x -> x.1 != '', [
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=e74a87ae463dd583bbbd03f04994343545dae10419b3d69d5b5028f881319868, name=violations_view, version=14;
 
+ALTER TABLE mcpdrift.events
+    ADD COLUMN IF NOT EXISTS args_raw String CODEC(ZSTD(3)) TTL toDateTime(time) + INTERVAL 30 DAY AFTER contract_field,
+    ADD COLUMN IF NOT EXISTS args_normalized String CODEC(ZSTD(3)) TTL toDateTime(time) + INTERVAL 30 DAY AFTER args_raw,
+    ADD COLUMN IF NOT EXISTS audited Bool AFTER args_normalized;
+
+ALTER TABLE mcpdrift.events
+    ADD INDEX IF NOT EXISTS idx_request request_id TYPE bloom_filter(0.01) GRANULARITY 4;
+
+DROP VIEW IF EXISTS mcpdrift.audit_calls_mv;
+
+DROP VIEW IF EXISTS mcpdrift.events_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.events_mv TO mcpdrift.events AS
+SELECT *, event_name = 'mcp.drift.call' AS audited
+FROM mcpdrift.events_in;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=c7201651ead8abfa338af159c78eb7a099097040b421ee5d5ae68ab0941922e1, name=audit_in_events, version=15;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})

@@ -169,7 +169,7 @@ func printCounts(ctx context.Context, st *embedded.Store) error {
 	}
 	q = store.Query{Name: "fault_sums", SQL: `SELECT
 		(SELECT toInt64(count()) FROM mcpdrift.events WHERE event_name = 'mcp.drift.call') AS events,
-		(SELECT toInt64(count()) FROM mcpdrift.audit_calls) AS audit,
+		(SELECT toInt64(count()) FROM mcpdrift.events WHERE audited) AS audit,
 		(SELECT toInt64(count()) FROM mcpdrift.recent_calls) AS recent_calls,
 		(SELECT toInt64(sum(calls)) FROM mcpdrift.calls_1h) AS calls_1h,
 		(SELECT toInt64(sum(calls)) FROM mcpdrift.calls_1d) AS calls_1d,
