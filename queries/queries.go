@@ -51,6 +51,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/schema"
@@ -361,24 +362,13 @@ func endQuery(span trace.Span, dest any, err error) {
 	span.End()
 }
 
-// ToolRow is one tool seen in the window.
-type ToolRow struct {
-	Tool            string    `json:"tool"`
-	ClientRevisions []string  `json:"client_revisions"`
-	ServerRevisions []string  `json:"server_revisions"`
-	Adapters        []string  `json:"adapters"`
-	Calls           uint64    `json:"calls"`
-	FirstSeen       time.Time `json:"first_seen"`
-	LastSeen        time.Time `json:"last_seen"`
-}
-
 // Tools lists the tools called in the window with their revisions and
 // adapters. It is served from the call rollups.
-func (r *Runner) Tools(ctx context.Context, f Filter) ([]ToolRow, error) {
+func (r *Runner) Tools(ctx context.Context, f Filter) ([]apiv1.ToolRow, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	rows := []ToolRow{}
+	rows := []apiv1.ToolRow{}
 	if err := r.run(ctx, "tools", r.Plan(f.From, f.To).bind(f), &rows); err != nil {
 		return nil, err
 	}
