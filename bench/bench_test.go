@@ -98,7 +98,8 @@ func TestSuiteSmoke(t *testing.T) {
 		"floor_views.minor_faults_per_kevent", "ingest_store.minor_faults_per_kevent", "ingest_store.go_minor_faults_per_kevent",
 		"client_no_store.cpu_us_per_event", "client_store.cpu_us_per_event",
 		"report_load.events_per_s", "report_load.store_cpu_us_per_event", "report_load.optimize_s",
-		"storage.events.bytes_per_event", "storage.audit_args.bytes_per_event",
+		// storage.audit_args needs Wide parts, which a load this small has none of.
+		"storage.events.bytes_per_event",
 		"storage.calls_1h.bytes_per_event", "storage.calls_1d.bytes_per_event",
 		"storage.repairs_1h.bytes_per_event", "storage.total.bytes_per_event",
 		"overload.offered_events_per_s", "overload.accepted_events_per_s", "overload.refused_pct", "overload.peak_rss_mib",

@@ -21,9 +21,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
-	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -103,7 +102,7 @@ func measureConsole(ctx context.Context, cfg Config, st *embedded.Store, db stri
 	base := web.client.BaseURL
 
 	// The adapter with the most calls, and the tool with the most.
-	var adapters apiclient.ReportBody[queries.AdapterRow]
+	var adapters apiv1.ReportBody[apiv1.AdapterRow]
 	body, err := web.client.Get(ctx, "/api/v1/reports/adapter-retirement", web.query)
 	if err == nil {
 		err = json.Unmarshal(body, &adapters)
@@ -114,7 +113,7 @@ func measureConsole(ctx context.Context, cfg Config, st *embedded.Store, db stri
 	if len(adapters.Rows) == 0 {
 		return nil, errors.New("the load has no adapter to open")
 	}
-	adapter := slices.MaxFunc(adapters.Rows, func(a, b queries.AdapterRow) int { return cmp.Compare(a.Calls, b.Calls) }).AdapterID
+	adapter := slices.MaxFunc(adapters.Rows, func(a, b apiv1.AdapterRow) int { return cmp.Compare(a.Calls, b.Calls) }).AdapterID
 	pages := []consolePage{
 		{name: "adapters", path: "/adapters", want: 1},
 		{name: "adapter", path: "/adapters/" + url.PathEscape(adapter), want: 2},

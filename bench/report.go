@@ -519,15 +519,20 @@ func (r *Report) reportFigures(add func(Figure), ratio func(Figure, string, floa
 		args := float64(s.AuditArgsBytes) / float64(s.Events)
 		for _, t := range s.Tables {
 			f := Figure{ID: "storage." + t.Table + ".bytes_per_event", Label: "(g) on disk: " + t.Table, Value: t.BytesPerEvent, Unit: "B/event"}
-			if t.Table == "events" {
+			if t.Table == "events" && s.AuditArgsBytes > 0 {
 				// The target is the raw events': the audit's arguments, kept
-				// in events on their own retention, are a figure apart.
+				// in events on their own retention, are a figure apart. Their
+				// size is known for Wide parts only (as the columns' table
+				// says); with Compact parts the events' figure holds them.
 				raw := t.BytesPerEvent - args
 				f.Label, f.Value = "(g) on disk: events, the audit's arguments apart", raw
 				f.Target, f.Met = fmt.Sprintf("≤ %.0f B/event", targetBytesPerEvent), met(raw <= targetBytesPerEvent)
 				add(f)
 				add(Figure{ID: "storage.audit_args.bytes_per_event", Label: "(g) on disk: the audit's arguments (events.args_raw, args_normalized)", Value: args, Unit: "B/event"})
 			} else {
+				if t.Table == "events" {
+					f.Target, f.Met = fmt.Sprintf("≤ %.0f B/event", targetBytesPerEvent), met(t.BytesPerEvent <= targetBytesPerEvent)
+				}
 				add(f)
 			}
 			total += t.BytesPerEvent

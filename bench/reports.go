@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -472,7 +473,7 @@ const repairQuantileTolerance = 0.05
 // repairsAgree compares two Repairs answers: every count exactly, the
 // repair times within repairQuantileTolerance.
 func repairsAgree(a, b any) bool {
-	ra, rb := a.([]queries.RepairRow), b.([]queries.RepairRow)
+	ra, rb := a.([]apiv1.RepairRow), b.([]apiv1.RepairRow)
 	if len(ra) != len(rb) {
 		return false
 	}
@@ -692,7 +693,7 @@ func measureReports(ctx context.Context, cfg Config, st *embedded.Store, db stri
 		}
 		if c.id == "stale_usage" {
 			var calls uint64
-			for _, row := range ans.([]queries.StaleUsageRow) {
+			for _, row := range ans.([]apiv1.StaleUsageRow) {
 				calls += row.Calls
 			}
 			if int64(calls) != load.Calls {

@@ -2,7 +2,8 @@
 -- arguments, the handler build, the approval decision, the external target
 -- and the revisions. Searched by run, session, request id and the common
 -- filter; ordered by (time, event_id) and paginated by a cursor on it.
--- Read from the audited calls (tiers.tmpl).
+-- Read from the audited calls, a page of each of their two tables
+-- (tiers.tmpl, "audited_page").
 SELECT time, event_id, tool, service, service_version, environment,
        request_id, session_id, run_id,
        client_name, client_version,
@@ -10,7 +11,7 @@ SELECT time, event_id, tool, service, service_version, environment,
        toString(outcome) AS outcome, adapter_id, toString(approval) AS approval,
        toString(privilege) AS privilege, external_target, external_requests,
        side_effect_started, args_raw, args_normalized
-FROM {{template "audited_calls" .}}
+FROM {{template "audited_page" .}}
 ORDER BY time, event_id
 LIMIT {limit:UInt32}
 -- Sorting a tool's calls beats reading them in key order here (the first

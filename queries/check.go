@@ -3,6 +3,8 @@ package queries
 import (
 	"context"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // CheckUsageRow is the use, in the window, of one tool by the clients that
@@ -34,7 +36,7 @@ type CheckUsageRow struct {
 	// semantic or authority change in the window, whatever the revision.
 	RetriesAcrossChange uint64 `json:"retries_across_change"`
 	// Callers lists each client's use, most calls first.
-	Callers []ClientUsage `json:"callers"`
+	Callers []apiv1.ClientUsage `json:"callers"`
 }
 
 // checkUsageResult is a row of check_usage.sql before its callers are

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -42,7 +43,7 @@ func TestCheckUsage(t *testing.T) {
 	want := queries.CheckUsageRow{Tool: "deploy_preview", RevisionClient: "2",
 		Calls: 107, Sessions: 15, Runs: 7, Clients: 2, MaxPrivilege: "write", MaxSessionAgeS: 4500,
 		FirstSeen: at("2099-03-09T13:00:00Z"), LastSeen: at("2099-03-15T14:41:00Z"),
-		Callers: []queries.ClientUsage{
+		Callers: []apiv1.ClientUsage{
 			{Client: "cursor@0.48.0", Calls: 93, MaxSessionAgeS: agePtr(4500), MaxPrivilege: "write"},
 			{Client: "claude-desktop@1.2.0", Calls: 14, MaxSessionAgeS: agePtr(2460), MaxPrivilege: "write"},
 		}}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -28,7 +29,7 @@ func TestHandComputedFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		find := func(tool, rc, rs string) queries.StaleUsageRow {
+		find := func(tool, rc, rs string) apiv1.StaleUsageRow {
 			t.Helper()
 			for _, row := range rows {
 				if row.Tool == tool && row.RevisionClient == rc && row.RevisionServer == rs {
@@ -36,7 +37,7 @@ func TestHandComputedFigures(t *testing.T) {
 				}
 			}
 			t.Fatalf("no stale usage row for %s %s→%s", tool, rc, rs)
-			return queries.StaleUsageRow{}
+			return apiv1.StaleUsageRow{}
 		}
 		// deploy_preview 1→2: 35 from claude-desktop@0.9.1 (8-d a day) and
 		// 7 from legacy-bot's run; none in the week before, which the store
@@ -47,7 +48,7 @@ func TestHandComputedFigures(t *testing.T) {
 		d := find("deploy_preview", "1", "2")
 		staleTrue := true
 		class, change := "bounded_migration", dropDryRun
-		want := queries.StaleUsageRow{Tool: "deploy_preview", RevisionClient: "1", RevisionServer: "2", Stale: &staleTrue,
+		want := apiv1.StaleUsageRow{Tool: "deploy_preview", RevisionClient: "1", RevisionServer: "2", Stale: &staleTrue,
 			Calls: 42, Normalized: 42, Sessions: 8, Runs: 1, Clients: 2,
 			FirstSeen: fixture.Now.Add(-7*24*time.Hour + 3*time.Hour), LastSeen: fixture.Now.Add(-20 * time.Hour),
 			CallsPrevious: 0, PreviousFrom: fixture.Now.Add(-14 * 24 * time.Hour), Trend: nil,
@@ -90,7 +91,7 @@ func TestHandComputedFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		type key struct{ tool, code, client string }
-		got := map[key]queries.RejectionRow{}
+		got := map[key]apiv1.RejectionRow{}
 		for _, row := range rows {
 			got[key{row.Tool, row.ErrorCode, row.ClientName + "@" + row.ClientVersion}] = row
 		}
@@ -187,13 +188,13 @@ func TestHandComputedFigures(t *testing.T) {
 	})
 
 	t.Run("AdapterRetirement", func(t *testing.T) {
-		verdicts := func(f queries.Filter) map[string]queries.AdapterRow {
+		verdicts := func(f queries.Filter) map[string]apiv1.AdapterRow {
 			t.Helper()
 			rows, err := r.AdapterRetirement(c, f, retire)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := map[string]queries.AdapterRow{}
+			m := map[string]apiv1.AdapterRow{}
 			for _, row := range rows {
 				m[row.AdapterID] = row
 			}
@@ -254,10 +255,10 @@ func TestHandComputedFigures(t *testing.T) {
 	})
 
 	t.Run("AdapterRetirementUnknownRevision", func(t *testing.T) {
-		run := func(f queries.Filter, o queries.RetirementOptions) map[string]queries.AdapterRow {
+		run := func(f queries.Filter, o queries.RetirementOptions) map[string]apiv1.AdapterRow {
 			t.Helper()
-			m := map[string]queries.AdapterRow{}
-			for _, get := range []func(context.Context, queries.Filter, queries.RetirementOptions) ([]queries.AdapterRow, error){r.AdapterRetirement, r.RawAdapterRetirement} {
+			m := map[string]apiv1.AdapterRow{}
+			for _, get := range []func(context.Context, queries.Filter, queries.RetirementOptions) ([]apiv1.AdapterRow, error){r.AdapterRetirement, r.RawAdapterRetirement} {
 				rows, err := get(c, f, o)
 				if err != nil {
 					t.Fatal(err)
@@ -321,7 +322,7 @@ func TestHandComputedFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		p50, p95, lagMax := 7500.0, 52800.0, int64(60000)
-		want := []queries.PropagationRow{{Tool: "create_issue", NotifiedSessions: 5, RefreshedSessions: 4, NeverRefreshed: 1,
+		want := []apiv1.PropagationRow{{Tool: "create_issue", NotifiedSessions: 5, RefreshedSessions: 4, NeverRefreshed: 1,
 			LagP50Ms: &p50, LagP95Ms: &p95, LagMaxMs: &lagMax,
 			StaleCallsAfterNotice: 5, StaleCallsAfterRefresh: 1, SessionsWithStaleCalls: 3}}
 		if !reflect.DeepEqual(rows, want) {
@@ -334,7 +335,7 @@ func TestHandComputedFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[[2]string]queries.RevisionSourceRow{}
+		got := map[[2]string]apiv1.RevisionSourceRow{}
 		for _, row := range rows {
 			if row.Declared+row.Listed+row.Inferred+row.Unknown != row.Calls {
 				t.Errorf("%s × %s: the sources sum to %d of %d calls", row.Tool, row.Client, row.Declared+row.Listed+row.Inferred+row.Unknown, row.Calls)
@@ -342,7 +343,7 @@ func TestHandComputedFigures(t *testing.T) {
 			got[[2]string{row.Tool, row.Client}] = row
 		}
 		share := func(n, d float64) *float64 { v := n / d; return &v }
-		for k, w := range map[[2]string]queries.RevisionSourceRow{
+		for k, w := range map[[2]string]apiv1.RevisionSourceRow{
 			// 13 calls of cline's: 4 + 2 listed, 3 inferred, and 4 unknown:
 			// 2 + 1 without a revision, 1 that says listed without one.
 			{"list_projects", "cline@3.17.0"}: {Calls: 13, Listed: 6, Inferred: 3, Unknown: 4, UnknownShare: share(4, 13)},
@@ -381,7 +382,7 @@ func TestHandComputedFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []queries.RevisionSourceRow{{Tool: "list_projects", Client: "cline@3.17.0", Calls: 10, Listed: 4, Inferred: 3, Unknown: 3, UnknownShare: share(3, 10)}}
+		want := []apiv1.RevisionSourceRow{{Tool: "list_projects", Client: "cline@3.17.0", Calls: 10, Listed: 4, Inferred: 3, Unknown: 3, UnknownShare: share(3, 10)}}
 		if !reflect.DeepEqual(rows, want) {
 			t.Errorf("cline in the last 36 h:\n got %s\nwant %s", js(rows), js(want))
 		}
@@ -390,27 +391,27 @@ func TestHandComputedFigures(t *testing.T) {
 	t.Run("ContractErrors", func(t *testing.T) {
 		t0 := fixture.Now.Add(-2*24*time.Hour + 6*time.Hour)
 		rate := func(n, d float64) *float64 { v := n / d; return &v }
-		fields := func(fs ...queries.ContractField) []queries.ContractField {
-			return append([]queries.ContractField{}, fs...)
+		fields := func(fs ...apiv1.ContractField) []apiv1.ContractField {
+			return append([]apiv1.ContractField{}, fs...)
 		}
-		cd := queries.ContractErrorRow{Client: "claude-desktop@1.2.0", ContractErrors: 2,
-			Fields:    fields(queries.ContractField{Tool: "create_issue", Field: "issue.id", ContractErrors: 2}),
+		cd := apiv1.ContractErrorRow{Client: "claude-desktop@1.2.0", ContractErrors: 2,
+			Fields:    fields(apiv1.ContractField{Tool: "create_issue", Field: "issue.id", ContractErrors: 2}),
 			Refreshes: 6, FailedRefreshes: 1, RefreshFailureRate: rate(1, 6), Sessions: 5, LastSeen: t0.Add(3 * time.Minute)}
-		cur := queries.ContractErrorRow{Client: "cursor@0.48.0", ContractErrors: 3,
-			Fields: fields(queries.ContractField{Tool: "send_payment", Field: "transfer.id", ContractErrors: 2},
-				queries.ContractField{Tool: "create_issue", Field: "issue.url", ContractErrors: 1}),
+		cur := apiv1.ContractErrorRow{Client: "cursor@0.48.0", ContractErrors: 3,
+			Fields: fields(apiv1.ContractField{Tool: "send_payment", Field: "transfer.id", ContractErrors: 2},
+				apiv1.ContractField{Tool: "create_issue", Field: "issue.url", ContractErrors: 1}),
 			Refreshes: 2, FailedRefreshes: 1, RefreshFailureRate: rate(1, 2), Sessions: 1, LastSeen: fixture.Now.Add(-3*time.Hour + 4*time.Minute)}
-		cline := queries.ContractErrorRow{Client: "cline@3.17.0", ContractErrors: 1,
-			Fields:    fields(queries.ContractField{Tool: "list_projects", Field: "projects[].id", ContractErrors: 1}),
+		cline := apiv1.ContractErrorRow{Client: "cline@3.17.0", ContractErrors: 1,
+			Fields:    fields(apiv1.ContractField{Tool: "list_projects", Field: "projects[].id", ContractErrors: 1}),
 			Refreshes: 2, FailedRefreshes: 1, RefreshFailureRate: rate(1, 2), Sessions: 1, LastSeen: fixture.Now.Add(-5*24*time.Hour + 7*time.Minute)}
-		check := func(name string, f queries.Filter, want ...queries.ContractErrorRow) {
+		check := func(name string, f queries.Filter, want ...apiv1.ContractErrorRow) {
 			t.Helper()
 			rows, err := r.ContractErrors(c, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want == nil {
-				want = []queries.ContractErrorRow{}
+				want = []apiv1.ContractErrorRow{}
 			}
 			if !reflect.DeepEqual(rows, want) {
 				t.Errorf("%s:\n got %s\nwant %s", name, js(rows), js(want))
@@ -423,7 +424,7 @@ func TestHandComputedFigures(t *testing.T) {
 		f := a
 		f.Tool = "create_issue"
 		curTool := cur
-		curTool.ContractErrors, curTool.Fields = 1, fields(queries.ContractField{Tool: "create_issue", Field: "issue.url", ContractErrors: 1})
+		curTool.ContractErrors, curTool.Fields = 1, fields(apiv1.ContractField{Tool: "create_issue", Field: "issue.url", ContractErrors: 1})
 		clineTool := cline
 		clineTool.ContractErrors, clineTool.Fields = 0, fields()
 		check("tool create_issue", f, cd, clineTool, curTool)
@@ -450,7 +451,7 @@ func TestHandComputedFigures(t *testing.T) {
 		check("service", f, cline)
 		// Tenant B: one refresh of cursor's and no contract error.
 		b := week(fixture.TenantB)
-		check("tenant B", b, queries.ContractErrorRow{Client: "cursor@0.48.0", Fields: fields(), Refreshes: 1, RefreshFailureRate: rate(0, 1),
+		check("tenant B", b, apiv1.ContractErrorRow{Client: "cursor@0.48.0", Fields: fields(), Refreshes: 1, RefreshFailureRate: rate(0, 1),
 			Sessions: 1, LastSeen: fixture.Now.Add(-24*time.Hour + time.Hour + 5*time.Second)})
 	})
 
@@ -801,7 +802,7 @@ func isEmptyReports(s string, toolFilter bool) bool {
 	for i, p := range parts {
 		switch i {
 		case 6, 11: // adapters: registry rows may remain, but without calls
-			var rows []queries.AdapterRow
+			var rows []apiv1.AdapterRow
 			if json.Unmarshal(p, &rows) != nil {
 				return false
 			}
@@ -811,7 +812,7 @@ func isEmptyReports(s string, toolFilter bool) bool {
 				}
 			}
 		case 14: // contract errors: a tool filter leaves the refreshes
-			var rows []queries.ContractErrorRow
+			var rows []apiv1.ContractErrorRow
 			if json.Unmarshal(p, &rows) != nil || (!toolFilter && len(rows) != 0) {
 				return false
 			}
@@ -846,7 +847,7 @@ func TestPagination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var walked []queries.ViolationRow
+	var walked []apiv1.ViolationRow
 	page := queries.Page{Limit: 2}
 	for n := 0; ; n++ {
 		p, err := r.Violations(c, a, page)
@@ -874,7 +875,7 @@ func TestPagination(t *testing.T) {
 	if whole.Next == "" {
 		t.Fatal("the audit fits one page of the maximum: the test needs more calls")
 	}
-	var rows []queries.AuditRow
+	var rows []apiv1.AuditRow
 	page = queries.Page{Limit: 333}
 	for len(rows) < len(whole.Rows) {
 		p, err := r.Audit(c, audit, page)
@@ -921,7 +922,7 @@ func TestFiltersNarrow(t *testing.T) {
 	r := runner(t)
 	c := ctx(t)
 	a := week(fixture.TenantA)
-	total := func(rows []queries.StaleUsageRow) (n uint64) {
+	total := func(rows []apiv1.StaleUsageRow) (n uint64) {
 		for _, row := range rows {
 			n += row.Calls
 		}
@@ -948,7 +949,7 @@ func TestFiltersNarrow(t *testing.T) {
 			fl.edit(&f)
 			for _, run := range []struct {
 				name string
-				fn   func(context.Context, queries.Filter) ([]queries.StaleUsageRow, error)
+				fn   func(context.Context, queries.Filter) ([]apiv1.StaleUsageRow, error)
 			}{{"rollups", r.StaleUsage}, {"raw", r.RawStaleUsage}} {
 				rows, err := run.fn(c, f)
 				if err != nil {

@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
@@ -16,15 +17,15 @@ import (
 
 // RawPropagation is Propagation computed from the raw events: the fallback,
 // and the reference the narrow table must equal.
-func (r *Runner) RawPropagation(ctx context.Context, f Filter) ([]PropagationRow, error) {
+func (r *Runner) RawPropagation(ctx context.Context, f Filter) ([]apiv1.PropagationRow, error) {
 	return r.propagation(ctx, f, "propagation_raw")
 }
 
-func (r *Runner) propagation(ctx context.Context, f Filter, query string) ([]PropagationRow, error) {
+func (r *Runner) propagation(ctx context.Context, f Filter, query string) ([]apiv1.PropagationRow, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	rows := []PropagationRow{}
+	rows := []apiv1.PropagationRow{}
 	if err := r.run(ctx, query, r.resolve(f).call(), &rows); err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func (r *Runner) violations(ctx context.Context, f Filter, page Page, query stri
 		q.params.Strings("removed_adapters", removed)
 		q.shape.Removed = len(removed) > 0
 	}
-	rows := []ViolationRow{}
+	rows := []apiv1.ViolationRow{}
 	if err := r.run(ctx, query, q, &rows); err != nil {
 		return ViolationPage{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -215,7 +216,7 @@ func TestViolationsPagesWithoutRemovals(t *testing.T) {
 			if !reflect.DeepEqual(narrow, raw) {
 				t.Errorf("tool %q: violations by pages of %d differ from raw:\nnarrow %s\n   raw %s", tool, limit, js(narrow), js(raw))
 			}
-			var rows []queries.ViolationRow
+			var rows []apiv1.ViolationRow
 			for _, p := range narrow {
 				rows = append(rows, p.Rows...)
 			}

@@ -51,6 +51,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/schema"
@@ -202,7 +203,7 @@ func New(q store.Querier, database string, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read tiers.tmpl: %w", err)
 	}
-	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans, "dim": seriesDim, "list": func(s ...string) []string { return s }}).Parse(string(shared))
+	base, err := template.New("tiers.tmpl").Option("missingkey=error").Funcs(template.FuncMap{"spans": inSpans, "dim": seriesDim, "list": func(s ...string) []string { return s }, "audit": auditOf}).Parse(string(shared))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse tiers.tmpl: %w", err)
 	}
@@ -361,26 +362,24 @@ func endQuery(span trace.Span, dest any, err error) {
 	span.End()
 }
 
-// ToolRow is one tool seen in the window.
-type ToolRow struct {
-	Tool            string    `json:"tool"`
-	ClientRevisions []string  `json:"client_revisions"`
-	ServerRevisions []string  `json:"server_revisions"`
-	Adapters        []string  `json:"adapters"`
-	Calls           uint64    `json:"calls"`
-	FirstSeen       time.Time `json:"first_seen"`
-	LastSeen        time.Time `json:"last_seen"`
-}
-
 // Tools lists the tools called in the window with their revisions and
 // adapters. It is served from the call rollups.
-func (r *Runner) Tools(ctx context.Context, f Filter) ([]ToolRow, error) {
+func (r *Runner) Tools(ctx context.Context, f Filter) ([]apiv1.ToolRow, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	rows := []ToolRow{}
+	rows := []apiv1.ToolRow{}
 	if err := r.run(ctx, "tools", r.Plan(f.From, f.To).bind(f), &rows); err != nil {
 		return nil, err
 	}
 	return rows, nil
 }
+
+// auditSource is what tiers.tmpl's "audit_where" renders: the query's data
+// and the table, events or audit_calls, whose audited calls it filters.
+type auditSource struct {
+	Q     any
+	Table string
+}
+
+func auditOf(q any, table string) auditSource { return auditSource{Q: q, Table: table} }

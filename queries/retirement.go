@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
 )
 
@@ -83,109 +84,9 @@ func (o RetirementOptions) withDefaults() (RetirementOptions, error) {
 	return o, nil
 }
 
-// ClientUsage is one client's use of an adapter.
-type ClientUsage struct {
-	// Client is name@version (or the name alone when no version is known).
-	Client string `json:"client"`
-	Calls  uint64 `json:"calls"`
-	// MaxSessionAgeS is the oldest known session age; null when none of
-	// the client's calls carried one.
-	MaxSessionAgeS *int64 `json:"max_session_age_s"`
-	// MaxPrivilege is the highest known privilege; "" when none was given.
-	MaxPrivilege string `json:"max_privilege"`
-	// UnknownAgeCalls and UnknownPrivilegeCalls count the calls without a
-	// session age and without a privilege.
-	UnknownAgeCalls       uint64 `json:"unknown_age_calls"`
-	UnknownPrivilegeCalls uint64 `json:"unknown_privilege_calls"`
-	// UnknownRevisionCalls counts, in the adapter retirement report, the
-	// client's calls to the adapter's tool, through it or not, that did
-	// not say which revision they were planned with: a client may have
-	// made such calls and none through the adapter (Calls 0). Always 0 in
-	// the release check, which lists those clients apart.
-	UnknownRevisionCalls uint64 `json:"unknown_revision_calls"`
-}
-
-// AdapterRow is one compatibility adapter and whether it can be retired.
-type AdapterRow struct {
-	AdapterID string `json:"adapter_id"`
-	Tool      string `json:"tool"`
-	// Registered is true when a server declared the adapter (dev.mcpdrift.adapter);
-	// the next four fields come from its latest declaration.
-	Registered   bool   `json:"registered"`
-	RevisionFrom string `json:"revision_from"`
-	RevisionTo   string `json:"revision_to"`
-	// ChangeClass is the class the server declared for the change the
-	// adapter bridges.
-	ChangeClass string     `json:"change_class"`
-	WindowEnd   *time.Time `json:"window_end"`
-	// WindowEnded is true when the declared window had ended by now.
-	WindowEnded bool `json:"window_ended"`
-	// RegistryChangeClass and Change are the change from RevisionFrom to
-	// RevisionTo in the registry of advertised definitions, as
-	// StaleUsageRow's ChangeClass and Change: what the adapter bridges,
-	// which Reason names too. The class is computed from the definitions
-	// and may differ from the declared ChangeClass. Both null when either
-	// revision is unknown to the registry.
-	RegistryChangeClass *string `json:"registry_change_class"`
-	Change              *string `json:"change"`
-	// Calls through the adapter in the window, and their share of the
-	// tool's calls (ToolCalls).
-	Calls     uint64  `json:"calls"`
-	ToolCalls uint64  `json:"tool_calls"`
-	Share     float64 `json:"share"`
-	// WouldBeRejected is the what-if: the calls the adapter normalised in
-	// the window, which would have been rejected without it.
-	WouldBeRejected uint64 `json:"would_be_rejected"`
-	// FirstSeen is the first call through the adapter in the window.
-	FirstSeen *time.Time `json:"first_seen"`
-	// LastSeen is the last call through it at all, in the window or not
-	// (as far back as the retention), under the report's filters; null
-	// when none is stored. LastSeenInWindow says whether it lies in the
-	// window.
-	LastSeen         *time.Time `json:"last_seen"`
-	LastSeenInWindow bool       `json:"last_seen_in_window"`
-	Sessions         uint64     `json:"sessions"`
-	Clients          uint64     `json:"clients"`
-	Services         uint64     `json:"services"`
-	ServiceNames     []string   `json:"service_names"`
-	// MaxPrivilege is the highest privilege among the calls ("" when none
-	// carried one), and MaxSessionAgeS the age of the oldest session that
-	// made one (null when none carried an age).
-	MaxPrivilege   string `json:"max_privilege"`
-	MaxSessionAgeS *int64 `json:"max_session_age_s"`
-	// UnknownAgeCalls and UnknownPrivilegeCalls count the calls in the
-	// window without a session age and without a privilege.
-	UnknownAgeCalls       uint64 `json:"unknown_age_calls"`
-	UnknownPrivilegeCalls uint64 `json:"unknown_privilege_calls"`
-	// UnknownRevisionCalls counts the calls to the adapter's tool in the
-	// window, through the adapter or not, that did not say which revision
-	// their client planned with (dev.mcpdrift.revision.client absent), under
-	// the report's filters and client exclusions. The adapter may serve
-	// such a caller unbeknown: any puts an adapter within the thresholds
-	// at risk, unless RetirementOptions.UnknownSafe.
-	UnknownRevisionCalls uint64 `json:"unknown_revision_calls"`
-	// RemovedToolSuccesses counts the removed_tool_success violations
-	// through the adapter in the window (see Violations): a removed tool's
-	// call that succeeded through it. Any blocks its retirement.
-	RemovedToolSuccesses uint64 `json:"removed_tool_successes"`
-	// Callers lists every client's use, most calls first: the clients of
-	// the calls through the adapter, and those of the calls to its tool
-	// without a client revision.
-	Callers []ClientUsage `json:"callers"`
-
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
-	// BlockingClients are the callers that stand in the way (for
-	// blocked: those that called through the adapter; for at_risk: the
-	// long-running or privileged ones and those whose session age,
-	// privilege or revision is unknown), most calls first, at most
-	// RetirementOptions.TopClients.
-	BlockingClients []ClientUsage `json:"blocking_clients"`
-}
-
 // adapterResult is a row of adapter_retirement.sql before judge.
 type adapterResult struct {
-	AdapterRow
+	apiv1.AdapterRow
 	RawCallers        []rawCaller        `json:"callers_raw"`
 	RawUnknownCallers []rawUnknownCaller `json:"unknown_callers_raw"`
 }
@@ -212,18 +113,18 @@ type rawCaller struct {
 // on calls) with its remaining use and a verdict: ready, blocked or at_risk.
 // Clients in f.ExcludeClients are left out of every figure. Served from the
 // rollups (see RollupsFor) and the adapters table.
-func (r *Runner) AdapterRetirement(ctx context.Context, f Filter, o RetirementOptions) ([]AdapterRow, error) {
+func (r *Runner) AdapterRetirement(ctx context.Context, f Filter, o RetirementOptions) ([]apiv1.AdapterRow, error) {
 	return r.adapterRetirement(ctx, f, o, "adapter_retirement")
 }
 
 // RawAdapterRetirement is AdapterRetirement computed from the raw events
 // over the same resolved window: the fallback, and the reference the
 // rollups must equal.
-func (r *Runner) RawAdapterRetirement(ctx context.Context, f Filter, o RetirementOptions) ([]AdapterRow, error) {
+func (r *Runner) RawAdapterRetirement(ctx context.Context, f Filter, o RetirementOptions) ([]apiv1.AdapterRow, error) {
 	return r.adapterRetirement(ctx, f, o, "adapter_retirement_raw")
 }
 
-func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOptions, query string) ([]AdapterRow, error) {
+func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOptions, query string) ([]apiv1.AdapterRow, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -236,11 +137,11 @@ func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOp
 		return nil, err
 	}
 	now := r.now()
-	rows := make([]AdapterRow, len(res))
+	rows := make([]apiv1.AdapterRow, len(res))
 	pairs := make([]revisionPair, len(res))
 	for i := range res {
 		rows[i] = res[i].AdapterRow
-		rows[i].judge(res[i].RawCallers, res[i].RawUnknownCallers, o, now)
+		judge(&rows[i], res[i].RawCallers, res[i].RawUnknownCallers, o, now)
 		pairs[i] = revisionPair{rows[i].Tool, rows[i].RevisionFrom, rows[i].RevisionTo}
 	}
 	changes, err := r.changesOf(ctx, f, pairs)
@@ -249,14 +150,14 @@ func (r *Runner) adapterRetirement(ctx context.Context, f Filter, o RetirementOp
 	}
 	for i := range rows {
 		rows[i].RegistryChangeClass, rows[i].Change = change(changes, pairs[i])
-		rows[i].bridges()
+		bridges(&rows[i])
 	}
 	return rows, nil
 }
 
 // bridges adds to the reason what the adapter bridges, when the registry
 // knows both of its revisions.
-func (a *AdapterRow) bridges() {
+func bridges(a *apiv1.AdapterRow) {
 	switch {
 	case a.Change == nil:
 	case *a.RegistryChangeClass == "":
@@ -271,10 +172,10 @@ func isPrivileged(p string) bool { return p == "destructive" || p == "credential
 // judge fills the callers, the verdict, the reason and the blocking clients.
 // clientUsages names each caller name@version and sorts them, most calls
 // first.
-func clientUsages(callers []rawCaller) []ClientUsage {
-	out := make([]ClientUsage, 0, len(callers))
+func clientUsages(callers []rawCaller) []apiv1.ClientUsage {
+	out := make([]apiv1.ClientUsage, 0, len(callers))
 	for _, c := range callers {
-		u := ClientUsage{Client: clientName(c.Name, c.Version), Calls: c.Calls, MaxPrivilege: c.MaxPrivilege,
+		u := apiv1.ClientUsage{Client: clientName(c.Name, c.Version), Calls: c.Calls, MaxPrivilege: c.MaxPrivilege,
 			UnknownAgeCalls: c.UnknownAge, UnknownPrivilegeCalls: c.UnknownPrivilege}
 		if c.MaxSessionAgeS > 0 {
 			u.MaxSessionAgeS = &c.MaxSessionAgeS
@@ -299,7 +200,7 @@ func clientName(name, version string) string {
 
 // sortUsages sorts client usages most calls first, then most calls
 // without a client revision, then by name.
-func sortUsages(us []ClientUsage) {
+func sortUsages(us []apiv1.ClientUsage) {
 	sort.Slice(us, func(i, j int) bool {
 		if us[i].Calls != us[j].Calls {
 			return us[i].Calls > us[j].Calls
@@ -314,12 +215,12 @@ func sortUsages(us []ClientUsage) {
 // withUnknownRevisions adds to the callers through an adapter each
 // client's calls to its tool without a client revision, a client that made
 // none through it included (with Calls 0).
-func withUnknownRevisions(callers []ClientUsage, unknown []rawUnknownCaller) []ClientUsage {
+func withUnknownRevisions(callers []apiv1.ClientUsage, unknown []rawUnknownCaller) []apiv1.ClientUsage {
 	for _, k := range unknown {
 		name := clientName(k.Name, k.Version)
-		i := slices.IndexFunc(callers, func(c ClientUsage) bool { return c.Client == name })
+		i := slices.IndexFunc(callers, func(c apiv1.ClientUsage) bool { return c.Client == name })
 		if i < 0 {
-			callers = append(callers, ClientUsage{Client: name})
+			callers = append(callers, apiv1.ClientUsage{Client: name})
 			i = len(callers) - 1
 		}
 		callers[i].UnknownRevisionCalls += k.Calls
@@ -328,7 +229,7 @@ func withUnknownRevisions(callers []ClientUsage, unknown []rawUnknownCaller) []C
 	return callers
 }
 
-func (a *AdapterRow) judge(callers []rawCaller, unknownCallers []rawUnknownCaller, o RetirementOptions, now time.Time) {
+func judge(a *apiv1.AdapterRow, callers []rawCaller, unknownCallers []rawUnknownCaller, o RetirementOptions, now time.Time) {
 	a.Callers = withUnknownRevisions(clientUsages(callers), unknownCallers)
 	if a.WindowEnd != nil {
 		a.WindowEnded = !a.WindowEnd.After(now)
@@ -339,7 +240,7 @@ func (a *AdapterRow) judge(callers []rawCaller, unknownCallers []rawUnknownCalle
 
 	longS := int64(o.LongSession / time.Second)
 	long := func(age *int64) bool { return age != nil && *age >= longS }
-	risky := func(c ClientUsage) bool {
+	risky := func(c apiv1.ClientUsage) bool {
 		return long(c.MaxSessionAgeS) || isPrivileged(c.MaxPrivilege) ||
 			(!o.UnknownSafe && c.UnknownAgeCalls+c.UnknownPrivilegeCalls+c.UnknownRevisionCalls > 0)
 	}
@@ -354,14 +255,14 @@ func (a *AdapterRow) judge(callers []rawCaller, unknownCallers []rawUnknownCalle
 	if o.MaxShare >= 0 && a.Share > o.MaxShare {
 		over = append(over, fmt.Sprintf("%s of %s's calls, over the threshold of %s", humanize.Percent(a.Share), a.Tool, humanize.Percent(o.MaxShare)))
 	}
-	unknown := a.unknowns()
+	unknown := unknowns(a)
 	// Calls to the tool without a client revision need no call through
 	// the adapter to put it at risk: a stale caller that said nothing may
 	// be why it is still there.
 	revision := fmt.Sprintf("%s to %s did not say which revision %s planned with", calls(a.UnknownRevisionCalls), a.Tool,
 		humanize.Plural(a.UnknownRevisionCalls, "it was", "they were"))
 	unknownRevision := !o.UnknownSafe && a.UnknownRevisionCalls > 0
-	var blocking []ClientUsage
+	var blocking []apiv1.ClientUsage
 	switch {
 	case len(over) > 0:
 		a.Verdict = VerdictBlocked
@@ -428,12 +329,12 @@ func (a *AdapterRow) judge(callers []rawCaller, unknownCallers []rawUnknownCalle
 	if len(blocking) > o.TopClients {
 		blocking = blocking[:o.TopClients]
 	}
-	a.BlockingClients = append([]ClientUsage{}, blocking...)
+	a.BlockingClients = append([]apiv1.ClientUsage{}, blocking...)
 }
 
 // unknowns says, in words, which calls did not say their session age or
 // privilege: "3 calls without a session age".
-func (a *AdapterRow) unknowns() []string {
+func unknowns(a *apiv1.AdapterRow) []string {
 	var u []string
 	if a.UnknownAgeCalls > 0 {
 		u = append(u, calls(a.UnknownAgeCalls)+" without a session age")

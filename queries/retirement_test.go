@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // TestJudgeUnknownCallers checks the verdicts at the edges the report's
@@ -17,7 +19,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 	safe.UnknownSafe = true
 	for _, tc := range []struct {
 		name     string
-		row      AdapterRow
+		row      apiv1.AdapterRow
 		callers  []rawCaller
 		unknown  []rawUnknownCaller
 		o        RetirementOptions
@@ -26,7 +28,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking []string
 	}{{
 		name: "unknown age is at risk",
-		row:  AdapterRow{Tool: "t", Calls: 3, MaxPrivilege: "read", UnknownAgeCalls: 2},
+		row:  apiv1.AdapterRow{Tool: "t", Calls: 3, MaxPrivilege: "read", UnknownAgeCalls: 2},
 		callers: []rawCaller{
 			{Name: "a", Version: "1", Calls: 2, MaxPrivilege: "read", UnknownAge: 2},
 			{Name: "b", Calls: 1, MaxSessionAgeS: 60, MaxPrivilege: "read"},
@@ -37,7 +39,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking: []string{"a@1"},
 	}, {
 		name:     "unknown privilege is at risk",
-		row:      AdapterRow{Tool: "t", Calls: 1, MaxSessionAgeS: ptr(int64(60)), UnknownPrivilegeCalls: 1},
+		row:      apiv1.AdapterRow{Tool: "t", Calls: 1, MaxSessionAgeS: ptr(int64(60)), UnknownPrivilegeCalls: 1},
 		callers:  []rawCaller{{Name: "a", Calls: 1, MaxSessionAgeS: 60, UnknownPrivilege: 1}},
 		o:        defaults,
 		verdict:  VerdictAtRisk,
@@ -45,14 +47,14 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking: []string{"a"},
 	}, {
 		name:    "unknown judged safe on request, no empty slot",
-		row:     AdapterRow{Tool: "t", Calls: 1, UnknownAgeCalls: 1, UnknownPrivilegeCalls: 1},
+		row:     apiv1.AdapterRow{Tool: "t", Calls: 1, UnknownAgeCalls: 1, UnknownPrivilegeCalls: 1},
 		callers: []rawCaller{{Name: "a", Calls: 1, UnknownAge: 1, UnknownPrivilege: 1}},
 		o:       safe,
 		verdict: VerdictReady,
 		reason:  "1 call within the threshold, from sessions of unknown age with unknown privilege; 1 call without a session age and 1 call without a privilege, judged safe as asked",
 	}, {
 		name:     "long and unknown together",
-		row:      AdapterRow{Tool: "t", Calls: 4, MaxSessionAgeS: ptr(int64(90000)), MaxPrivilege: "write", UnknownAgeCalls: 1},
+		row:      apiv1.AdapterRow{Tool: "t", Calls: 4, MaxSessionAgeS: ptr(int64(90000)), MaxPrivilege: "write", UnknownAgeCalls: 1},
 		callers:  []rawCaller{{Name: "a", Calls: 3, MaxSessionAgeS: 90000, MaxPrivilege: "write"}, {Name: "b", Calls: 1, MaxPrivilege: "write", UnknownAge: 1}},
 		o:        defaults,
 		verdict:  VerdictAtRisk,
@@ -60,14 +62,14 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking: []string{"a", "b"},
 	}, {
 		name:    "known and short is ready",
-		row:     AdapterRow{Tool: "t", Calls: 2, MaxSessionAgeS: ptr(int64(600)), MaxPrivilege: "read"},
+		row:     apiv1.AdapterRow{Tool: "t", Calls: 2, MaxSessionAgeS: ptr(int64(600)), MaxPrivilege: "read"},
 		callers: []rawCaller{{Name: "a", Calls: 2, MaxSessionAgeS: 600, MaxPrivilege: "read"}},
 		o:       defaults,
 		verdict: VerdictReady,
 		reason:  "2 calls within the threshold, from sessions at most 10m old with read privilege",
 	}, {
 		name:     "a removed tool's success blocks",
-		row:      AdapterRow{Tool: "t", Calls: 1, MaxSessionAgeS: ptr(int64(60)), MaxPrivilege: "read", RemovedToolSuccesses: 1},
+		row:      apiv1.AdapterRow{Tool: "t", Calls: 1, MaxSessionAgeS: ptr(int64(60)), MaxPrivilege: "read", RemovedToolSuccesses: 1},
 		callers:  []rawCaller{{Name: "a", Calls: 1, MaxSessionAgeS: 60, MaxPrivilege: "read"}},
 		o:        safe,
 		verdict:  VerdictBlocked,
@@ -75,7 +77,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking: []string{"a"},
 	}, {
 		name:     "calls to its tool without a client revision put an unused adapter at risk",
-		row:      AdapterRow{Tool: "t", UnknownRevisionCalls: 5000},
+		row:      apiv1.AdapterRow{Tool: "t", UnknownRevisionCalls: 5000},
 		unknown:  []rawUnknownCaller{{Name: "goose", Version: "1.0.0", Calls: 4000}, {Name: "inspector", Calls: 1000}},
 		o:        defaults,
 		verdict:  VerdictAtRisk,
@@ -83,14 +85,14 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking: []string{"goose@1.0.0", "inspector"},
 	}, {
 		name:    "calls without a client revision judged safe on request",
-		row:     AdapterRow{Tool: "t", UnknownRevisionCalls: 1},
+		row:     apiv1.AdapterRow{Tool: "t", UnknownRevisionCalls: 1},
 		unknown: []rawUnknownCaller{{Name: "goose", Version: "1.0.0", Calls: 1}},
 		o:       safe,
 		verdict: VerdictReady,
 		reason:  "no calls in the window; 1 call to t did not say which revision it was planned with, judged safe as asked",
 	}, {
 		name:     "known, short and a revision unknown",
-		row:      AdapterRow{Tool: "t", Calls: 2, MaxSessionAgeS: ptr(int64(600)), MaxPrivilege: "read", UnknownRevisionCalls: 3},
+		row:      apiv1.AdapterRow{Tool: "t", Calls: 2, MaxSessionAgeS: ptr(int64(600)), MaxPrivilege: "read", UnknownRevisionCalls: 3},
 		callers:  []rawCaller{{Name: "a", Calls: 2, MaxSessionAgeS: 600, MaxPrivilege: "read"}},
 		unknown:  []rawUnknownCaller{{Name: "b", Calls: 2}, {Name: "a", Calls: 1}},
 		o:        defaults,
@@ -99,7 +101,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking: []string{"a", "b"},
 	}, {
 		name:    "known, short and a revision unknown, judged safe on request",
-		row:     AdapterRow{Tool: "t", Calls: 2, MaxSessionAgeS: ptr(int64(600)), MaxPrivilege: "read", UnknownRevisionCalls: 3},
+		row:     apiv1.AdapterRow{Tool: "t", Calls: 2, MaxSessionAgeS: ptr(int64(600)), MaxPrivilege: "read", UnknownRevisionCalls: 3},
 		callers: []rawCaller{{Name: "a", Calls: 2, MaxSessionAgeS: 600, MaxPrivilege: "read"}},
 		unknown: []rawUnknownCaller{{Name: "b", Calls: 2}, {Name: "a", Calls: 1}},
 		o:       safe,
@@ -107,7 +109,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		reason:  "2 calls within the threshold, from sessions at most 10m old with read privilege; 3 calls to t without a client revision, judged safe as asked",
 	}, {
 		name:     "long-running callers and a revision unknown",
-		row:      AdapterRow{Tool: "t", Calls: 4, MaxSessionAgeS: ptr(int64(90000)), MaxPrivilege: "write", UnknownRevisionCalls: 2},
+		row:      apiv1.AdapterRow{Tool: "t", Calls: 4, MaxSessionAgeS: ptr(int64(90000)), MaxPrivilege: "write", UnknownRevisionCalls: 2},
 		callers:  []rawCaller{{Name: "a", Calls: 4, MaxSessionAgeS: 90000, MaxPrivilege: "write"}},
 		unknown:  []rawUnknownCaller{{Name: "c", Version: "2", Calls: 2}},
 		o:        defaults,
@@ -116,7 +118,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 		blocking: []string{"a", "c@2"},
 	}, {
 		name:     "blocked: only the callers through the adapter block it",
-		row:      AdapterRow{Tool: "t", Calls: 8, MaxSessionAgeS: ptr(int64(60)), MaxPrivilege: "read", UnknownRevisionCalls: 9},
+		row:      apiv1.AdapterRow{Tool: "t", Calls: 8, MaxSessionAgeS: ptr(int64(60)), MaxPrivilege: "read", UnknownRevisionCalls: 9},
 		callers:  []rawCaller{{Name: "a", Calls: 8, MaxSessionAgeS: 60, MaxPrivilege: "read"}},
 		unknown:  []rawUnknownCaller{{Name: "b", Calls: 9}},
 		o:        defaults,
@@ -130,7 +132,7 @@ func TestJudgeUnknownCallers(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := tc.row
-			a.judge(tc.callers, tc.unknown, o, now)
+			judge(&a, tc.callers, tc.unknown, o, now)
 			if a.Verdict != tc.verdict || a.Reason != tc.reason {
 				t.Errorf("verdict %q, reason %q\nwant %q, %q", a.Verdict, a.Reason, tc.verdict, tc.reason)
 			}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // Bounds of a series' buckets.
@@ -235,169 +237,48 @@ func seriesDim(grouped bool, expr, name string) string {
 	return "'' AS " + name
 }
 
-// The points of each report's series. A dimension the series does not
-// group by is empty, and left out of the JSON.
-
-// ToolPoint is the calls of a bucket (Runner.ToolsSeries).
-type ToolPoint struct {
-	Time  time.Time `json:"time"`
-	Tool  string    `json:"tool,omitempty"`
-	Calls uint64    `json:"calls"`
-}
-
-// StaleUsagePoint is the calls of a bucket as the stale-usage report
-// counts them; StaleCalls are those planned with a revision other than the
-// one that executed.
-type StaleUsagePoint struct {
-	Time           time.Time `json:"time"`
-	Tool           string    `json:"tool,omitempty"`
-	RevisionClient string    `json:"revision_client,omitempty"`
-	RevisionServer string    `json:"revision_server,omitempty"`
-	// Client is name@version, or the name alone for a client without a
-	// version.
-	Client     string `json:"client,omitempty"`
-	Calls      uint64 `json:"calls"`
-	StaleCalls uint64 `json:"stale_calls"`
-	Current    uint64 `json:"current"`
-	Normalized uint64 `json:"normalized"`
-	Rejected   uint64 `json:"rejected"`
-	Removed    uint64 `json:"removed"`
-	Failed     uint64 `json:"failed"`
-}
-
-// RejectionPoint is the rejected calls of a bucket (RejectionRow).
-type RejectionPoint struct {
-	Time                 time.Time `json:"time"`
-	Tool                 string    `json:"tool,omitempty"`
-	RevisionClient       string    `json:"revision_client,omitempty"`
-	RevisionServer       string    `json:"revision_server,omitempty"`
-	Outcome              string    `json:"outcome,omitempty"`
-	ErrorCode            string    `json:"error_code,omitempty"`
-	Client               string    `json:"client,omitempty"`
-	Rejected             uint64    `json:"rejected"`
-	SideEffectViolations uint64    `json:"side_effect_violations"`
-}
-
-// RepairPoint is the repairs report's counts of a bucket (RepairRow); the
-// times to repair are the bucket's own, nil when it has none.
-type RepairPoint struct {
-	Time                 time.Time `json:"time"`
-	Tool                 string    `json:"tool,omitempty"`
-	StaleRejections      uint64    `json:"stale_rejections"`
-	Rejections           uint64    `json:"rejections"`
-	RetryCalls           uint64    `json:"retry_calls"`
-	RefreshRetries       uint64    `json:"refresh_retries"`
-	ModelRepairs         uint64    `json:"model_repairs"`
-	HumanApprovals       uint64    `json:"human_approvals"`
-	HumanApprovalsDenied uint64    `json:"human_approvals_denied"`
-	Abandons             uint64    `json:"abandons"`
-	AutomaticRepairs     uint64    `json:"automatic_repairs"`
-	AutomaticSucceeded   uint64    `json:"automatic_succeeded"`
-	AutomaticFailed      uint64    `json:"automatic_failed"`
-	AutomaticRepairP50Ms *float64  `json:"automatic_repair_p50_ms"`
-	AutomaticRepairP95Ms *float64  `json:"automatic_repair_p95_ms"`
-	HumanRepairP50Ms     *float64  `json:"human_repair_p50_ms"`
-	HumanRepairP95Ms     *float64  `json:"human_repair_p95_ms"`
-}
-
-// AdapterPoint is the calls through adapters in a bucket; ToolCalls is the
-// calls of each adapter's tool, summed over the group's adapters.
-type AdapterPoint struct {
-	Time            time.Time `json:"time"`
-	Adapter         string    `json:"adapter,omitempty"`
-	Tool            string    `json:"tool,omitempty"`
-	Calls           uint64    `json:"calls"`
-	WouldBeRejected uint64    `json:"would_be_rejected"`
-	ToolCalls       uint64    `json:"tool_calls"`
-}
-
-// PropagationPoint is the sessions notified in a bucket and what became of
-// them (PropagationRow); the lags are nil when none refreshed.
-type PropagationPoint struct {
-	Time                   time.Time `json:"time"`
-	Tool                   string    `json:"tool,omitempty"`
-	NotifiedSessions       uint64    `json:"notified_sessions"`
-	RefreshedSessions      uint64    `json:"refreshed_sessions"`
-	NeverRefreshed         uint64    `json:"never_refreshed"`
-	LagP50Ms               *float64  `json:"lag_p50_ms"`
-	LagP95Ms               *float64  `json:"lag_p95_ms"`
-	LagMaxMs               *float64  `json:"lag_max_ms"`
-	StaleCallsAfterNotice  uint64    `json:"stale_calls_after_notice"`
-	StaleCallsAfterRefresh uint64    `json:"stale_calls_after_refresh"`
-	SessionsWithStaleCalls uint64    `json:"sessions_with_stale_calls"`
-}
-
-// ViolationPoint is the safety violations of a bucket (ViolationRow).
-type ViolationPoint struct {
-	Time       time.Time `json:"time"`
-	Kind       string    `json:"kind,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	Client     string    `json:"client,omitempty"`
-	Service    string    `json:"service,omitempty"`
-	Outcome    string    `json:"outcome,omitempty"`
-	Violations uint64    `json:"violations"`
-}
+// The points of each report's series are apiv1's (apiv1/points.go).
 
 // ToolsSeries is the tools' calls per bucket.
-func (r *Runner) ToolsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[ToolPoint], error) {
-	return series[ToolPoint](ctx, r, "tools", "tools_series", f, s)
+func (r *Runner) ToolsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[apiv1.ToolPoint], error) {
+	return series[apiv1.ToolPoint](ctx, r, "tools", "tools_series", f, s)
 }
 
 // StaleUsageSeries is the stale-usage report's calls per bucket.
-func (r *Runner) StaleUsageSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[StaleUsagePoint], error) {
-	return series[StaleUsagePoint](ctx, r, "stale-usage", "stale_usage_series", f, s)
+func (r *Runner) StaleUsageSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[apiv1.StaleUsagePoint], error) {
+	return series[apiv1.StaleUsagePoint](ctx, r, "stale-usage", "stale_usage_series", f, s)
 }
 
 // RejectionsSeries is the rejected calls per bucket.
-func (r *Runner) RejectionsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[RejectionPoint], error) {
-	return series[RejectionPoint](ctx, r, "rejections", "rejections_series", f, s)
+func (r *Runner) RejectionsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[apiv1.RejectionPoint], error) {
+	return series[apiv1.RejectionPoint](ctx, r, "rejections", "rejections_series", f, s)
 }
 
 // RepairsSeries is the repairs report's counts per bucket.
-func (r *Runner) RepairsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[RepairPoint], error) {
-	return series[RepairPoint](ctx, r, "repairs", "repairs_series", f, s)
+func (r *Runner) RepairsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[apiv1.RepairPoint], error) {
+	return series[apiv1.RepairPoint](ctx, r, "repairs", "repairs_series", f, s)
 }
 
 // AdapterRetirementSeries is the calls through adapters per bucket.
-func (r *Runner) AdapterRetirementSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[AdapterPoint], error) {
-	return series[AdapterPoint](ctx, r, "adapter-retirement", "adapter_retirement_series", f, s)
+func (r *Runner) AdapterRetirementSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[apiv1.AdapterPoint], error) {
+	return series[apiv1.AdapterPoint](ctx, r, "adapter-retirement", "adapter_retirement_series", f, s)
 }
 
 // PropagationSeries is the notification propagation per bucket of the
 // notifications.
-func (r *Runner) PropagationSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[PropagationPoint], error) {
-	return series[PropagationPoint](ctx, r, "propagation", "propagation_series", f, s)
+func (r *Runner) PropagationSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[apiv1.PropagationPoint], error) {
+	return series[apiv1.PropagationPoint](ctx, r, "propagation", "propagation_series", f, s)
 }
 
 // ViolationsSeries is the safety violations per bucket.
-func (r *Runner) ViolationsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[ViolationPoint], error) {
-	return series[ViolationPoint](ctx, r, "violations", "violations_series", f, s)
-}
-
-// AuditPoint is the audited calls of a bucket (AuditRow): StaleCalls have
-// a client revision and a server revision that differ.
-type AuditPoint struct {
-	Time              time.Time `json:"time"`
-	Tool              string    `json:"tool,omitempty"`
-	Client            string    `json:"client,omitempty"`
-	Outcome           string    `json:"outcome,omitempty"`
-	RevisionClient    string    `json:"revision_client,omitempty"`
-	RevisionServer    string    `json:"revision_server,omitempty"`
-	Adapter           string    `json:"adapter,omitempty"`
-	Privilege         string    `json:"privilege,omitempty"`
-	Approval          string    `json:"approval,omitempty"`
-	Service           string    `json:"service,omitempty"`
-	Environment       string    `json:"environment,omitempty"`
-	Calls             uint64    `json:"calls"`
-	StaleCalls        uint64    `json:"stale_calls"`
-	SideEffectStarted uint64    `json:"side_effect_started"`
-	ExternalRequests  uint64    `json:"external_requests"`
+func (r *Runner) ViolationsSeries(ctx context.Context, f Filter, s SeriesOptions) (Series[apiv1.ViolationPoint], error) {
+	return series[apiv1.ViolationPoint](ctx, r, "violations", "violations_series", f, s)
 }
 
 // AuditSeries is the audited calls per bucket, under the audit's filters.
 // Callers must hold the audit permission, as for Audit.
-func (r *Runner) AuditSeries(ctx context.Context, f AuditFilter, s SeriesOptions) (Series[AuditPoint], error) {
-	return series[AuditPoint](ctx, r, "audit", "audit_series", f.Filter, s, func(c *call) {
+func (r *Runner) AuditSeries(ctx context.Context, f AuditFilter, s SeriesOptions) (Series[apiv1.AuditPoint], error) {
+	return series[apiv1.AuditPoint](ctx, r, "audit", "audit_series", f.Filter, s, func(c *call) {
 		c.params.String("run_id", f.RunID)
 		c.params.String("session_id", f.SessionID)
 		c.params.String("request_id", f.RequestID)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
@@ -61,7 +62,7 @@ func TestSeriesHandComputed(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := fixture.Now.Add(-4 * time.Hour)
-		want := []queries.StaleUsagePoint{
+		want := []apiv1.StaleUsagePoint{
 			{Time: start, Calls: 2, Current: 2},
 			{Time: start.Add(5 * time.Minute), Calls: 3, Current: 3},
 		}

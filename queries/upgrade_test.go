@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -231,7 +232,7 @@ func TestUpgradeBackfills(t *testing.T) {
 // declaredBefore12 makes revision-sources rows what a store answers for
 // calls stored before migration 12, whose rollup rows hold no listed or
 // inferred call: those calls count as declared.
-func declaredBefore12(rows []queries.RevisionSourceRow) {
+func declaredBefore12(rows []apiv1.RevisionSourceRow) {
 	for i := range rows {
 		rows[i].Declared += rows[i].Listed + rows[i].Inferred
 		rows[i].Listed, rows[i].Inferred = 0, 0
@@ -321,7 +322,7 @@ func TestUpgradeRevisionSources(t *testing.T) {
 // say what they followed, as the events of releases before version 10: every
 // retry call is one after "other", and each kind's amplification is 0 where
 // there are rejections of the kind.
-func unstated(rows []queries.RepairRow) {
+func unstated(rows []apiv1.RepairRow) {
 	zero := func(rejections uint64) *float64 {
 		if rejections == 0 {
 			return nil
@@ -428,9 +429,9 @@ func TestUpgradeAudit(t *testing.T) {
 		t.Errorf("the first page after the upgrade differs: %d rows, next %q; want %d rows, next %q", len(got.Rows), got.Next, len(want.Rows), want.Next)
 	}
 	// Every page, across the two sources: each call once, in order.
-	walk := func(r *queries.Runner) []queries.AuditRow {
+	walk := func(r *queries.Runner) []apiv1.AuditRow {
 		t.Helper()
-		var walked []queries.AuditRow
+		var walked []apiv1.AuditRow
 		page := queries.Page{Limit: 333}
 		for n := 0; ; n++ {
 			if n > 1000 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -105,9 +106,9 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 				got["tools"] += row.Calls
 			}
 		}
-		for name, run := range map[string]func(queries.Filter) ([]queries.StaleUsageRow, error){
-			"stale-usage": func(f queries.Filter) ([]queries.StaleUsageRow, error) { return r.StaleUsage(c, f) },
-			"stale-usage raw": func(f queries.Filter) ([]queries.StaleUsageRow, error) {
+		for name, run := range map[string]func(queries.Filter) ([]apiv1.StaleUsageRow, error){
+			"stale-usage": func(f queries.Filter) ([]apiv1.StaleUsageRow, error) { return r.StaleUsage(c, f) },
+			"stale-usage raw": func(f queries.Filter) ([]apiv1.StaleUsageRow, error) {
 				return r.RawStaleUsage(c, f)
 			},
 		} {
@@ -119,9 +120,9 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 				}
 			}
 		}
-		for name, run := range map[string]func(queries.Filter) ([]queries.RejectionRow, error){
-			"rejections":     func(f queries.Filter) ([]queries.RejectionRow, error) { return r.Rejections(c, f) },
-			"rejections raw": func(f queries.Filter) ([]queries.RejectionRow, error) { return r.RawRejections(c, f) },
+		for name, run := range map[string]func(queries.Filter) ([]apiv1.RejectionRow, error){
+			"rejections":     func(f queries.Filter) ([]apiv1.RejectionRow, error) { return r.Rejections(c, f) },
+			"rejections raw": func(f queries.Filter) ([]apiv1.RejectionRow, error) { return r.RawRejections(c, f) },
 		} {
 			rows, err := run(f)
 			must(err)
@@ -129,9 +130,9 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 				got[name] += row.Rejected
 			}
 		}
-		for name, run := range map[string]func(queries.Filter) ([]queries.RepairRow, error){
-			"repairs":     func(f queries.Filter) ([]queries.RepairRow, error) { return r.Repairs(c, f) },
-			"repairs raw": func(f queries.Filter) ([]queries.RepairRow, error) { return r.RawRepairs(c, f) },
+		for name, run := range map[string]func(queries.Filter) ([]apiv1.RepairRow, error){
+			"repairs":     func(f queries.Filter) ([]apiv1.RepairRow, error) { return r.Repairs(c, f) },
+			"repairs raw": func(f queries.Filter) ([]apiv1.RepairRow, error) { return r.RawRepairs(c, f) },
 		} {
 			rows, err := run(f)
 			must(err)
@@ -142,9 +143,9 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 			}
 		}
 		o := queries.RetirementOptions{MaxCalls: 100, MaxShare: -1}
-		for name, run := range map[string]func(queries.Filter) ([]queries.AdapterRow, error){
-			"adapter-retirement":     func(f queries.Filter) ([]queries.AdapterRow, error) { return r.AdapterRetirement(c, f, o) },
-			"adapter-retirement raw": func(f queries.Filter) ([]queries.AdapterRow, error) { return r.RawAdapterRetirement(c, f, o) },
+		for name, run := range map[string]func(queries.Filter) ([]apiv1.AdapterRow, error){
+			"adapter-retirement":     func(f queries.Filter) ([]apiv1.AdapterRow, error) { return r.AdapterRetirement(c, f, o) },
+			"adapter-retirement raw": func(f queries.Filter) ([]apiv1.AdapterRow, error) { return r.RawAdapterRetirement(c, f, o) },
 		} {
 			rows, err := run(f)
 			must(err)
@@ -171,9 +172,9 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 				got["audit"]++
 			}
 		}
-		for name, run := range map[string]func(queries.Filter) ([]queries.PropagationRow, error){
-			"propagation":     func(f queries.Filter) ([]queries.PropagationRow, error) { return r.Propagation(c, f) },
-			"propagation raw": func(f queries.Filter) ([]queries.PropagationRow, error) { return r.RawPropagation(c, f) },
+		for name, run := range map[string]func(queries.Filter) ([]apiv1.PropagationRow, error){
+			"propagation":     func(f queries.Filter) ([]apiv1.PropagationRow, error) { return r.Propagation(c, f) },
+			"propagation raw": func(f queries.Filter) ([]apiv1.PropagationRow, error) { return r.RawPropagation(c, f) },
 		} {
 			rows, err := run(f)
 			must(err)
@@ -181,9 +182,9 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 				got[name] += row.NotifiedSessions
 			}
 		}
-		for name, run := range map[string]func(queries.Filter) ([]queries.RevisionSourceRow, error){
-			"revision-sources":     func(f queries.Filter) ([]queries.RevisionSourceRow, error) { return r.RevisionSources(c, f) },
-			"revision-sources raw": func(f queries.Filter) ([]queries.RevisionSourceRow, error) { return r.RawRevisionSources(c, f) },
+		for name, run := range map[string]func(queries.Filter) ([]apiv1.RevisionSourceRow, error){
+			"revision-sources":     func(f queries.Filter) ([]apiv1.RevisionSourceRow, error) { return r.RevisionSources(c, f) },
+			"revision-sources raw": func(f queries.Filter) ([]apiv1.RevisionSourceRow, error) { return r.RawRevisionSources(c, f) },
 		} {
 			rows, err := run(f)
 			must(err)

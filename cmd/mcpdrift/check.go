@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
@@ -92,7 +93,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cf.authority, "authority-fields", strings.Join(toolchange.DefaultAuthorityFields, ","),
 		"comma-separated field names that widen or redirect an action when added (matched ignoring case, _ and -)")
 	cf.read.register(fs)
-	fs.StringVar(&cf.window, "window", apiclient.DefaultWindow, "with a store: the window, ending now, whose calls weigh the check (14d, 36h)")
+	fs.StringVar(&cf.window, "window", apiv1.DefaultWindow, "with a store: the window, ending now, whose calls weigh the check (14d, 36h)")
 	fs.StringVar(&cf.environment, "environment", "", "with a store: only the calls of this environment")
 	fs.StringVar(&cf.service, "service", "", "with a store: only the calls of this service")
 	fs.Var(&cf.exclude, "exclude-client", "with a store: leave out this client, name or name@version (repeatable)")
@@ -165,7 +166,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	var out any
 	var deployed *registry.Deployed
 	if cf.weighed(fs) || cf.deployed {
-		body, err := cf.weigh(ctx, stderr, apiclient.CheckRequest{Old: oldDoc, New: newDoc, AuthorityFields: fields})
+		body, err := cf.weigh(ctx, stderr, apiv1.CheckRequest{Old: oldDoc, New: newDoc, AuthorityFields: fields})
 		if err != nil {
 			return fail(err)
 		}
@@ -197,7 +198,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 
 // weigh asks the API (or the data directory, served in this process) for
 // the check weighed by usage.
-func (cf *checkFlags) weigh(ctx context.Context, stderr io.Writer, req apiclient.CheckRequest) (apiclient.CheckBody, error) {
+func (cf *checkFlags) weigh(ctx context.Context, stderr io.Writer, req apiv1.CheckRequest) (apiclient.CheckBody, error) {
 	src, err := cf.read.open(ctx, stderr)
 	if err != nil {
 		return apiclient.CheckBody{}, err

@@ -15,10 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/ledgercheck"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
-	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -97,7 +96,7 @@ func TestReportsEqualLedger(t *testing.T) {
 	stale, retire := res.StaleUsage, res.AdapterRetirement
 
 	// The gate agrees with the report for the busiest adapter.
-	var busiest queries.AdapterRow
+	var busiest apiv1.AdapterRow
 	for _, r := range retire {
 		if r.Calls > busiest.Calls {
 			busiest = r
@@ -128,7 +127,7 @@ func TestReportsEqualLedger(t *testing.T) {
 	if !strings.Contains(stderr.String(), "reading "+dataDir+" directly") {
 		t.Errorf("report did not say it reads the data directory: %s", stderr.String())
 	}
-	var again apiclient.ReportBody[queries.StaleUsageRow]
+	var again apiv1.ReportBody[apiv1.StaleUsageRow]
 	if err := json.Unmarshal(direct, &again); err != nil {
 		t.Fatal(err)
 	}

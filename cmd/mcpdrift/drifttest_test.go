@@ -21,12 +21,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
 	"github.com/mcpdrift/mcpdrift/internal/loopback"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
-	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -164,7 +164,7 @@ func TestDrifttestAudit(t *testing.T) {
 		cs.Close()
 		api := &apiclient.Client{BaseURL: "http://" + srv.api}
 		for stored := false; !stored; {
-			var body apiclient.ReportBody[queries.AuditRow]
+			var body apiv1.ReportBody[apiv1.AuditRow]
 			if err := api.GetJSON(ctx, "/api/v1/audit/calls", url.Values{"client": {"release-agent"}}, &body); err != nil {
 				t.Fatal(err)
 			}

@@ -12,10 +12,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/gate"
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // Exit codes of mcpdrift gate.
@@ -46,7 +45,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var rf readFlags
 	rf.register(fs)
-	window := fs.String("window", apiclient.DefaultWindow, "the window, ending now, whose calls count (14d, 36h); the reports' default")
+	window := fs.String("window", apiv1.DefaultWindow, "the window, ending now, whose calls count (14d, 36h); the reports' default")
 	maxCalls := fs.String("max-calls", "", "most calls through the adapter in the window that allow retiring it (default 0 when -max-share is not given)")
 	maxShare := fs.String("max-share", "", "highest share of the tool's calls through the adapter that allows retiring it (0.005 or 0.5%)")
 	longSession := fs.String("long-session", "", "session age from which a caller is long-running and puts the adapter at risk (default 24h)")
@@ -100,7 +99,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer src.close()
 	path, _ := api.ReportPath("adapter-retirement")
-	var report apiclient.ReportBody[queries.AdapterRow]
+	var report apiv1.ReportBody[apiv1.AdapterRow]
 	if err := src.client.GetJSON(ctx, path, q, &report); err != nil {
 		return fail(rf.apiError(err))
 	}

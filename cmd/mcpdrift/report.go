@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/app"
@@ -123,7 +124,7 @@ func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) 
 func answers(ctx context.Context, base string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var h apiclient.Health
+	var h apiv1.Health
 	err := (&apiclient.Client{BaseURL: base}).GetJSON(ctx, "/healthz", nil, &h)
 	return err == nil && h.Status == "ok"
 }
@@ -286,7 +287,7 @@ func tableWidth(flagWidth int, stdout io.Writer) int {
 // parameter a problem names becomes the flag that set it, and a refused
 // token points at -token.
 func (r *readFlags) apiError(err error) error {
-	var p *apiclient.Problem
+	var p *apiv1.Problem
 	if !errors.As(err, &p) || p.Parameter == "" {
 		return err
 	}

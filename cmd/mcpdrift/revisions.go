@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
 )
@@ -87,7 +88,7 @@ func revisionsCmd(args []string, stdout, stderr io.Writer) error {
 			return d.WriteText(stdout)
 		}
 	} else {
-		var h apiclient.RevisionsBody
+		var h apiv1.RevisionsBody
 		if err := getRegistry(ctx, src.client, path+"/revisions", q, &h); err != nil {
 			return read.apiError(err)
 		}

@@ -37,7 +37,7 @@ export type ReportName =
   | 'revision-sources'
   | 'contract-errors';
 
-export type QueryType = ReportName | 'timeseries' | 'variable';
+export type QueryType = ReportName | 'revisions' | 'timeseries' | 'variable';
 
 export type VariableName = 'tools' | 'services' | 'environments' | 'clients' | 'adapters';
 
@@ -119,5 +119,10 @@ export function reportOf(name?: string): CatalogReport | undefined {
 /** The query types an editor offers, with a label a person reads. */
 export const QUERY_TYPE_OPTIONS: Array<{ label: string; value: QueryType; description: string }> = [
   ...catalog.reports.map((r) => ({ label: r.title, value: r.name as QueryType, description: `The ${r.title.toLowerCase()} report as a table` })),
+  {
+    label: 'Revisions of a tool',
+    value: 'revisions',
+    description: "The registry's history of one tool's advertised revisions, with the change between them",
+  },
   { label: 'Time series', value: 'timeseries', description: "A report's counts over the time range, per interval" },
 ];

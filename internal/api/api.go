@@ -26,7 +26,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/console"
 	"github.com/mcpdrift/mcpdrift/internal/render"
@@ -132,30 +132,30 @@ type Pinger interface {
 
 // Reports runs the report queries; *queries.Runner implements it.
 type Reports interface {
-	Tools(ctx context.Context, f queries.Filter) ([]queries.ToolRow, error)
-	StaleUsage(ctx context.Context, f queries.Filter) ([]queries.StaleUsageRow, error)
-	Rejections(ctx context.Context, f queries.Filter) ([]queries.RejectionRow, error)
-	Repairs(ctx context.Context, f queries.Filter) ([]queries.RepairRow, error)
-	AdapterRetirement(ctx context.Context, f queries.Filter, o queries.RetirementOptions) ([]queries.AdapterRow, error)
-	Propagation(ctx context.Context, f queries.Filter) ([]queries.PropagationRow, error)
+	Tools(ctx context.Context, f queries.Filter) ([]apiv1.ToolRow, error)
+	StaleUsage(ctx context.Context, f queries.Filter) ([]apiv1.StaleUsageRow, error)
+	Rejections(ctx context.Context, f queries.Filter) ([]apiv1.RejectionRow, error)
+	Repairs(ctx context.Context, f queries.Filter) ([]apiv1.RepairRow, error)
+	AdapterRetirement(ctx context.Context, f queries.Filter, o queries.RetirementOptions) ([]apiv1.AdapterRow, error)
+	Propagation(ctx context.Context, f queries.Filter) ([]apiv1.PropagationRow, error)
 	Violations(ctx context.Context, f queries.Filter, p queries.Page) (queries.ViolationPage, error)
-	RevisionSources(ctx context.Context, f queries.Filter) ([]queries.RevisionSourceRow, error)
-	ContractErrors(ctx context.Context, f queries.Filter) ([]queries.ContractErrorRow, error)
+	RevisionSources(ctx context.Context, f queries.Filter) ([]apiv1.RevisionSourceRow, error)
+	ContractErrors(ctx context.Context, f queries.Filter) ([]apiv1.ContractErrorRow, error)
 	// ToolRevisions reads the registry of advertised definitions.
 	ToolRevisions(ctx context.Context, f queries.RegistryFilter) ([]queries.ToolRevisionRow, error)
 	Audit(ctx context.Context, f queries.AuditFilter, p queries.Page) (queries.AuditPage, error)
 	// Window is the window every report over [from, to) reads.
 	Window(from, to time.Time) (time.Time, time.Time)
-	ToolsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ToolPoint], error)
-	StaleUsageSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.StaleUsagePoint], error)
-	RejectionsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.RejectionPoint], error)
-	RepairsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.RepairPoint], error)
-	AdapterRetirementSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.AdapterPoint], error)
-	PropagationSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.PropagationPoint], error)
-	ViolationsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error)
-	RevisionSourcesSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.RevisionSourcePoint], error)
-	ContractErrorsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[queries.ContractErrorPoint], error)
-	AuditSeries(ctx context.Context, f queries.AuditFilter, s queries.SeriesOptions) (queries.Series[queries.AuditPoint], error)
+	ToolsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.ToolPoint], error)
+	StaleUsageSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.StaleUsagePoint], error)
+	RejectionsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.RejectionPoint], error)
+	RepairsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.RepairPoint], error)
+	AdapterRetirementSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.AdapterPoint], error)
+	PropagationSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.PropagationPoint], error)
+	ViolationsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.ViolationPoint], error)
+	RevisionSourcesSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.RevisionSourcePoint], error)
+	ContractErrorsSeries(ctx context.Context, f queries.Filter, s queries.SeriesOptions) (queries.Series[apiv1.ContractErrorPoint], error)
+	AuditSeries(ctx context.Context, f queries.AuditFilter, s queries.SeriesOptions) (queries.Series[apiv1.AuditPoint], error)
 	CheckUsage(ctx context.Context, f queries.Filter, tools []string) ([]queries.CheckUsageRow, error)
 }
 
@@ -401,7 +401,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) healthz(c *gin.Context) {
-	writeJSON(c, http.StatusOK, apiclient.Health{Status: "ok", Version: s.version})
+	writeJSON(c, http.StatusOK, apiv1.Health{Status: "ok", Version: s.version})
 }
 
 func (s *Server) readyz(c *gin.Context) {
@@ -419,7 +419,7 @@ func (s *Server) readyz(c *gin.Context) {
 			return
 		}
 	}
-	writeJSON(c, http.StatusOK, apiclient.Health{Status: "ready"})
+	writeJSON(c, http.StatusOK, apiv1.Health{Status: "ready"})
 }
 
 func (s *Server) openAPI(c *gin.Context) {
@@ -578,7 +578,7 @@ func writeJSON(c *gin.Context, status int, v any) {
 
 // problem answers with an RFC 9457 problem document.
 func problem(c *gin.Context, status int, detail, param string) {
-	body, _ := json.Marshal(apiclient.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Parameter: param})
+	body, _ := json.Marshal(apiv1.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Parameter: param})
 	c.Data(status, "application/problem+json", body)
 	c.Abort()
 }

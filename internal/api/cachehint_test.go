@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -45,7 +46,7 @@ func TestCheckDeployedCacheHint(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var req apiclient.CheckRequest
+	var req apiv1.CheckRequest
 	req.New = json.RawMessage(readFile(t, "../../examples/tools-list/new.json"))
 	b, _ := json.Marshal(req)
 	body := decodeCheck(t, post(t, s.Handler(), "/api/v1/check?service=hinted", b))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
@@ -88,7 +89,7 @@ func (s *Server) check(c *gin.Context) {
 		problem(c, http.StatusBadRequest, fmt.Sprintf("cannot read the request: %v", err), "")
 		return
 	}
-	var req apiclient.CheckRequest
+	var req apiv1.CheckRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		problem(c, http.StatusBadRequest, fmt.Sprintf("cannot parse the request of %d bytes as a check request: %v", len(body), err), "")
 		return

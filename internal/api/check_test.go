@@ -14,11 +14,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/reporttest"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // post sends body to target as JSON.
@@ -37,7 +37,7 @@ func post(t *testing.T, h http.Handler, target string, body []byte) response {
 // stays.
 func checkRequest(t *testing.T) []byte {
 	t.Helper()
-	var req apiclient.CheckRequest
+	var req apiv1.CheckRequest
 	for _, f := range []struct {
 		path string
 		dest *json.RawMessage
@@ -97,7 +97,7 @@ func TestCheckWeighed(t *testing.T) {
 		u.MaxSessionAgeS != 4500 || u.MaxPrivilege != "write" || u.OlderCalls != 42 || !slices.Equal(u.OlderRevisions, []string{"1"}) {
 		t.Fatalf("deploy_preview: %+v %+v", d, u)
 	}
-	if want := []queries.ClientUsage{{Client: "cursor@0.48.0", Calls: 93, MaxSessionAgeS: agePtr(4500), MaxPrivilege: "write"},
+	if want := []apiv1.ClientUsage{{Client: "cursor@0.48.0", Calls: 93, MaxSessionAgeS: agePtr(4500), MaxPrivilege: "write"},
 		{Client: "claude-desktop@1.2.0", Calls: 14, MaxSessionAgeS: agePtr(2460), MaxPrivilege: "write"}}; !reflect.DeepEqual(u.Clients, want) {
 		t.Errorf("deploy_preview clients %+v, want %+v", u.Clients, want)
 	}
@@ -212,7 +212,7 @@ func TestCheckErrors(t *testing.T) {
 func TestCheckTenantAndScope(t *testing.T) {
 	tokens, tk := newTokens(t)
 	s, _ := liveServer(t, api.DefaultConfig(), tokens)
-	var req apiclient.CheckRequest
+	var req apiv1.CheckRequest
 	if err := json.Unmarshal(checkRequest(t), &req); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestCheckTenantAndScope(t *testing.T) {
 	}
 	for token, status := range map[string]int{"": http.StatusUnauthorized, tk["a-ingest"]: http.StatusForbidden} {
 		_, err := calls(token)
-		var p *apiclient.Problem
+		var p *apiv1.Problem
 		if !errors.As(err, &p) || p.Status != status {
 			t.Errorf("token %q: %v, want a %d problem", token, err, status)
 		}

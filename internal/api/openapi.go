@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
@@ -19,7 +20,7 @@ import (
 // route, a parameter or a field.
 func OpenAPI(version string) map[string]any {
 	g := &schemaGen{schemas: map[string]any{}}
-	problemRef := g.of(reflect.TypeFor[apiclient.Problem]())
+	problemRef := g.of(reflect.TypeFor[apiv1.Problem]())
 	problemContent := map[string]any{"application/problem+json": map[string]any{"schema": problemRef}}
 	responses := map[string]any{
 		"BadRequest": map[string]any{
@@ -100,11 +101,11 @@ func OpenAPI(version string) map[string]any {
 	}
 	paths[checkPath] = g.checkOperation(checkEndpoint, parameters, ref, problemContent)
 	paths[driftTestPath] = g.driftTestOperations(driftTestEndpoint, ref, problemContent)
-	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiclient.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
+	paths[revisionsEndpoint.path] = g.registryOperation(revisionsEndpoint, reflect.TypeFor[apiv1.RevisionsBody](), "The tool's revisions, per service and environment.", parameters, ref, problemContent)
 	paths[diffEndpoint.path] = g.registryOperation(diffEndpoint, reflect.TypeFor[registry.Diff](), "The change between the two revisions.", parameters, ref, problemContent)
 	paths[deployedEndpoint.path] = g.registryOperation(deployedEndpoint, reflect.TypeFor[registry.Deployed](), "The tools the service advertises now.", parameters, ref, problemContent)
 	paths[servicesEndpoint.path] = g.registryOperation(servicesEndpoint, reflect.TypeFor[apiclient.ServicesBody](), "The services that advertised tools, per environment.", parameters, ref, problemContent)
-	health := g.of(reflect.TypeFor[apiclient.Health]())
+	health := g.of(reflect.TypeFor[apiv1.Health]())
 	paths["/healthz"] = map[string]any{"get": map[string]any{
 		"operationId": "healthz", "tags": []string{"health"}, "summary": "Liveness", "security": []any{},
 		"description": "Answers while the process serves HTTP, with its version.",
@@ -189,7 +190,7 @@ func (g *schemaGen) checkOperation(e *endpoint, parameters map[string]any, ref f
 		"security":    []any{map[string]any{"bearer": []string{string(e.scope)}}},
 		"requestBody": map[string]any{
 			"required": true,
-			"content":  map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiclient.CheckRequest]())}},
+			"content":  map[string]any{"application/json": map[string]any{"schema": g.of(reflect.TypeFor[apiv1.CheckRequest]())}},
 		},
 		"responses": map[string]any{
 			"200": map[string]any{
@@ -315,7 +316,7 @@ type schemaGen struct {
 	schemas map[string]any
 }
 
-// report returns the schema of e's apiclient.ReportBody, registered as
+// report returns the schema of e's apiv1.ReportBody, registered as
 // <OperationID>Report.
 func (g *schemaGen) report(e *endpoint) map[string]any {
 	name := strings.ToUpper(e.operationID[:1]) + e.operationID[1:] + "Report"
@@ -338,7 +339,7 @@ func (g *schemaGen) report(e *endpoint) map[string]any {
 		required = append(required, "step_seconds", "group_by")
 	}
 	if e.thresholds {
-		props["thresholds"] = g.of(reflect.TypeFor[apiclient.Thresholds]())
+		props["thresholds"] = g.of(reflect.TypeFor[apiv1.Thresholds]())
 		required = append(required, "thresholds")
 	}
 	g.schemas[name] = map[string]any{
@@ -352,7 +353,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	switch {
 	case t == reflect.TypeFor[time.Time]():
 		return map[string]any{"type": "string", "format": "date-time"}
-	case t == reflect.TypeFor[queries.EventID]():
+	case t == reflect.TypeFor[apiv1.EventID]():
 		return map[string]any{"type": "string", "pattern": "^[0-9]{1,20}$",
 			"description": "A 64-bit id as decimal digits: a string, since JSON readers lose precision above 2^53."}
 	case t == reflect.TypeFor[json.RawMessage]():
@@ -394,6 +395,29 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 	panic("openapi: no schema for " + t.String())
 }
 
+// field is a struct field as encoding/json sees it, with the struct that
+// declares it (whose name keys fieldDocs and enums).
+type field struct {
+	reflect.StructField
+	owner reflect.Type
+}
+
+// jsonFields lists t's fields as encoding/json writes them: an embedded
+// struct without a JSON name is flattened into its fields
+// (drifttest.Result embeds Call, registry.Diff apiv1.RevisionChange).
+func jsonFields(t reflect.Type) []field {
+	var out []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		}
+		out = append(out, field{f, t})
+	}
+	return out
+}
+
 func (g *schemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
@@ -407,7 +431,7 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 			name = f.Name
 		}
 		s := g.of(f.Type)
-		key := t.Name() + "." + name
+		key := f.owner.Name() + "." + name
 		if d, ok := fieldDocs[key]; ok || enums[key] != nil {
 			// A $ref takes no siblings in older tools: wrap it.
 			if _, isRef := s["$ref"]; isRef {
@@ -440,22 +464,6 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 		o["required"] = required
 	}
 	return o
-}
-
-// jsonFields are the fields of struct t as encoding/json sees them: those
-// of an embedded struct without a JSON name in its place (drifttest.Result
-// embeds Call).
-func jsonFields(t reflect.Type) []reflect.StructField {
-	var out []reflect.StructField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("json") == "" {
-			out = append(out, jsonFields(f.Type)...)
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // wire returns the wire values of an otelschema enumeration, "" (not set)
@@ -496,6 +504,8 @@ var enums = map[string][]string{
 	"Change.status":                    {string(toolchange.StatusUnchanged), string(toolchange.StatusChanged), string(toolchange.StatusAdded), string(toolchange.StatusRemoved)},
 	"Change.class":                     changeClass,
 	"Change.verdict":                   {string(toolchange.VerdictSafe), string(toolchange.VerdictNeedsDecision), string(toolchange.VerdictViolation)},
+	"RevisionChange.class":             changeClass,
+	"RevisionChange.verdict":           {string(toolchange.VerdictSafe), string(toolchange.VerdictNeedsDecision), string(toolchange.VerdictViolation)},
 	"Compatibility.answer":             {string(toolchange.AnswerYes), string(toolchange.AnswerNo), string(toolchange.AnswerCannotDecide)},
 	"Finding.area":                     {string(toolchange.AreaTool), string(toolchange.AreaInput), string(toolchange.AreaOutput), string(toolchange.AreaAnnotations)},
 	"Finding.class":                    changeClass,
@@ -537,6 +547,7 @@ var typeDocs = map[string]string{
 	"CheckRequest":        "Two tools/list results to compare, each as a server returns it (the result object, its JSON-RPC response, or the array of tools).",
 	"CheckBody":           "The release check of a tools/list change, weighed by usage.",
 	"Change":              "The check of one tool: its change class, verdict, reason and path, the findings, and the usage of its old revision.",
+	"RevisionChange":      "The change from one advertised revision of a tool to another, as the release check classifies it.",
 	"Compatibility":       "Whether every instance valid under one schema is valid under the other.",
 	"Finding":             "One difference between the old and the new definition of a tool.",
 	"Usage":               "The use of a tool's old revision in the window, and what the rollout would do to it.",

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -27,8 +27,8 @@ type param struct {
 var (
 	strSchema = map[string]any{"type": "string"}
 
-	pFrom = param{name: "from", example: "-" + apiclient.DefaultWindow, schema: strSchema,
-		desc: "Start of the window (inclusive): an RFC 3339 time, a date (`2026-11-30`: its midnight, UTC), `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-" + apiclient.DefaultWindow + "`."}
+	pFrom = param{name: "from", example: "-" + apiv1.DefaultWindow, schema: strSchema,
+		desc: "Start of the window (inclusive): an RFC 3339 time, a date (`2026-11-30`: its midnight, UTC), `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-" + apiv1.DefaultWindow + "`."}
 	pTo = param{name: "to", example: "now", schema: strSchema,
 		desc: "End of the window (exclusive), in the same forms as `from`. Default `now`."}
 	pTool        = param{name: "tool", schema: strSchema, desc: "Only this tool (`gen_ai.tool.name`)."}
@@ -169,7 +169,7 @@ func (q query) filter(tenant string, window bool) (queries.Filter, error) {
 			return queries.Filter{}, badParam("window", "invalid window %q: must be longer than zero", w)
 		}
 		from = to.Add(-d)
-	} else if from, err = q.time("from", "-"+apiclient.DefaultWindow); err != nil {
+	} else if from, err = q.time("from", "-"+apiv1.DefaultWindow); err != nil {
 		return queries.Filter{}, err
 	}
 	if !from.Before(to) {
@@ -232,19 +232,19 @@ func (q query) page() (queries.Page, error) {
 }
 
 // retirement reads the thresholds of the adapter retirement verdict.
-func (q query) retirement() (queries.RetirementOptions, apiclient.Thresholds, error) {
+func (q query) retirement() (queries.RetirementOptions, apiv1.Thresholds, error) {
 	o := queries.RetirementOptions{MaxCalls: -1, MaxShare: -1, LongSession: queries.DefaultLongSession, TopClients: queries.DefaultTopClients}
 	if s := q.get("max_calls"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
-			return o, apiclient.Thresholds{}, badParam("max_calls", "invalid count %q: want a whole number, 0 or more", s)
+			return o, apiv1.Thresholds{}, badParam("max_calls", "invalid count %q: want a whole number, 0 or more", s)
 		}
 		o.MaxCalls = n
 	}
 	if s := q.get("max_share"); s != "" {
 		f, err := ParseShare(s)
 		if err != nil {
-			return o, apiclient.Thresholds{}, badParam("max_share", "%v", err)
+			return o, apiv1.Thresholds{}, badParam("max_share", "%v", err)
 		}
 		o.MaxShare = f
 	}
@@ -254,23 +254,23 @@ func (q query) retirement() (queries.RetirementOptions, apiclient.Thresholds, er
 	if s := q.get("long_session"); s != "" {
 		d, err := parseDuration(s)
 		if err != nil || d <= 0 {
-			return o, apiclient.Thresholds{}, badParam("long_session", "invalid session age %q: want a positive duration such as 24h or 3d", s)
+			return o, apiv1.Thresholds{}, badParam("long_session", "invalid session age %q: want a positive duration such as 24h or 3d", s)
 		}
 		o.LongSession = d
 	}
 	if s := q.get("top_clients"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			return o, apiclient.Thresholds{}, badParam("top_clients", "invalid count %q: want a whole number from 1 to 100", s)
+			return o, apiv1.Thresholds{}, badParam("top_clients", "invalid count %q: want a whole number from 1 to 100", s)
 		}
 		o.TopClients = n
 	}
 	safe, err := q.unknownSafe()
 	if err != nil {
-		return o, apiclient.Thresholds{}, err
+		return o, apiv1.Thresholds{}, err
 	}
 	o.UnknownSafe = safe
-	th := apiclient.Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients, UnknownCallers: "at_risk"}
+	th := apiv1.Thresholds{LongSessionS: int64(o.LongSession / time.Second), TopClients: o.TopClients, UnknownCallers: "at_risk"}
 	if o.UnknownSafe {
 		th.UnknownCallers = "safe"
 	}

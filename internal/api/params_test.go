@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/reporttest"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -98,7 +98,7 @@ func TestBadParameters(t *testing.T) {
 
 // checkProblem checks that r is an RFC 9457 problem with status and
 // returns it.
-func checkProblem(t *testing.T, r response, status int) apiclient.Problem {
+func checkProblem(t *testing.T, r response, status int) apiv1.Problem {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
@@ -106,7 +106,7 @@ func checkProblem(t *testing.T, r response, status int) apiclient.Problem {
 	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
 		t.Errorf("Content-Type = %q", ct)
 	}
-	var p apiclient.Problem
+	var p apiv1.Problem
 	if err := json.Unmarshal(r.body, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ type failing struct {
 	err error
 }
 
-func (f failing) StaleUsage(context.Context, queries.Filter) ([]queries.StaleUsageRow, error) {
+func (f failing) StaleUsage(context.Context, queries.Filter) ([]apiv1.StaleUsageRow, error) {
 	return nil, f.err
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
@@ -38,7 +39,7 @@ type endpoint struct {
 	rowType    reflect.Type
 	paged      bool
 	thresholds bool
-	// series endpoints answer an apiclient.SeriesBody of rowType.
+	// series endpoints answer an apiv1.SeriesBody of rowType.
 	series bool
 	// scope is what a token needs to use the endpoint.
 	scope auth.Scope
@@ -63,7 +64,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Tools called in the window",
 		description: "The tools called in the window with the revisions clients planned with, the revisions servers executed, the adapters that normalised calls, the call count and first/last seen. Served from the call rollups.",
 		params:      withFormat(filterParams),
-		rowType:     reflect.TypeFor[queries.ToolRow](),
+		rowType:     reflect.TypeFor[apiv1.ToolRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			f, err := q.filter(tenant, false)
 			if err != nil {
@@ -73,7 +74,7 @@ var endpoints = withScopes([]*endpoint{
 			if err != nil {
 				return result{}, err
 			}
-			return result{body: apiclient.ReportBody[queries.ToolRow]{Report: "tools", From: f.From, To: f.To, Rows: rows},
+			return result{body: apiv1.ReportBody[apiv1.ToolRow]{Report: "tools", From: f.From, To: f.To, Rows: rows},
 				report: "tools", from: f.From, to: f.To,
 				table: func(ff render.Format) render.Table { return render.Tools(rows, ff) }}, nil
 		},
@@ -83,7 +84,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Stale-revision usage",
 		description: "Per tool × client revision × server revision: calls, their outcomes (current, normalized, rejected, removed, failed), distinct sessions, runs and clients, first and last seen, and the trend against the equal period before the window. Served from the call rollups; the window is exact while the minutely tier holds its edges (the last two days), else whole hours, as every report reads it and states it.",
 		params:      withFormat(filterParams),
-		rowType:     reflect.TypeFor[queries.StaleUsageRow](),
+		rowType:     reflect.TypeFor[apiv1.StaleUsageRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			return simple(ctx, q, tenant, "stale-usage", s.reports.StaleUsage, render.StaleUsage)
 		},
@@ -93,7 +94,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Rejected calls",
 		description: "Rejected calls by tool, revisions, outcome, error code and client, with the tool's rejection rate and the rejected calls whose side effect had already started (each a safety violation). Served from the call rollups.",
 		params:      withFormat(filterParams),
-		rowType:     reflect.TypeFor[queries.RejectionRow](),
+		rowType:     reflect.TypeFor[apiv1.RejectionRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			return simple(ctx, q, tenant, "rejections", s.reports.Rejections, render.Rejections)
 		},
@@ -103,7 +104,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Client repairs after stale rejections",
 		description: "Per tool: stale rejections, retries and amplification (retries per stale rejection), repair actions (refresh and retry, model repair, human approval, abandon), the automatic repairs' success rate and the time to repair. Served from the call and repair rollups.",
 		params:      withFormat(filterParams),
-		rowType:     reflect.TypeFor[queries.RepairRow](),
+		rowType:     reflect.TypeFor[apiv1.RepairRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			return simple(ctx, q, tenant, "repairs", s.reports.Repairs, render.Repairs)
 		},
@@ -115,7 +116,7 @@ var endpoints = withScopes([]*endpoint{
 			"`ready` (within the thresholds, no long-running or privileged caller), `blocked` (over a threshold) or `at_risk` (within the thresholds, but some callers are long-running sessions or destructive/credentialed), " +
 			"with the reason, the blocking clients and a what-if: the calls that would have been rejected without the adapter. Excluded clients are left out of every figure.",
 		params:     withFormat(filterParams, []param{pWindow, pMaxCalls, pMaxShare, pLongSession, pUnknownCallers, pAdapter, pTopClients}),
-		rowType:    reflect.TypeFor[queries.AdapterRow](),
+		rowType:    reflect.TypeFor[apiv1.AdapterRow](),
 		thresholds: true,
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			f, err := q.filter(tenant, true)
@@ -131,10 +132,10 @@ var endpoints = withScopes([]*endpoint{
 				return result{}, err
 			}
 			if id := q.get("adapter"); id != "" {
-				rows = slices.DeleteFunc(rows, func(r queries.AdapterRow) bool { return r.AdapterID != id })
+				rows = slices.DeleteFunc(rows, func(r apiv1.AdapterRow) bool { return r.AdapterID != id })
 			}
 			return result{
-				body:     apiclient.ReportBody[queries.AdapterRow]{Report: "adapter-retirement", From: f.From, To: f.To, Rows: rows, Thresholds: &th},
+				body:     apiv1.ReportBody[apiv1.AdapterRow]{Report: "adapter-retirement", From: f.From, To: f.To, Rows: rows, Thresholds: &th},
 				report:   "adapter-retirement",
 				from:     f.From,
 				to:       f.To,
@@ -148,7 +149,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Notification propagation",
 		description: "Per tool, how `notifications/tools/list_changed` reached the notified sessions: sessions that refreshed and never refreshed, the median, p95 and maximum lag to the first refresh, and the calls sent on an old revision after the notification. Computed from the raw events.",
 		params:      withFormat(filterParams),
-		rowType:     reflect.TypeFor[queries.PropagationRow](),
+		rowType:     reflect.TypeFor[apiv1.PropagationRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			return simple(ctx, q, tenant, "propagation", s.reports.Propagation, render.Propagation)
 		},
@@ -158,7 +159,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Safety violations",
 		description: "Rejected calls whose side effect had started (`side_effect_rejected`), calls validated under one revision and executed under another (`mixed_revision`), successful calls to a removed tool (`removed_tool_success`) and automatic retries across a semantic or authority change (`retry_across_change`), oldest first, one page at a time. Computed from the raw events.",
 		params:      withFormat(filterParams, []param{pLimit, pCursor}),
-		rowType:     reflect.TypeFor[queries.ViolationRow](),
+		rowType:     reflect.TypeFor[apiv1.ViolationRow](),
 		paged:       true,
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			f, err := q.filter(tenant, false)
@@ -174,7 +175,7 @@ var endpoints = withScopes([]*endpoint{
 				return result{}, err
 			}
 			return result{
-				body:   apiclient.ReportBody[queries.ViolationRow]{Report: "violations", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
+				body:   apiv1.ReportBody[apiv1.ViolationRow]{Report: "violations", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
 				report: "violations", from: f.From, to: f.To, next: page.Next,
 				table: func(ff render.Format) render.Table { return render.Violations(page.Rows, ff) },
 			}, nil
@@ -185,7 +186,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Where the client revisions came from",
 		description: "Per tool and client (name@version): the calls, and how many of them carried a client revision that the client declared (or did not say where it came from: read as declared), that the server listed to the session, that the server inferred from the arguments, or none at all (unknown, never read as current), with the unknown share: how much of the traffic the other reports' verdicts rest on each source. Served from the call rollups.",
 		params:      withFormat(filterParams),
-		rowType:     reflect.TypeFor[queries.RevisionSourceRow](),
+		rowType:     reflect.TypeFor[apiv1.RevisionSourceRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			return simple(ctx, q, tenant, "revision-sources", s.reports.RevisionSources, render.RevisionSources)
 		},
@@ -195,7 +196,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Client contract errors and refreshes",
 		description: "Per client (name@version), the client's half of the output contract: its contract errors (`dev.mcpdrift.contract_error`: a dependent call needed an output field and did not get it), by tool and field, and its tools/list refreshes (a distinct session and time: one refresh emits an event per changed tool), the failed ones and the failure rate (null without a refresh), its sessions and when it was last seen. The `tool` filter restricts the contract errors only: a refresh re-lists every tool, so a client's refreshes are counted whole. Read from the events, where both kinds are rare.",
 		params:      withFormat(filterParams),
-		rowType:     reflect.TypeFor[queries.ContractErrorRow](),
+		rowType:     reflect.TypeFor[apiv1.ContractErrorRow](),
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
 			return simple(ctx, q, tenant, "contract-errors", s.reports.ContractErrors, render.ContractErrors)
 		},
@@ -205,7 +206,7 @@ var endpoints = withScopes([]*endpoint{
 		summary:     "Call audit",
 		description: "One row per `tools/call`: raw and normalised arguments, handler build, approval decision, external target, revisions, run and session; searched by run, session, request id and the common filter, oldest first, one page at a time. Read from the audited calls, whose arguments are kept for the audit retention (at most the retention). The rows carry call arguments (redacted at ingest): with tokens, this endpoint needs a token with the `audit` scope; the `read` scope is refused with 403.",
 		params:      withFormat(filterParams, []param{pRun, pSession, pRequestID, pLimit, pCursor}),
-		rowType:     reflect.TypeFor[queries.AuditRow](),
+		rowType:     reflect.TypeFor[apiv1.AuditRow](),
 		paged:       true,
 		scope:       auth.ScopeAudit,
 		run: func(ctx context.Context, s *Server, q query, tenant string) (result, error) {
@@ -223,7 +224,7 @@ var endpoints = withScopes([]*endpoint{
 				return result{}, err
 			}
 			return result{
-				body:   apiclient.ReportBody[queries.AuditRow]{Report: "audit", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
+				body:   apiv1.ReportBody[apiv1.AuditRow]{Report: "audit", From: f.From, To: f.To, Rows: page.Rows, Next: page.Next},
 				report: "audit", from: f.From, to: f.To, next: page.Next,
 				table: func(ff render.Format) render.Table { return render.Audit(page.Rows, ff) },
 			}, nil
@@ -254,7 +255,7 @@ func simple[T any](ctx context.Context, q query, tenant, name string,
 		return result{}, err
 	}
 	return result{
-		body:   apiclient.ReportBody[T]{Report: name, From: f.From, To: f.To, Rows: rows},
+		body:   apiv1.ReportBody[T]{Report: name, From: f.From, To: f.To, Rows: rows},
 		report: name, from: f.From, to: f.To,
 		table: func(ff render.Format) render.Table { return lay(rows, ff) },
 	}, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
@@ -114,9 +115,9 @@ func (s *Server) revisions(c *gin.Context) {
 	}
 	h := registry.Histories(rows)
 	if h == nil {
-		h = []registry.History{}
+		h = []apiv1.RevisionHistory{}
 	}
-	writeJSON(c, http.StatusOK, apiclient.RevisionsBody{Tool: tool, Histories: h})
+	writeJSON(c, http.StatusOK, apiv1.RevisionsBody{Tool: tool, Histories: h})
 }
 
 // diff answers GET /api/v1/tools/{tool}/diff.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
@@ -27,7 +28,7 @@ func TestRevisions(t *testing.T) {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	golden(t, "revisions_deploy_preview.json", r.body)
-	var body apiclient.RevisionsBody
+	var body apiv1.RevisionsBody
 	if err := json.Unmarshal(r.body, &body); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestRegistryTenancy(t *testing.T) {
 // deployer advertises now (deploy_preview 2, delete_branch 4).
 func TestCheckDeployed(t *testing.T) {
 	s, _ := newServer(t, reporttest.TenantA)
-	var req apiclient.CheckRequest
+	var req apiv1.CheckRequest
 	req.New = json.RawMessage(readFile(t, "../../examples/tools-list/new.json"))
 	b, _ := json.Marshal(req)
 	r := post(t, s.Handler(), "/api/v1/check?service=deployer", b)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -59,7 +59,7 @@ func seriesRun[T any](report, summary string,
 			return result{}, err
 		}
 		return result{
-			body: apiclient.SeriesBody[T]{Report: report, From: ser.From, To: ser.To,
+			body: apiv1.SeriesBody[T]{Report: report, From: ser.From, To: ser.To,
 				StepSeconds: int64(ser.Step / time.Second), GroupBy: ser.GroupBy, Rows: ser.Points},
 			report: report + "-series", from: ser.From, to: ser.To,
 			subtitle: "step " + ser.Step.String(),
@@ -73,47 +73,47 @@ func seriesRun[T any](report, summary string,
 var seriesEndpoints = withScopes([]*endpoint{
 	seriesEndpoint("/api/v1/tools", "tools", "toolsSeries", "Calls per bucket",
 		"The tools' calls per bucket.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.ToolPoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.ToolPoint], error) {
 			return s.reports.ToolsSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"stale-usage", "stale-usage", "staleUsageSeries", "Stale-revision usage per bucket",
 		"The stale-usage report's calls per bucket: every call, the stale ones and the outcomes. Served from the call rollups.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.StaleUsagePoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.StaleUsagePoint], error) {
 			return s.reports.StaleUsageSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"rejections", "rejections", "rejectionsSeries", "Rejected calls per bucket",
 		"The rejected calls per bucket, and those whose side effect had already started. Served from the call rollups.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.RejectionPoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.RejectionPoint], error) {
 			return s.reports.RejectionsSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"repairs", "repairs", "repairsSeries", "Repairs per bucket",
 		"The repairs report's counts per bucket, and each bucket's own times to repair (null when it has none). Served from the call and repair rollups.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.RepairPoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.RepairPoint], error) {
 			return s.reports.RepairsSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"adapter-retirement", "adapter-retirement", "adapterRetirementSeries", "Calls through adapters per bucket",
 		"The calls through adapters per bucket, those the adapter normalised (which would be rejected without it), and the calls of each adapter's tool. Served from the adapter and call rollups.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.AdapterPoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.AdapterPoint], error) {
 			return s.reports.AdapterRetirementSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"propagation", "propagation", "propagationSeries", "Notification propagation per bucket",
 		"The sessions notified per bucket of their notification, how many refreshed, their refresh lags (null when none refreshed) and their stale calls after the notification.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.PropagationPoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.PropagationPoint], error) {
 			return s.reports.PropagationSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"violations", "violations", "violationsSeries", "Safety violations per bucket",
 		"The safety violations per bucket, as the violations report lists them.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.ViolationPoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.ViolationPoint], error) {
 			return s.reports.ViolationsSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"revision-sources", "revision-sources", "revisionSourcesSeries", "Revision sources per bucket",
 		"The calls per bucket by where their client revision came from (declared, listed, inferred, unknown), and the bucket's unknown share (null in a bucket without calls). Served from the call rollups.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.RevisionSourcePoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.RevisionSourcePoint], error) {
 			return s.reports.RevisionSourcesSeries(ctx, f, o)
 		}),
 	seriesEndpoint(reportsPrefix+"contract-errors", "contract-errors", "contractErrorsSeries", "Contract errors and refreshes per bucket",
 		"The clients' contract errors per bucket, their refreshes and the failed ones (each refresh in the bucket of its time), and the bucket's refresh failure rate (null without a refresh). The `tool` filter restricts the contract errors only. Read from the events.",
-		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.ContractErrorPoint], error) {
+		func(ctx context.Context, s *Server, _ query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.ContractErrorPoint], error) {
 			return s.reports.ContractErrorsSeries(ctx, f, o)
 		}),
 	auditSeries(),
@@ -124,7 +124,7 @@ var seriesEndpoints = withScopes([]*endpoint{
 func auditSeries() *endpoint {
 	e := seriesEndpoint("/api/v1/audit/calls", "audit", "auditCallsSeries", "Audited calls per bucket",
 		"The audited calls per bucket under the audit's search (run, session, request id and the common filter): every call, the stale ones (client and server revisions that differ), those whose side effect had started, and their external requests. Read from the audited calls; needs the `audit` scope, as the audit.",
-		func(ctx context.Context, s *Server, q query, f queries.Filter, o queries.SeriesOptions) (queries.Series[queries.AuditPoint], error) {
+		func(ctx context.Context, s *Server, q query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.AuditPoint], error) {
 			return s.reports.AuditSeries(ctx, queries.AuditFilter{Filter: f, RunID: q.get("run"), SessionID: q.get("session"), RequestID: q.get("request_id")}, o)
 		})
 	e.params = withFormat(filterParams, []param{pRun, pSession, pRequestID, pStep, pGroupBy})

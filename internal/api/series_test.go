@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/reporttest"
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // TestSeriesEndpoints checks the envelope of a series, its parameters'
@@ -21,7 +20,7 @@ func TestSeriesEndpoints(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	var body apiclient.SeriesBody[queries.StaleUsagePoint]
+	var body apiv1.SeriesBody[apiv1.StaleUsagePoint]
 	if err := json.Unmarshal(r.body, &body); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
-// Package apiclient reads mcpdrift's HTTP API: the JSON bodies its
-// endpoints answer, the RFC 9457 problem of every error, and a Client that
-// requests them. It does not link the server (internal/api, gin), which
-// serves these types: a program that only reads reports imports this.
+// Package apiclient reads mcpdrift's HTTP API: a Client that requests it,
+// answering every error as an apiv1.Problem, and the bodies of the release
+// check and the registry, which carry internal/toolchange's and
+// internal/registry's types (the reports' rows and envelopes are apiv1's).
+// It does not link the server (internal/api, gin), which serves these
+// types: the CLI and the release gate read the API through it.
 package apiclient
 
 import (
@@ -17,6 +19,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // maxResponseBytes bounds a response the Client reads.
@@ -35,13 +39,14 @@ type Client struct {
 }
 
 // Get requests path with the query and returns the body of a 200 answer;
-// any other answer is returned as a *Problem.
+// any other answer is returned as an *apiv1.Problem.
 func (c *Client) Get(ctx context.Context, path string, q url.Values) ([]byte, error) {
 	return c.do(ctx, http.MethodGet, path, q, nil)
 }
 
 // PostJSON posts body as JSON to path with query q and decodes the 200
-// answer into dest; any other answer is a *Problem, as Get returns it.
+// answer into dest; any other answer is an *apiv1.Problem, as Get returns
+// it.
 func (c *Client) PostJSON(ctx context.Context, path string, q url.Values, body, dest any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -58,7 +63,7 @@ func (c *Client) PostJSON(ctx context.Context, path string, q url.Values, body, 
 }
 
 // do sends one request (a JSON body when body is not nil) and returns the
-// body of a 200 answer, or the answer as a *Problem.
+// body of a 200 answer, or the answer as an *apiv1.Problem.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte) ([]byte, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
 	if len(q) > 0 {
@@ -99,7 +104,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	if resp.StatusCode == http.StatusOK {
 		return answer, nil
 	}
-	p := &Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
+	p := &apiv1.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case mt == "application/problem+json" || mt == "application/json":

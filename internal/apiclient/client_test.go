@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 )
 
@@ -32,15 +33,15 @@ func TestClient(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	var got apiclient.Health
-	if err := c("tk").GetJSON(ctx, "/healthz", nil, &got); err != nil || got != (apiclient.Health{Status: "ok", Version: "v1"}) {
+	var got apiv1.Health
+	if err := c("tk").GetJSON(ctx, "/healthz", nil, &got); err != nil || got != (apiv1.Health{Status: "ok", Version: "v1"}) {
 		t.Fatalf("GetJSON = %+v, %v; want status ok, version v1", got, err)
 	}
 
 	f := func(token, path, want string) {
 		t.Helper()
 		_, err := c(token).Get(ctx, path, nil)
-		var p *apiclient.Problem
+		var p *apiv1.Problem
 		if !errors.As(err, &p) {
 			t.Fatalf("Get(%s) = %v; want a *Problem", path, err)
 		}

@@ -27,12 +27,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
-	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -491,9 +491,9 @@ func TestConsole(t *testing.T) {
 
 	t.Run("adapters", func(t *testing.T) {
 		b.t = t
-		compare := func(filters url.Values) apiclient.ReportBody[queries.AdapterRow] {
+		compare := func(filters url.Values) apiv1.ReportBody[apiv1.AdapterRow] {
 			t.Helper()
-			var body apiclient.ReportBody[queries.AdapterRow]
+			var body apiv1.ReportBody[apiv1.AdapterRow]
 			f.get(t, f.read, "/api/v1/reports/adapter-retirement", filters, &body)
 			got := b.rows("Adapters")
 			if len(got) != len(body.Rows) || len(got) == 0 {
@@ -535,7 +535,7 @@ func TestConsole(t *testing.T) {
 			chromedp.SendKeys(`#filters input[name=exclude_client]`, top), chromedp.Click(`#filters button[type=submit]`),
 			chromedp.Poll[chromedp.Void](`location.search.includes('exclude_client=')`))
 		excluded := compare(url.Values{"exclude_client": {top}})
-		if slices.EqualFunc(excluded.Rows, body.Rows, func(a, b queries.AdapterRow) bool { return a.Calls == b.Calls }) {
+		if slices.EqualFunc(excluded.Rows, body.Rows, func(a, b apiv1.AdapterRow) bool { return a.Calls == b.Calls }) {
 			t.Errorf("excluding %s changes no adapter's calls", top)
 		}
 		b.screenshot("adapters-excluded")
@@ -558,7 +558,7 @@ func TestConsole(t *testing.T) {
 		b.visit("adapter "+busiest.AdapterID, []string{"GET /api/v1/reports/adapter-retirement", "GET /api/v1/reports/adapter-retirement/series"},
 			chromedp.Click(`main a[href^="/adapters/`+url.PathEscape(busiest.AdapterID)+`?"]`),
 			chromedp.Poll[chromedp.Void](`location.pathname.startsWith('/adapters/')`))
-		var one apiclient.ReportBody[queries.AdapterRow]
+		var one apiv1.ReportBody[apiv1.AdapterRow]
 		f.get(t, f.read, "/api/v1/reports/adapter-retirement", url.Values{"adapter": {busiest.AdapterID}, "top_clients": {"100"}}, &one)
 		r := one.Rows[0]
 		facts := eval[map[string]string](b, cellJS+`Object.fromEntries([...document.querySelectorAll('dd[data-k]')].map(d => [d.dataset.k, cell(d)]))`)
@@ -578,7 +578,7 @@ func TestConsole(t *testing.T) {
 				t.Errorf("blocking client %d: shown %v, API %+v", i, blocking[i], c)
 			}
 		}
-		var series apiclient.SeriesBody[queries.AdapterPoint]
+		var series apiv1.SeriesBody[apiv1.AdapterPoint]
 		f.get(t, f.read, "/api/v1/reports/adapter-retirement/series", url.Values{"step": {"1d"}, "group_by": {"adapter"}}, &series)
 		var calls uint64
 		for _, pt := range series.Rows {
@@ -611,7 +611,7 @@ func TestConsole(t *testing.T) {
 		b.t = t
 		b.visit("tools", []string{"GET /api/v1/tools"},
 			chromedp.Click(`nav a[data-nav=tools]`), chromedp.Poll[chromedp.Void](`location.pathname === '/tools'`))
-		var body apiclient.ReportBody[queries.ToolRow]
+		var body apiv1.ReportBody[apiv1.ToolRow]
 		f.get(t, f.read, "/api/v1/tools", nil, &body)
 		got := b.rows("Tools")
 		if len(got) != len(body.Rows) || len(got) == 0 {
@@ -632,7 +632,7 @@ func TestConsole(t *testing.T) {
 
 		// The tool with the most revisions: the chart has the most layers.
 		busiest := body.Rows[0]
-		revisions := func(r queries.ToolRow) int { return len(r.ClientRevisions) + len(r.ServerRevisions) }
+		revisions := func(r apiv1.ToolRow) int { return len(r.ClientRevisions) + len(r.ServerRevisions) }
 		for _, r := range body.Rows {
 			if revisions(r) > revisions(busiest) || revisions(r) == revisions(busiest) && r.Calls > busiest.Calls {
 				busiest = r
@@ -643,7 +643,7 @@ func TestConsole(t *testing.T) {
 			chromedp.Click(`main a[href^="/tools/`+url.PathEscape(busiest.Tool)+`?"]`),
 			chromedp.Poll[chromedp.Void](`location.pathname.startsWith('/tools/')`))
 		tool := url.Values{"tool": {busiest.Tool}}
-		var stale apiclient.ReportBody[queries.StaleUsageRow]
+		var stale apiv1.ReportBody[apiv1.StaleUsageRow]
 		f.get(t, f.read, "/api/v1/reports/stale-usage", tool, &stale)
 		shown := b.rows("Revisions")
 		if len(shown) != len(stale.Rows) {
@@ -655,7 +655,7 @@ func TestConsole(t *testing.T) {
 				t.Errorf("revisions %d: shown %v, API %+v", i, shown[i], r)
 			}
 		}
-		var series apiclient.SeriesBody[queries.StaleUsagePoint]
+		var series apiv1.SeriesBody[apiv1.StaleUsagePoint]
 		f.get(t, f.read, "/api/v1/reports/stale-usage/series", url.Values{"tool": {busiest.Tool}, "group_by": {"revision_client,revision_server"}}, &series)
 		var sum uint64
 		for _, pt := range series.Rows {
@@ -664,7 +664,7 @@ func TestConsole(t *testing.T) {
 		if total := eval[string](b, `document.querySelector('#chart .chart').dataset.total`); total != strconv.FormatUint(sum, 10) {
 			t.Errorf("the chart stacks %s calls, the series %d", total, sum)
 		}
-		var repairs apiclient.ReportBody[queries.RepairRow]
+		var repairs apiv1.ReportBody[apiv1.RepairRow]
 		f.get(t, f.read, "/api/v1/reports/repairs", tool, &repairs)
 		if shown := b.rows("Repairs"); len(shown) != len(repairs.Rows) {
 			t.Errorf("%d repair rows shown, the API has %d", len(shown), len(repairs.Rows))
@@ -679,7 +679,7 @@ func TestConsole(t *testing.T) {
 				}
 			}
 		}
-		var prop apiclient.ReportBody[queries.PropagationRow]
+		var prop apiv1.ReportBody[apiv1.PropagationRow]
 		f.get(t, f.read, "/api/v1/reports/propagation", tool, &prop)
 		if shown := b.rows("Propagation"); len(shown) != len(prop.Rows) {
 			t.Errorf("%d propagation rows shown, the API has %d", len(shown), len(prop.Rows))
@@ -699,9 +699,9 @@ func TestConsole(t *testing.T) {
 		b.t = t
 		// Pages of 10, so that the run's violations take several.
 		b.open("/violations", url.Values{"limit": {"10"}})
-		var page1, page2 apiclient.ReportBody[queries.ViolationRow]
+		var page1, page2 apiv1.ReportBody[apiv1.ViolationRow]
 		f.get(t, f.read, "/api/v1/reports/violations", url.Values{"limit": {"10"}}, &page1)
-		check := func(page apiclient.ReportBody[queries.ViolationRow]) {
+		check := func(page apiv1.ReportBody[apiv1.ViolationRow]) {
 			t.Helper()
 			got := b.rows("Violations")
 			if len(got) != len(page.Rows) {
@@ -741,7 +741,7 @@ func TestConsole(t *testing.T) {
 		b.do("audit token", chromedp.Click(`#signout`), chromedp.Poll[chromedp.Void](`document.getElementById('login').open`),
 			chromedp.SendKeys(`#login input[name=token]`, f.audit), chromedp.Click(`#login button[type=submit]`),
 			chromedp.Poll[chromedp.Void](`!document.getElementById('login').open && document.querySelector('main table') && `+settled))
-		var all apiclient.ReportBody[queries.AuditRow]
+		var all apiv1.ReportBody[apiv1.AuditRow]
 		f.get(t, f.audit, "/api/v1/audit/calls", url.Values{"limit": {"50"}}, &all)
 		got := b.rows("Audited calls")
 		if len(got) != len(all.Rows) || len(got) == 0 {
@@ -751,7 +751,7 @@ func TestConsole(t *testing.T) {
 		session := all.Rows[0].SessionID
 		b.do("search", chromedp.SendKeys(`main input[name=session]`, session), chromedp.Click(`main form button[type=submit]`),
 			chromedp.Poll[chromedp.Void](`location.search.includes('session=') && `+settled))
-		var bySession apiclient.ReportBody[queries.AuditRow]
+		var bySession apiv1.ReportBody[apiv1.AuditRow]
 		f.get(t, f.audit, "/api/v1/audit/calls", url.Values{"limit": {"50"}, "session": {session}}, &bySession)
 		got = b.rows("Audited calls")
 		if len(got) != len(bySession.Rows) {
@@ -784,7 +784,7 @@ func TestConsole(t *testing.T) {
 		}
 		b.do("paste", chromedp.SetValue(`main textarea[name=old]`, string(oldList)), chromedp.SetValue(`main textarea[name=new]`, string(newList)),
 			chromedp.Click(`main form button[type=submit]`), chromedp.Poll[chromedp.Void](`document.querySelector('main [data-k=pass]')`))
-		req, _ := json.Marshal(apiclient.CheckRequest{Old: oldList, New: newList})
+		req, _ := json.Marshal(apiv1.CheckRequest{Old: oldList, New: newList})
 		post := func(accept string) []byte {
 			r, _ := http.NewRequest(http.MethodPost, f.base+"/api/v1/check?"+f.window.Encode(), bytes.NewReader(req))
 			r.Header.Set("Authorization", "Bearer "+f.audit)
@@ -849,7 +849,7 @@ func TestConsole(t *testing.T) {
 
 	t.Run("empty and error", func(t *testing.T) {
 		b.t = t
-		var none apiclient.ReportBody[queries.ToolRow]
+		var none apiv1.ReportBody[apiv1.ToolRow]
 		f.get(t, f.read, "/api/v1/tools", url.Values{"service": {"no-such-service"}}, &none)
 		b.open("/tools", url.Values{"service": {"no-such-service"}})
 		if msg := eval[string](b, `(document.querySelector('main .state.empty') || {}).textContent || ''`); len(none.Rows) != 0 || msg == "" {

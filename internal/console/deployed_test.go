@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/app/embeddedstore"
@@ -228,7 +229,7 @@ func choose(sel, value string) chromedp.Action[chromedp.Void] {
 // advertises now in env, over the window of the page's URL.
 func postCheck(t *testing.T, f *fleet, service, env string, newList []byte, accept string) []byte {
 	t.Helper()
-	req, _ := json.Marshal(apiclient.CheckRequest{New: newList})
+	req, _ := json.Marshal(apiv1.CheckRequest{New: newList})
 	q := url.Values{"from": {f.from}, "to": {f.to}, "service": {service}, "environment": {env}}
 	r, _ := http.NewRequest(http.MethodPost, f.base+"/api/v1/check?"+q.Encode(), bytes.NewReader(req))
 	r.Header.Set("Accept", accept)

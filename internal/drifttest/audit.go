@@ -10,11 +10,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/argschema"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema"
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // auditPath is the API endpoint of the call audit.
@@ -79,7 +79,7 @@ func (a Audit) Confirm(ctx context.Context, runID string, results []Result) erro
 	deadline := time.Now().Add(wait)
 	for _, k := range keys {
 		idx := want[k]
-		var rows []queries.AuditRow
+		var rows []apiv1.AuditRow
 		for {
 			var err error
 			if rows, err = a.rows(ctx, k.filter, k.value); err != nil {
@@ -105,11 +105,11 @@ func (a Audit) Confirm(ctx context.Context, runID string, results []Result) erro
 }
 
 // rows reads every audit row of a run or a session, oldest first.
-func (a Audit) rows(ctx context.Context, filter, value string) ([]queries.AuditRow, error) {
-	var out []queries.AuditRow
+func (a Audit) rows(ctx context.Context, filter, value string) ([]apiv1.AuditRow, error) {
+	var out []apiv1.AuditRow
 	q := url.Values{filter: {value}}
 	for page := 0; page < 100; page++ {
-		var body apiclient.ReportBody[queries.AuditRow]
+		var body apiv1.ReportBody[apiv1.AuditRow]
 		if err := a.Client.GetJSON(ctx, auditPath, q, &body); err != nil {
 			return nil, fmt.Errorf("cannot read the audit of %s %s: %w", filter, value, err)
 		}
@@ -124,11 +124,11 @@ func (a Audit) rows(ctx context.Context, filter, value string) ([]queries.AuditR
 
 // match gives each result of idx its row: by request id when it has one,
 // else the next unused row of its tool, in order.
-func match(results []Result, idx []int, rows []queries.AuditRow) {
+func match(results []Result, idx []int, rows []apiv1.AuditRow) {
 	used := make([]bool, len(rows))
 	for _, i := range idx {
 		r := &results[i]
-		j := slices.IndexFunc(rows, func(row queries.AuditRow) bool { return r.RequestID != "" && row.RequestID == r.RequestID })
+		j := slices.IndexFunc(rows, func(row apiv1.AuditRow) bool { return r.RequestID != "" && row.RequestID == r.RequestID })
 		if r.RequestID == "" {
 			for k, row := range rows {
 				if !used[k] && row.Tool == r.Tool {
@@ -259,7 +259,7 @@ func (a Audit) Sample(ctx context.Context, old toolchange.List, check toolchange
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: the old input schema does not compile: %w", c.Tool, err)
 		}
-		var body apiclient.ReportBody[queries.AuditRow]
+		var body apiv1.ReportBody[apiv1.AuditRow]
 		q := url.Values{"tool": {c.Tool}, "limit": {fmt.Sprint(maxSampleRows)}}
 		if err := a.Client.GetJSON(ctx, auditPath, q, &body); err != nil {
 			return nil, fmt.Errorf("cannot read the audit of tool %s: %w", c.Tool, err)

@@ -7,11 +7,10 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/gate"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // retirementPath is the API endpoint of the adapter retirement report.
@@ -27,7 +26,7 @@ const VerdictAdapterPresent Verdict = "adapter_still_present"
 type Reverse struct {
 	// Adapter is the adapter's row of the adapter retirement report: its
 	// tool and revisions, its calls, share, clients and verdict.
-	Adapter queries.AdapterRow `json:"adapter"`
+	Adapter apiv1.AdapterRow `json:"adapter"`
 	// gate is the gate's decision as Markdown.
 	gate string
 }
@@ -41,7 +40,7 @@ func (a Audit) retirement(ctx context.Context, adapter, window string) (*Reverse
 	if window != "" {
 		q.Set("window", window)
 	}
-	var report apiclient.ReportBody[queries.AdapterRow]
+	var report apiv1.ReportBody[apiv1.AdapterRow]
 	if err := a.Client.GetJSON(ctx, retirementPath, q, &report); err != nil {
 		return nil, fmt.Errorf("cannot read the adapter retirement report: %w", err)
 	}

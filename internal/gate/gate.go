@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
 	"github.com/mcpdrift/mcpdrift/internal/render"
@@ -25,9 +26,9 @@ var ErrUnknownAdapter = errors.New("unknown adapter")
 // Decision is the gate's answer for one adapter.
 type Decision struct {
 	// Adapter is the adapter's row of the report.
-	Adapter queries.AdapterRow
+	Adapter apiv1.AdapterRow
 	// Report is the report the decision was taken from.
-	Report apiclient.ReportBody[queries.AdapterRow]
+	Report apiv1.ReportBody[apiv1.AdapterRow]
 	// ExcludedClients are the clients the report left out, as asked.
 	ExcludedClients []string
 }
@@ -37,8 +38,8 @@ func (d Decision) Pass() bool { return d.Adapter.Verdict == queries.VerdictReady
 
 // Decide finds adapter in report, the adapter retirement report over every
 // adapter, with excluded the clients it was asked to leave out.
-func Decide(report apiclient.ReportBody[queries.AdapterRow], adapter string, excluded []string) (Decision, error) {
-	i := slices.IndexFunc(report.Rows, func(r queries.AdapterRow) bool { return r.AdapterID == adapter })
+func Decide(report apiv1.ReportBody[apiv1.AdapterRow], adapter string, excluded []string) (Decision, error) {
+	i := slices.IndexFunc(report.Rows, func(r apiv1.AdapterRow) bool { return r.AdapterID == adapter })
 	if i < 0 {
 		known := make([]string, len(report.Rows))
 		for j, r := range report.Rows {

@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/gate"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
-func report(rows ...queries.AdapterRow) apiclient.ReportBody[queries.AdapterRow] {
+func report(rows ...apiv1.AdapterRow) apiv1.ReportBody[apiv1.AdapterRow] {
 	zero := int64(0)
-	return apiclient.ReportBody[queries.AdapterRow]{
+	return apiv1.ReportBody[apiv1.AdapterRow]{
 		Report: "adapter-retirement",
 		From:   time.Date(2099, 3, 2, 12, 0, 0, 0, time.UTC),
 		To:     time.Date(2099, 3, 16, 12, 0, 0, 0, time.UTC),
 		Rows:   rows,
-		Thresholds: &apiclient.Thresholds{
+		Thresholds: &apiv1.Thresholds{
 			MaxCalls: &zero, LongSessionS: 86400, TopClients: 5,
 		},
 	}
@@ -26,12 +26,12 @@ func report(rows ...queries.AdapterRow) apiclient.ReportBody[queries.AdapterRow]
 
 func TestDecide(t *testing.T) {
 	last := time.Date(2099, 3, 15, 8, 0, 0, 0, time.UTC)
-	ready := queries.AdapterRow{AdapterID: "a/1-2", Tool: "a", Registered: true, Verdict: queries.VerdictReady, Reason: "no calls in the window", ToolCalls: 10}
-	blocked := queries.AdapterRow{
+	ready := apiv1.AdapterRow{AdapterID: "a/1-2", Tool: "a", Registered: true, Verdict: queries.VerdictReady, Reason: "no calls in the window", ToolCalls: 10}
+	blocked := apiv1.AdapterRow{
 		AdapterID: "b|x", Tool: "b_tool", Verdict: queries.VerdictBlocked, Reason: "3 calls in the window, over the threshold of 0",
 		Calls: 3, ToolCalls: 12, Share: 0.25, WouldBeRejected: 3, LastSeen: &last, LastSeenInWindow: true, Sessions: 2, Clients: 2, Services: 1,
 		ServiceNames: []string{"svc"}, MaxPrivilege: "write", MaxSessionAgeS: age(7200),
-		Callers: []queries.ClientUsage{
+		Callers: []apiv1.ClientUsage{
 			{Client: "c`1@1.0", Calls: 2, MaxSessionAgeS: age(7200), MaxPrivilege: "write"},
 			{Client: "c2", Calls: 1, MaxSessionAgeS: age(60), MaxPrivilege: "read"},
 			// A client of calls to the tool without a client revision
@@ -41,7 +41,7 @@ func TestDecide(t *testing.T) {
 		UnknownRevisionCalls: 4,
 	}
 	blocked.BlockingClients = blocked.Callers[:1]
-	atRisk := queries.AdapterRow{AdapterID: "c", Tool: "c", Verdict: queries.VerdictAtRisk, Reason: "1 call", Calls: 1, WouldBeRejected: 1}
+	atRisk := apiv1.AdapterRow{AdapterID: "c", Tool: "c", Verdict: queries.VerdictAtRisk, Reason: "1 call", Calls: 1, WouldBeRejected: 1}
 	r := report(ready, blocked, atRisk)
 
 	d, err := gate.Decide(r, "a/1-2", nil)
@@ -95,10 +95,10 @@ func TestDecide(t *testing.T) {
 	// At risk for the calls to its tool that did not say their revision
 	// alone: their client blocks it, with no figure of its own through
 	// the adapter.
-	stock := queries.ClientUsage{Client: "goose@1.0.0", UnknownRevisionCalls: 5}
-	unknown := queries.AdapterRow{AdapterID: "d/1-2", Tool: "d", Registered: true, Verdict: queries.VerdictAtRisk, ToolCalls: 5,
+	stock := apiv1.ClientUsage{Client: "goose@1.0.0", UnknownRevisionCalls: 5}
+	unknown := apiv1.AdapterRow{AdapterID: "d/1-2", Tool: "d", Registered: true, Verdict: queries.VerdictAtRisk, ToolCalls: 5,
 		Reason:               "no calls through it in the window, but 5 calls to d did not say which revision they were planned with (unknown, not assumed safe)",
-		UnknownRevisionCalls: 5, Callers: []queries.ClientUsage{stock}, BlockingClients: []queries.ClientUsage{stock}}
+		UnknownRevisionCalls: 5, Callers: []apiv1.ClientUsage{stock}, BlockingClients: []apiv1.ClientUsage{stock}}
 	d, err = gate.Decide(report(unknown), "d/1-2", nil)
 	if err != nil || d.Pass() {
 		t.Fatalf("at risk for unknown revisions: %+v, %v", d, err)

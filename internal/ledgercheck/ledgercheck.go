@@ -12,20 +12,20 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // Fetch reads the report name, over the window of the run, with the extra
-// parameters (limit, cursor) into dest, an *apiclient.ReportBody.
+// parameters (limit, cursor) into dest, an *apiv1.ReportBody.
 type Fetch func(dest any, name string, params map[string]string) error
 
 // Result is what the reports held.
 type Result struct {
 	// StaleUsage and AdapterRetirement are the rows of those reports.
-	StaleUsage        []queries.StaleUsageRow
-	AdapterRetirement []queries.AdapterRow
+	StaleUsage        []apiv1.StaleUsageRow
+	AdapterRetirement []apiv1.AdapterRow
 	// Tools and Adapters are how many tools and adapters were compared.
 	Tools, Adapters int
 	// Violations counts the violations by report kind; Pages is how many
@@ -55,7 +55,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	}
 
 	// Calls per tool × outcome.
-	var stale apiclient.ReportBody[queries.StaleUsageRow]
+	var stale apiv1.ReportBody[apiv1.StaleUsageRow]
 	if err := fetch(&stale, "stale-usage", nil); err != nil {
 		return res, nil, err
 	}
@@ -90,7 +90,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	res.Tools = len(want)
 
 	// Normalised calls per adapter, and the declared adapters.
-	var retire apiclient.ReportBody[queries.AdapterRow]
+	var retire apiv1.ReportBody[apiv1.AdapterRow]
 	if err := fetch(&retire, "adapter-retirement", nil); err != nil {
 		return res, nil, err
 	}
@@ -118,7 +118,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	res.Adapters = len(wantNorm)
 
 	// Repairs by action.
-	var repairs apiclient.ReportBody[queries.RepairRow]
+	var repairs apiv1.ReportBody[apiv1.RepairRow]
 	if err := fetch(&repairs, "repairs", nil); err != nil {
 		return res, nil, err
 	}
@@ -168,7 +168,7 @@ func Compare(l simulate.Ledger, fetch Fetch) (Result, []string, error) {
 	res.Violations = map[string]int64{}
 	cursor := ""
 	for {
-		var page apiclient.ReportBody[queries.ViolationRow]
+		var page apiv1.ReportBody[apiv1.ViolationRow]
 		params := map[string]string{"limit": strconv.Itoa(7)}
 		if cursor != "" {
 			params["cursor"] = cursor

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -16,7 +17,7 @@ type Diff struct {
 	Environment string `json:"environment"`
 	From        string `json:"from"`
 	To          string `json:"to"`
-	Change
+	apiv1.RevisionChange
 	// SchemaDiff is a line diff of the two definitions, each printed as
 	// indented JSON with sorted keys: "-" lines only in From, "+" lines
 	// only in To, " " lines in both.
@@ -47,7 +48,7 @@ func DiffOf(rows []queries.ToolRevisionRow, from, to string) (Diff, error) {
 	if err != nil {
 		return Diff{}, err
 	}
-	return Diff{Tool: o.Tool, Service: o.Service, Environment: o.Environment, From: from, To: to, Change: c,
+	return Diff{Tool: o.Tool, Service: o.Service, Environment: o.Environment, From: from, To: to, RevisionChange: c,
 		SchemaDiff: lineDiff(pretty(o.Definition), pretty(n.Definition))}, nil
 }
 

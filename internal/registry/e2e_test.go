@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
@@ -296,7 +297,7 @@ func reportChanges(t *testing.T, st store.Store, db string, t0 time.Time) {
 		}
 		return *class + ": " + *change
 	}
-	for name, get := range map[string]func(context.Context, queries.Filter) ([]queries.StaleUsageRow, error){
+	for name, get := range map[string]func(context.Context, queries.Filter) ([]apiv1.StaleUsageRow, error){
 		"rollups": runner.StaleUsage, "raw": runner.RawStaleUsage} {
 		rows, err := get(ctx, f)
 		if err != nil {

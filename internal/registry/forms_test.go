@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
@@ -113,11 +114,11 @@ func TestRevisionForms(t *testing.T) {
 	}
 	diff, err := registry.DiffOf(rows, d, tr)
 	if err != nil || diff.Class != "" || diff.Summary != "no change" {
-		t.Errorf("diff D → T: %+v, %v", diff.Change, err)
+		t.Errorf("diff D → T: %+v, %v", diff.RevisionChange, err)
 	}
 
 	f := queries.Filter{Tenant: store.DefaultTenant, From: t0, To: t0.Add(130 * time.Minute), Tool: "deploy_preview"}
-	for name, get := range map[string]func(context.Context, queries.Filter) ([]queries.StaleUsageRow, error){
+	for name, get := range map[string]func(context.Context, queries.Filter) ([]apiv1.StaleUsageRow, error){
 		"rollups": runner.StaleUsage, "raw": runner.RawStaleUsage} {
 		rows, err := get(ctx, f)
 		if err != nil {

@@ -7,12 +7,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
 )
 
 // WriteText prints histories as aligned text tables, one per service and
 // environment: what `mcpdrift revisions` shows.
-func WriteText(w io.Writer, tool string, histories []History) error {
+func WriteText(w io.Writer, tool string, histories []apiv1.RevisionHistory) error {
 	if len(histories) == 0 {
 		_, err := fmt.Fprintf(w, "No advertised revision of %s in the registry.\n", tool)
 		return err

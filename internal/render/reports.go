@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
-
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // The builders below lay one report out as a Table for format f: CSV gets
@@ -17,7 +16,7 @@ import (
 // wide format keeps whole revisions).
 
 // Tools lays out the tools report.
-func Tools(rows []queries.ToolRow, f Format) Table {
+func Tools(rows []apiv1.ToolRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Tools", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
@@ -36,7 +35,7 @@ func Tools(rows []queries.ToolRow, f Format) Table {
 }
 
 // StaleUsage lays out the stale-revision usage report.
-func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
+func StaleUsage(rows []apiv1.StaleUsageRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Stale-revision usage", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
@@ -70,7 +69,7 @@ func StaleUsage(rows []queries.StaleUsageRow, f Format) Table {
 }
 
 // Rejections lays out the rejections report.
-func Rejections(rows []queries.RejectionRow, f Format) Table {
+func Rejections(rows []apiv1.RejectionRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Rejections", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
@@ -100,7 +99,7 @@ func Rejections(rows []queries.RejectionRow, f Format) Table {
 }
 
 // Repairs lays out the repairs report.
-func Repairs(rows []queries.RepairRow, f Format) Table {
+func Repairs(rows []apiv1.RepairRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Repairs", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
@@ -151,7 +150,7 @@ func Repairs(rows []queries.RepairRow, f Format) Table {
 
 // AdapterRetirement lays out the adapter retirement report; the reason is
 // a long column.
-func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
+func AdapterRetirement(rows []apiv1.AdapterRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Adapter retirement", Columns: []Column{
 		{Name: "adapter_id", Title: "Adapter"},
@@ -206,7 +205,7 @@ func AdapterRetirement(rows []queries.AdapterRow, f Format) Table {
 }
 
 // Propagation lays out the notification propagation report.
-func Propagation(rows []queries.PropagationRow, f Format) Table {
+func Propagation(rows []apiv1.PropagationRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Notification propagation", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
@@ -245,7 +244,7 @@ func Propagation(rows []queries.PropagationRow, f Format) Table {
 }
 
 // RevisionSources lays out the revision-sources report.
-func RevisionSources(rows []queries.RevisionSourceRow, f Format) Table {
+func RevisionSources(rows []apiv1.RevisionSourceRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Revision sources", Columns: []Column{
 		{Name: "tool", Title: "Tool"},
@@ -266,7 +265,7 @@ func RevisionSources(rows []queries.RevisionSourceRow, f Format) Table {
 
 // ContractErrors lays out the contract-errors report; the tools and fields
 // are one cell.
-func ContractErrors(rows []queries.ContractErrorRow, f Format) Table {
+func ContractErrors(rows []apiv1.ContractErrorRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Contract errors", Columns: []Column{
 		{Name: "client", Title: "Client"},
@@ -287,7 +286,7 @@ func ContractErrors(rows []queries.ContractErrorRow, f Format) Table {
 
 // Violations lays out one page of safety violations; the detail is a long
 // column.
-func Violations(rows []queries.ViolationRow, f Format) Table {
+func Violations(rows []apiv1.ViolationRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Safety violations", Columns: []Column{
 		{Name: "time", Title: "Time", NoCut: true},
@@ -321,7 +320,7 @@ func Violations(rows []queries.ViolationRow, f Format) Table {
 }
 
 // Audit lays out one page of the call audit; the arguments are in CSV only.
-func Audit(rows []queries.AuditRow, f Format) Table {
+func Audit(rows []apiv1.AuditRow, f Format) Table {
 	v := valuesFor(f)
 	t := Table{Title: "Call audit", Columns: []Column{
 		{Name: "time", Title: "Time", NoCut: true},
@@ -425,7 +424,7 @@ func (v values) stringPtr(s *string) string {
 }
 
 // class formats the change class of a row's revisions (see
-// queries.StaleUsageRow.ChangeClass): for people, "none" when the registry
+// apiv1.StaleUsageRow.ChangeClass): for people, "none" when the registry
 // finds no change and the null mark when it cannot say.
 func (v values) class(c *string) string {
 	if c != nil && *c == "" && !v.machine {
@@ -536,7 +535,7 @@ func (v values) list(s []string) string {
 // "name@version (calls)" for people; with the calls to the tool without a
 // client revision, when there are any, name@version=calls,unknown_revision=n
 // and "name@version (calls; n without revision)".
-func (v values) clients(cs []queries.ClientUsage) string {
+func (v values) clients(cs []apiv1.ClientUsage) string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		switch {
@@ -564,7 +563,7 @@ func (v values) client(c string) string {
 
 // fields lists contract errors by tool and field: tool.field=errors;… for
 // machines, "tool: field (errors)" for people.
-func (v values) fields(fs []queries.ContractField) string {
+func (v values) fields(fs []apiv1.ContractField) string {
 	out := make([]string, len(fs))
 	for i, c := range fs {
 		if v.machine {

@@ -15,12 +15,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
-// Area is the part of a tool definition a finding is about.
-type Area string
+// The release check's wire types are the API's (apiv1/revisions.go):
+// toolchange computes them, the API and the plugin carry them.
+type (
+	Area    = apiv1.Area
+	Verdict = apiv1.Verdict
+	Finding = apiv1.Finding
+)
 
 // The areas.
 const (
@@ -41,9 +47,6 @@ const (
 	StatusRemoved   Status = "removed"
 )
 
-// Verdict is what the check asks of a tool's change.
-type Verdict string
-
 // The verdicts, from best to worst.
 const (
 	// VerdictSafe: an additive change (or none) and the old arguments are
@@ -57,21 +60,6 @@ const (
 	// tool's name, which the seed's rule forbids.
 	VerdictViolation Verdict = "violation"
 )
-
-// Finding is one difference between the old and the new definition.
-type Finding struct {
-	// Area is the part of the definition it is about.
-	Area Area `json:"area"`
-	// Kind names the difference, e.g. required_added, output_field_renamed.
-	Kind string `json:"kind"`
-	// Path is the field it is about, as a dotted path ("issue.id"; "[]"
-	// for array items), "" for the whole tool.
-	Path string `json:"path,omitempty"`
-	// Class is the change class the difference implies.
-	Class string `json:"class"`
-	// Detail says it for people, in one sentence.
-	Detail string `json:"detail"`
-}
 
 // Change is the check of one tool.
 type Change struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -19,10 +20,10 @@ type Usage struct {
 	Revision string `json:"revision"`
 	// Calls, Sessions and Runs are the calls planned with it and their
 	// distinct sessions and runs; Clients each client's calls, most first.
-	Calls    uint64                `json:"calls"`
-	Sessions uint64                `json:"sessions"`
-	Runs     uint64                `json:"runs"`
-	Clients  []queries.ClientUsage `json:"clients"`
+	Calls    uint64              `json:"calls"`
+	Sessions uint64              `json:"sessions"`
+	Runs     uint64              `json:"runs"`
+	Clients  []apiv1.ClientUsage `json:"clients"`
 	// MaxSessionAgeS and MaxPrivilege are the oldest session and the
 	// highest privilege among those calls; 0 and "" when no call said.
 	MaxSessionAgeS int64  `json:"max_session_age_s"`
@@ -42,7 +43,7 @@ type Usage struct {
 	RejectedSideEffects uint64 `json:"rejected_side_effects"`
 	// Propagation is how the tool's earlier list_changed notifications
 	// reached sessions (question 4); null when none was sent in the window.
-	Propagation *queries.PropagationRow `json:"propagation"`
+	Propagation *apiv1.PropagationRow `json:"propagation"`
 	// RetriesAcrossChange counts the tool's automatic retries across a
 	// semantic or authority change (question 5).
 	RetriesAcrossChange uint64 `json:"retries_across_change"`
@@ -53,9 +54,9 @@ type Usage struct {
 	// client's calls, most first. Any of them may be a stale caller: a
 	// change that needs a decision stays so while they exist, unless
 	// WeighOptions.UnknownSafe judges them safe.
-	UnknownCalls    uint64                `json:"unknown_calls"`
-	UnknownSessions uint64                `json:"unknown_sessions"`
-	UnknownClients  []queries.ClientUsage `json:"unknown_clients"`
+	UnknownCalls    uint64              `json:"unknown_calls"`
+	UnknownSessions uint64              `json:"unknown_sessions"`
+	UnknownClients  []apiv1.ClientUsage `json:"unknown_clients"`
 	// Rollout says what the rollout would do to those calls, in one
 	// sentence.
 	Rollout string `json:"rollout"`
@@ -88,7 +89,7 @@ const (
 // o.UnknownSafe): a breaking change nobody uses breaks nobody, but a
 // caller that did not say may be using it. A violation of the seed's rule
 // stays one.
-func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propagation []queries.PropagationRow, o WeighOptions) {
+func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propagation []apiv1.PropagationRow, o WeighOptions) {
 	r.From, r.To = &from, &to
 	r.UnknownCallers = UnknownCallersAtRisk
 	if o.UnknownSafe {
@@ -100,7 +101,7 @@ func (r *Report) Weigh(from, to time.Time, rows []queries.CheckUsageRow, propaga
 		if c.Status == StatusUnchanged || c.Status == StatusAdded {
 			continue
 		}
-		u := &Usage{Revision: c.OldRevision, Clients: []queries.ClientUsage{}, OlderRevisions: []string{}, UnknownClients: []queries.ClientUsage{}}
+		u := &Usage{Revision: c.OldRevision, Clients: []apiv1.ClientUsage{}, OlderRevisions: []string{}, UnknownClients: []apiv1.ClientUsage{}}
 		for _, row := range rows {
 			if row.Tool != c.Tool {
 				continue
@@ -263,7 +264,7 @@ func requiredAdded(c *Change) string {
 }
 
 // clientList names the first three clients, and how many more.
-func clientList(cs []queries.ClientUsage) string {
+func clientList(cs []apiv1.ClientUsage) string {
 	var names []string
 	for i, c := range cs {
 		if i == 3 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -42,14 +43,14 @@ func TestWeighUnknownRevision(t *testing.T) {
 	}
 	to := time.Date(2099, 3, 16, 12, 0, 0, 0, time.UTC)
 	from := to.Add(-14 * 24 * time.Hour)
-	stock := []queries.ClientUsage{{Client: "goose@1.0.0", Calls: 4000}, {Client: "inspector@0.16.0", Calls: 1000}}
-	inspector := []queries.ClientUsage{{Client: "inspector@0.16.0", Calls: 30}}
-	unknown := func(tool string, n uint64, callers []queries.ClientUsage) queries.CheckUsageRow {
+	stock := []apiv1.ClientUsage{{Client: "goose@1.0.0", Calls: 4000}, {Client: "inspector@0.16.0", Calls: 1000}}
+	inspector := []apiv1.ClientUsage{{Client: "inspector@0.16.0", Calls: 30}}
+	unknown := func(tool string, n uint64, callers []apiv1.ClientUsage) queries.CheckUsageRow {
 		return queries.CheckUsageRow{Tool: tool, RevisionClient: "", Calls: n, Sessions: 40, Clients: uint64(len(callers)), Callers: callers}
 	}
 	planned := func(tool, revision string, n uint64) queries.CheckUsageRow {
 		return queries.CheckUsageRow{Tool: tool, RevisionClient: revision, Calls: n, Sessions: 1, Clients: 1,
-			Callers: []queries.ClientUsage{{Client: "cursor@0.48.0", Calls: n}}, LastSeen: to.Add(-time.Hour)}
+			Callers: []apiv1.ClientUsage{{Client: "cursor@0.48.0", Calls: n}}, LastSeen: to.Add(-time.Hour)}
 	}
 	type want struct {
 		verdict  Verdict
@@ -88,7 +89,7 @@ func TestWeighUnknownRevision(t *testing.T) {
 		},
 	}, {
 		name: "a changed tool's unknown calls keep its decision open",
-		rows: []queries.CheckUsageRow{unknown("deploy", 1, []queries.ClientUsage{{Client: "goose@1.0.0", Calls: 1}})},
+		rows: []queries.CheckUsageRow{unknown("deploy", 1, []apiv1.ClientUsage{{Client: "goose@1.0.0", Calls: 1}})},
 		want: map[string]want{
 			"deploy": {verdict: VerdictNeedsDecision, unknown: 1,
 				reason:  "; 1 call in the last 14d did not say which revision it was planned with (unknown, not assumed safe), and none said revision",

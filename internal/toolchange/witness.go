@@ -8,14 +8,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/argschema"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Answer is the answer to "is every instance valid under the old schema
-// still valid under the new one?".
-type Answer string
+// The release check's wire types are the API's (apiv1/revisions.go):
+// toolchange computes them, the API and the plugin carry them.
+type (
+	Answer        = apiv1.Answer
+	Compatibility = apiv1.Compatibility
+)
 
 // The answers.
 const (
@@ -28,18 +32,6 @@ const (
 	// stood in the way.
 	AnswerCannotDecide Answer = "cannot_decide"
 )
-
-// Compatibility answers the question for one pair of schemas.
-type Compatibility struct {
-	// Answer is yes, no or cannot_decide.
-	Answer Answer `json:"answer"`
-	// Reason says why, for people: the first obstacle to a proof, or what
-	// makes the witness invalid.
-	Reason string `json:"reason,omitempty"`
-	// Witness is, when the answer is no, an instance valid under the old
-	// schema and invalid under the new one.
-	Witness json.RawMessage `json:"witness,omitempty"`
-}
 
 // maxCandidates bounds the instances tried as counterexamples.
 const maxCandidates = 512

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/app"
-	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // api returns a client of the shared serve's API.
@@ -26,7 +26,7 @@ func report[T any](t *testing.T, p *app.Process, name, env string, extra url.Val
 	for k, v := range extra {
 		q[k] = v
 	}
-	var body apiclient.ReportBody[T]
+	var body apiv1.ReportBody[T]
 	if err := api(p).GetJSON(context.Background(), "/api/v1/reports/"+name, q, &body); err != nil {
 		t.Fatalf("report %s: %v", name, err)
 	}
@@ -56,7 +56,7 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 	// Stale usage, per tool × client revision × server revision. The
 	// client's held-back calls (C, D) are calls: the client's own events.
 	var usage []string
-	for _, u := range report[queries.StaleUsageRow](t, p, "stale-usage", env, nil) {
+	for _, u := range report[apiv1.StaleUsageRow](t, p, "stale-usage", env, nil) {
 		usage = append(usage, fmt.Sprintf("%s %s→%s calls=%d current=%d normalized=%d rejected=%d removed=%d stale=%s sessions=%d clients=%d",
 			u.Tool, u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, u.Removed, flag(u.Stale), u.Sessions, u.Clients))
 	}
@@ -74,7 +74,7 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 
 	// Rejections: one per tool, each its tool's share of calls.
 	var rej []string
-	for _, r := range report[queries.RejectionRow](t, p, "rejections", env, nil) {
+	for _, r := range report[apiv1.RejectionRow](t, p, "rejections", env, nil) {
 		rej = append(rej, fmt.Sprintf("%s %s→%s %s %s %s@%s rejected=%d tool_calls=%d rate=%.3f side_effects=%d",
 			r.Tool, r.RevisionClient, r.RevisionServer, r.Outcome, r.ErrorCode, r.ClientName, r.ClientVersion, r.Rejected, r.ToolCalls,
 			r.RejectionRate, r.SideEffectViolations))
@@ -92,7 +92,7 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 	// Repairs: each rejection followed by one retry a person approved,
 	// but C's, abandoned; no automatic repair, so no automatic rate.
 	var rep []string
-	for _, r := range report[queries.RepairRow](t, p, "repairs", env, nil) {
+	for _, r := range report[apiv1.RepairRow](t, p, "repairs", env, nil) {
 		rep = append(rep, fmt.Sprintf("%s stale=%d rejections=%d incompatible=%d removed=%d retries=%d amplification=%s after_stale=%d after_incompatible=%d human=%d abandons=%d automatic=%d automatic_rate=%s",
 			r.Tool, r.StaleRejections, r.Rejections, r.IncompatibleRejections, r.RemovedCalls, r.RetryCalls, ratio(r.Amplification),
 			r.RetriesAfterStale, r.RetriesAfterIncompatible, r.HumanApprovals, r.Abandons, r.AutomaticRepairs, ratio(r.AutomaticSuccessRate)))
@@ -109,7 +109,7 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 
 	// The adapter: A went through it, one of deploy_preview's three calls;
 	// any call blocks it (max_calls 0).
-	adapters := report[queries.AdapterRow](t, p, "adapter-retirement", env, url.Values{"max_calls": {"0"}})
+	adapters := report[apiv1.AdapterRow](t, p, "adapter-retirement", env, url.Values{"max_calls": {"0"}})
 	if len(adapters) != 1 {
 		t.Fatalf("adapters %+v, want deploy_preview-1-to-2", adapters)
 	}
@@ -133,7 +133,7 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 	// row ("") counts the session's four stale calls after it, three after
 	// the refresh.
 	var prop []string
-	for _, r := range report[queries.PropagationRow](t, p, "propagation", env, nil) {
+	for _, r := range report[apiv1.PropagationRow](t, p, "propagation", env, nil) {
 		lag := "null"
 		if r.LagMaxMs != nil {
 			lag = "set"
@@ -157,7 +157,7 @@ func checkReports(t *testing.T, p *app.Process, env string) {
 
 	// No violation: nothing rejected had started, no removed tool
 	// succeeded, and both retries across a change were a person's.
-	if v := report[queries.ViolationRow](t, p, "violations", env, nil); len(v) != 0 {
+	if v := report[apiv1.ViolationRow](t, p, "violations", env, nil); len(v) != 0 {
 		t.Errorf("violations %+v, want none", v)
 	}
 }

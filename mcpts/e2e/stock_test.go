@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -134,7 +135,7 @@ func TestStockClients(t *testing.T) {
 
 			// The reports, through the API.
 			var usage []string
-			for _, u := range report[queries.StaleUsageRow](t, p, "stale-usage", env, url.Values{"tool": {"deploy_preview"}}) {
+			for _, u := range report[apiv1.StaleUsageRow](t, p, "stale-usage", env, url.Values{"tool": {"deploy_preview"}}) {
 				usage = append(usage, fmt.Sprintf("%s→%s calls=%d current=%d normalized=%d rejected=%d stale=%s",
 					u.RevisionClient, u.RevisionServer, u.Calls, u.Current, u.Normalized, u.Rejected, flag(u.Stale)))
 			}
@@ -149,7 +150,7 @@ func TestStockClients(t *testing.T) {
 			if !tc.adapter {
 				return
 			}
-			adapters := report[queries.AdapterRow](t, p, "adapter-retirement", env, url.Values{"max_calls": {"0"}})
+			adapters := report[apiv1.AdapterRow](t, p, "adapter-retirement", env, url.Values{"max_calls": {"0"}})
 			if len(adapters) != 1 {
 				t.Fatalf("adapters %+v, want deploy_preview-1-to-2", adapters)
 			}

@@ -20,6 +20,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -577,7 +578,7 @@ func TestDriftEndToEnd(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						var rows []queries.ViolationRow
+						var rows []apiv1.ViolationRow
 						for _, v := range page.Rows {
 							if v.Kind == queries.ViolationRetryAcrossChange {
 								rows = append(rows, v)

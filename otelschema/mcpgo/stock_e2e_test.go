@@ -17,6 +17,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
@@ -185,7 +186,7 @@ func TestStockClientsEndToEnd(t *testing.T) {
 
 			// The reports, through the API, as a user reads them.
 			filter := url.Values{"from": {"-1h"}, "environment": {env}, "tool": {"deploy_preview"}}
-			var usage apiclient.ReportBody[queries.StaleUsageRow]
+			var usage apiv1.ReportBody[apiv1.StaleUsageRow]
 			if err := api.GetJSON(context.Background(), "/api/v1/reports/stale-usage", filter, &usage); err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +207,7 @@ func TestStockClientsEndToEnd(t *testing.T) {
 				return
 			}
 			retirement := url.Values{"from": {"-1h"}, "environment": {env}, "max_calls": {"0"}}
-			var adapters apiclient.ReportBody[queries.AdapterRow]
+			var adapters apiv1.ReportBody[apiv1.AdapterRow]
 			if err := api.GetJSON(context.Background(), "/api/v1/reports/adapter-retirement", retirement, &adapters); err != nil {
 				t.Fatal(err)
 			}

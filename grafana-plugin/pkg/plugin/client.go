@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // maxResponseBytes bounds an API answer the plugin reads.
@@ -49,7 +50,8 @@ func newClient(s Settings, hc *http.Client) *client {
 }
 
 // get requests path with q and decodes a 200 JSON answer into dest; any
-// other answer becomes a *Problem carrying the API's detail.
+// other answer becomes an *apiv1.Problem carrying the API's detail,
+// wrapped in an error that says it is the mcpdrift API's.
 func (c *client) get(ctx context.Context, path string, q url.Values, dest any) error {
 	u := c.base + path
 	if len(q) > 0 {
@@ -73,7 +75,7 @@ func (c *client) get(ctx context.Context, path string, q url.Values, dest any) e
 		return fmt.Errorf("cannot read the answer of %s: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		p := &Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
+		p := &apiv1.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode)}
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/problem+json" || mt == "application/json" {
 			_ = json.Unmarshal(body, p)
 			p.Status = resp.StatusCode
@@ -84,7 +86,7 @@ func (c *client) get(ctx context.Context, path string, q url.Values, dest any) e
 				p.Detail = p.Detail[:200] + "…"
 			}
 		}
-		return p
+		return fmt.Errorf("mcpdrift API: %w", p)
 	}
 	if err := json.Unmarshal(body, dest); err != nil {
 		return fmt.Errorf("cannot decode the answer of %s (%d bytes): %w", path, len(body), err)

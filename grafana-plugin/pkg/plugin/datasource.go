@@ -15,6 +15,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // ID is the plugin's id, as plugin.json declares it.
@@ -103,6 +104,8 @@ func (rn *runner) query(ctx context.Context, dq backend.DataQuery) (*data.Frame,
 		return rn.seriesQuery(ctx, q, dq)
 	case QueryTypeVariable:
 		return rn.variableQuery(ctx, q, from, to)
+	case QueryTypeRevisions:
+		return rn.revisionsQuery(ctx, q)
 	}
 	return reports[dq.QueryType].table(ctx, rn, q, from, to)
 }
@@ -139,7 +142,7 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 		return fail("The mcpdrift API %s at %s is up, but not ready: %v. Check its store (the embedded data directory or the ClickHouse server).", version, d.settings.URL, err)
 	}
 	// A cheap authenticated request tells whether the token is accepted.
-	var tools toolsBody
+	var tools apiv1.ReportBody[apiv1.ToolRow]
 	// The token is the token field or a custom Authorization header.
 	tokenSent := d.settings.Token != "" || d.settings.HTTP.Header.Get("Authorization") != ""
 	v := url.Values{"from": {"-5m"}, "to": {"now"}}

@@ -193,6 +193,8 @@ var goldenCases = []struct {
 	{"series_revision_sources_share_by_client", plugin.QueryTypeTimeSeries, `{"report":"revision-sources","metrics":["unknown_share"],"groupBy":["client"]}`, 24 * time.Hour},
 	{"series_contract_errors_by_client", plugin.QueryTypeTimeSeries, `{"report":"contract-errors","groupBy":["client"]}`, 24 * time.Hour},
 	{"series_contract_errors_refreshes", plugin.QueryTypeTimeSeries, `{"report":"contract-errors","metrics":["refreshes","failed_refreshes","refresh_failure_rate"]}`, 24 * time.Hour},
+	{"table_revisions", plugin.QueryTypeRevisions, `{"tool":"deploy_preview"}`, 0},
+	{"table_revisions_other_service", plugin.QueryTypeRevisions, `{"tool":"deploy_preview","service":"docs"}`, 0},
 }
 
 func TestGoldenFrames(t *testing.T) {
@@ -249,6 +251,70 @@ func TestSeriesForAlerting(t *testing.T) {
 	}
 }
 
+// TestRevisionsTable reads the fixture's registry through the plugin:
+// deployer-0 advertised deploy_preview 1 from Now-10d to Now-8d+10m,
+// deployer-1 revision 2 from Now-8d, so 2 overlapped 1 by 10 minutes;
+// removing dry_run under additionalProperties false is a bounded
+// migration.
+func TestRevisionsTable(t *testing.T) {
+	e := start(t)
+	dr := e.query(t, plugin.QueryTypeRevisions, `{"tool":"deploy_preview","environment":"prod"}`, e.week(), 0)
+	if dr.Error != nil {
+		t.Fatal(dr.Error)
+	}
+	f := dr.Frames[0]
+	if n, _ := f.RowLen(); n != 2 {
+		t.Fatalf("%d rows, want revisions 1 and 2", n)
+	}
+	field := func(name string, row int) any {
+		t.Helper()
+		fl, _ := f.FieldByName(name)
+		if fl == nil {
+			t.Fatalf("no field %q", name)
+		}
+		return fl.At(row)
+	}
+	str := func(v any) string {
+		if p, ok := v.(*string); ok && p != nil {
+			return *p
+		}
+		return "<null>"
+	}
+	for row, want := range []struct {
+		revision, previous, class string
+		first                     time.Time
+		overlap                   *int64
+	}{
+		{"1", "", "<null>", e.now.Add(-10 * 24 * time.Hour), nil},
+		{"2", "1", "bounded_migration", e.now.Add(-8 * 24 * time.Hour), ptr(int64(600))},
+	} {
+		if got := field("revision", row); got != want.revision {
+			t.Errorf("row %d revision %v, want %s", row, got, want.revision)
+		}
+		if got := field("previous", row); got != want.previous {
+			t.Errorf("row %d previous %v, want %q", row, got, want.previous)
+		}
+		if got := field("first_advertised", row).(time.Time); !got.Equal(want.first) {
+			t.Errorf("row %d first advertised %v, want %v", row, got, want.first)
+		}
+		if got := field("instances", row); got != int64(1) {
+			t.Errorf("row %d instances %v, want 1", row, got)
+		}
+		got := field("overlap_s", row).(*int64)
+		if (got == nil) != (want.overlap == nil) || got != nil && *got != *want.overlap {
+			t.Errorf("row %d overlap %v, want %v", row, got, want.overlap)
+		}
+		if got := str(field("change_class", row)); got != want.class {
+			t.Errorf("row %d change class %s, want %s", row, got, want.class)
+		}
+	}
+	if got := str(field("findings", 1)); !strings.Contains(got, "`dry_run` was removed") {
+		t.Errorf("findings of revision 2: %q, want the removal of dry_run", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 func TestQueryErrors(t *testing.T) {
 	e := start(t)
 	cases := []struct {
@@ -262,6 +328,7 @@ func TestQueryErrors(t *testing.T) {
 		{"unknown metric", plugin.QueryTypeTimeSeries, `{"report":"repairs","metrics":["calls"]}`, backend.StatusBadRequest, `no count "calls"`},
 		{"unknown grouping", plugin.QueryTypeTimeSeries, `{"report":"repairs","groupBy":["client"]}`, backend.StatusBadRequest, `cannot be grouped by "client"`},
 		{"bad window", plugin.QueryTypeAdapterRetirement, `{"window":"fortnight"}`, backend.StatusBadRequest, `window "fortnight"`},
+		{"revisions without a tool", plugin.QueryTypeRevisions, `{"tool":"*"}`, backend.StatusBadRequest, "a revisions query needs a tool"},
 		{"malformed model", plugin.QueryTypeRepairs, `{"tool":3}`, backend.StatusBadRequest, "cannot parse the query model"},
 		// The API's own problem detail comes through.
 		{"api problem", plugin.QueryTypeAdapterRetirement, `{"maxShare":"150%"}`, backend.StatusBadRequest, "must be between 0 and 1"},

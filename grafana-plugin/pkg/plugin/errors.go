@@ -2,10 +2,10 @@ package plugin
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // Sentinel errors.
@@ -18,34 +18,13 @@ var (
 	ErrInvalidQuery = errors.New("invalid query")
 )
 
-// Problem is an RFC 9457 problem document, as the mcpdrift API answers
-// every error.
-type Problem struct {
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Status    int    `json:"status"`
-	Detail    string `json:"detail"`
-	Parameter string `json:"parameter,omitempty"`
-}
-
-func (p *Problem) Error() string {
-	msg := fmt.Sprintf("mcpdrift API: %d %s", p.Status, p.Title)
-	if p.Detail != "" {
-		msg += ": " + p.Detail
-	}
-	if p.Parameter != "" {
-		msg += " (parameter " + p.Parameter + ")"
-	}
-	return msg
-}
-
 // errorResponse turns err into a data response: API problems, unreachable
 // APIs and bad queries are the user's or the API's, so they carry the
 // downstream error source; the HTTP status of a problem becomes the
 // response status.
 func errorResponse(err error) backend.DataResponse {
 	status := backend.StatusInternal
-	var p *Problem
+	var p *apiv1.Problem
 	switch {
 	case errors.As(err, &p):
 		status = backend.Status(p.Status)
@@ -64,6 +43,6 @@ func errorResponse(err error) backend.DataResponse {
 
 // isAuthProblem reports whether err is the API refusing the credentials.
 func isAuthProblem(err error) bool {
-	var p *Problem
+	var p *apiv1.Problem
 	return errors.As(err, &p) && (p.Status == http.StatusUnauthorized || p.Status == http.StatusForbidden)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // Units of the fields, as Grafana names them.
@@ -76,7 +77,7 @@ func tableFrame[T any](name string, cols []column[T], rows []T) *data.Frame {
 }
 
 // usageList spells client usages as "client (N calls)".
-func usageList(us []clientUsage) string {
+func usageList(us []apiv1.ClientUsage) string {
 	parts := make([]string, len(us))
 	for i, u := range us {
 		parts[i] = u.Client + " (" + strconv.FormatUint(u.Calls, 10) + " calls)"
@@ -89,7 +90,7 @@ func usageList(us []clientUsage) string {
 
 // fieldList spells contract errors by tool and field as
 // "tool: field (N)".
-func fieldList(fs []contractField) string {
+func fieldList(fs []apiv1.ContractField) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
 		parts[i] = f.Tool + ": " + f.Field + " (" + strconv.FormatUint(f.ContractErrors, 10) + ")"

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// Query types: one per report (a table, as the API answers it), the time
-// series of a report's counts, and the values of a template variable.
+// Query types: one per report (a table, as the API answers it), the history
+// of a tool's advertised revisions (a table), the time series of a report's
+// counts, and the values of a template variable.
 const (
 	QueryTypeStaleUsage        = "stale-usage"
 	QueryTypeRejections        = "rejections"
@@ -22,6 +23,7 @@ const (
 	QueryTypeAudit             = "audit"
 	QueryTypeRevisionSources   = "revision-sources"
 	QueryTypeContractErrors    = "contract-errors"
+	QueryTypeRevisions         = "revisions"
 	QueryTypeTimeSeries        = "timeseries"
 	QueryTypeVariable          = "variable"
 )
@@ -30,7 +32,7 @@ const (
 func QueryTypes() []string {
 	return []string{QueryTypeStaleUsage, QueryTypeRejections, QueryTypeRepairs, QueryTypeAdapterRetirement,
 		QueryTypePropagation, QueryTypeViolations, QueryTypeAudit, QueryTypeRevisionSources, QueryTypeContractErrors,
-		QueryTypeTimeSeries, QueryTypeVariable}
+		QueryTypeRevisions, QueryTypeTimeSeries, QueryTypeVariable}
 }
 
 // Variables a variable query lists.
@@ -144,6 +146,10 @@ func (q Query) validate(queryType string) error {
 			if !slices.Contains(rep.dimensions(), g) {
 				return fmt.Errorf("%w: the %s report cannot be grouped by %q; it can by %s", ErrInvalidQuery, q.Report, g, strings.Join(rep.dimensions(), ", "))
 			}
+		}
+	case QueryTypeRevisions:
+		if q.Tool == "" {
+			return fmt.Errorf("%w: a revisions query needs a tool: the registry answers one tool's history", ErrInvalidQuery)
 		}
 	case QueryTypeVariable:
 		if !slices.Contains(Variables(), q.Variable) {

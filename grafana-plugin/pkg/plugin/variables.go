@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // variableQuery lists the values of a template variable seen over
@@ -33,7 +34,7 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 	var executed, notice string
 	switch q.Variable {
 	case VariableTools:
-		var b toolsBody
+		var b apiv1.ReportBody[apiv1.ToolRow]
 		v := all.filterParams(from, to)
 		executed = "/api/v1/tools?" + v.Encode()
 		if err := rn.c.get(ctx, "/api/v1/tools", v, &b); err != nil {
@@ -43,7 +44,7 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 			add(t.Tool)
 		}
 	case VariableAdapters:
-		rep := reports[QueryTypeAdapterRetirement].(*reportOf[adapterRow])
+		rep := reports[QueryTypeAdapterRetirement].(*reportOf[apiv1.AdapterRow])
 		rows, ex, _, err := rep.fetch(ctx, rn, all, from, to, false)
 		if err != nil {
 			return nil, err
@@ -79,7 +80,7 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 			}
 		}
 	case VariableServices, VariableEnvironments:
-		rep := reports[QueryTypeAudit].(*reportOf[auditRow])
+		rep := reports[QueryTypeAudit].(*reportOf[apiv1.AuditRow])
 		rows, ex, _, err := rep.fetch(ctx, rn, all, from, to, false)
 		switch {
 		case isAuthProblem(err):
@@ -128,7 +129,7 @@ func (rn *runner) addReportValues(ctx context.Context, variable string, from, to
 		return nil
 	}
 	all := Query{}
-	ad := reports[QueryTypeAdapterRetirement].(*reportOf[adapterRow])
+	ad := reports[QueryTypeAdapterRetirement].(*reportOf[apiv1.AdapterRow])
 	rows, _, _, err := ad.fetch(ctx, rn, all, from, to, false)
 	if err != nil {
 		return err
@@ -138,7 +139,7 @@ func (rn *runner) addReportValues(ctx context.Context, variable string, from, to
 			add(s)
 		}
 	}
-	vio := reports[QueryTypeViolations].(*reportOf[violationRow])
+	vio := reports[QueryTypeViolations].(*reportOf[apiv1.ViolationRow])
 	vrows, _, _, err := vio.fetch(ctx, rn, all, from, to, false)
 	if err != nil {
 		return err

@@ -75,6 +75,23 @@ describe('QueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ window: '14d' }));
   });
 
+  it("offers a tool's revisions, with the tool and without the client filters", () => {
+    const { onChange, onRunQuery } = setup({ refId: 'A', queryType: 'repairs' });
+    selectOption('Query', 'Revisions of a tool');
+    expect(onChange).toHaveBeenCalledWith(expect.objectContaining({ queryType: 'revisions' }));
+    expect(onRunQuery).toHaveBeenCalled();
+  });
+
+  it('asks a revisions query for its tool only', () => {
+    const { onChange } = setup({ refId: 'A', queryType: 'revisions' });
+    expect(reportName({ refId: 'A', queryType: 'revisions' })).toBeUndefined();
+    fireEvent.change(screen.getByLabelText('Tool'), { target: { value: 'deploy_preview' } });
+    expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ tool: 'deploy_preview' }));
+    expect(screen.getByLabelText('Service')).toBeInTheDocument();
+    expect(screen.queryByLabelText('Client')).not.toBeInTheDocument();
+    expect(screen.queryByLabelText('Exclude clients')).not.toBeInTheDocument();
+  });
+
   it('hides the thresholds of other reports', () => {
     setup({ refId: 'A', queryType: 'repairs' });
     expect(screen.queryByLabelText('Max calls')).not.toBeInTheDocument();

@@ -22,7 +22,7 @@ export function reportName(q: MCPDriftQuery): ReportName | undefined {
   if (q.queryType === 'timeseries') {
     return q.report;
   }
-  return q.queryType === 'variable' ? undefined : q.queryType;
+  return q.queryType === 'variable' || q.queryType === 'revisions' ? undefined : q.queryType;
 }
 
 /**
@@ -67,6 +67,8 @@ export function QueryEditor({ query, onChange, onRunQuery }: Props) {
   };
 
   const retirement = report === 'adapter-retirement';
+  // A revisions query reads the registry: one tool (required), no client.
+  const revisions = query.queryType === 'revisions';
   return (
     <Stack direction="column" gap={0}>
       <InlineFieldRow>
@@ -87,7 +89,7 @@ export function QueryEditor({ query, onChange, onRunQuery }: Props) {
                 inputId="mcpdrift-report"
                 aria-label="Report"
                 width={28}
-                options={QUERY_TYPE_OPTIONS.filter((o) => o.value !== 'timeseries')}
+                options={QUERY_TYPE_OPTIONS.filter((o) => o.value !== 'timeseries' && o.value !== 'revisions')}
                 value={query.report}
                 onChange={(v) => change({ report: v.value as ReportName, metrics: undefined, groupBy: undefined }, true)}
               />
@@ -121,34 +123,38 @@ export function QueryEditor({ query, onChange, onRunQuery }: Props) {
           'tool',
           'Tool',
           '$tool',
-          report === 'contract-errors'
-            ? "Only the contract errors about this tool's output; the refreshes stay whole, as a refresh re-lists every tool"
-            : 'Only this tool; a variable works, its All option means every tool'
+          revisions
+            ? 'The tool whose advertised revisions to list (required); a variable works'
+            : report === 'contract-errors'
+              ? "Only the contract errors about this tool's output; the refreshes stay whole, as a refresh re-lists every tool"
+              : 'Only this tool; a variable works, its All option means every tool'
         )}
         {text('service', 'Service', '$service', 'Only this service (service.name)')}
         {text('environment', 'Environment', '$environment', 'Only this environment (deployment.environment.name)')}
       </InlineFieldRow>
-      <InlineFieldRow>
-        {text('client', 'Client', 'cursor@0.48.0', 'Only this client, as a name or name@version')}
-        <InlineField label="Exclude clients" labelWidth={LW} tooltip="Leave these clients out, comma separated (names or name@version)">
-          <Input
-            id="mcpdrift-exclude-clients"
-            aria-label="Exclude clients"
-            width={40}
-            placeholder="ci-runner, eval-bot@1.2.0"
-            value={(query.excludeClients ?? []).join(', ')}
-            onChange={(e: ChangeEvent<HTMLInputElement>) =>
-              change({
-                excludeClients: e.target.value
-                  .split(',')
-                  .map((s) => s.trim())
-                  .filter((s) => s !== ''),
-              })
-            }
-            onBlur={onRunQuery}
-          />
-        </InlineField>
-      </InlineFieldRow>
+      {!revisions && (
+        <InlineFieldRow>
+          {text('client', 'Client', 'cursor@0.48.0', 'Only this client, as a name or name@version')}
+          <InlineField label="Exclude clients" labelWidth={LW} tooltip="Leave these clients out, comma separated (names or name@version)">
+            <Input
+              id="mcpdrift-exclude-clients"
+              aria-label="Exclude clients"
+              width={40}
+              placeholder="ci-runner, eval-bot@1.2.0"
+              value={(query.excludeClients ?? []).join(', ')}
+              onChange={(e: ChangeEvent<HTMLInputElement>) =>
+                change({
+                  excludeClients: e.target.value
+                    .split(',')
+                    .map((s) => s.trim())
+                    .filter((s) => s !== ''),
+                })
+              }
+              onBlur={onRunQuery}
+            />
+          </InlineField>
+        </InlineFieldRow>
+      )}
       {retirement && (
         <>
           <InlineFieldRow>

@@ -1,4 +1,4 @@
-package queries
+package apiv1
 
 import (
 	"fmt"

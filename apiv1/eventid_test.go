@@ -1,17 +1,17 @@
-package queries_test
+package apiv1_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // TestEventIDJSON checks that ids above 2^53 survive JSON: written as
 // strings, read from strings or numbers.
 func TestEventIDJSON(t *testing.T) {
 	for _, tc := range []struct {
-		id   queries.EventID
+		id   apiv1.EventID
 		json string
 	}{
 		{0, `"0"`},
@@ -25,14 +25,14 @@ func TestEventIDJSON(t *testing.T) {
 			t.Errorf("marshal %d = %s, %v; want %s", uint64(tc.id), b, err, tc.json)
 		}
 		for _, in := range []string{tc.json, tc.json[1 : len(tc.json)-1]} {
-			var got queries.EventID
+			var got apiv1.EventID
 			if err := json.Unmarshal([]byte(in), &got); err != nil || got != tc.id {
 				t.Errorf("unmarshal %s = %d, %v; want %d", in, uint64(got), err, uint64(tc.id))
 			}
 		}
 	}
 	for _, bad := range []string{`"-1"`, `"18446744073709551616"`, `"1e3"`, `""`, `true`} {
-		var got queries.EventID
+		var got apiv1.EventID
 		if err := json.Unmarshal([]byte(bad), &got); err == nil {
 			t.Errorf("unmarshal %s = %d, want an error", bad, uint64(got))
 		}
