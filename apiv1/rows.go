@@ -166,6 +166,13 @@ type PropagationRow struct {
 	StaleCallsAfterNotice  uint64 `json:"stale_calls_after_notice"`
 	StaleCallsAfterRefresh uint64 `json:"stale_calls_after_refresh"`
 	SessionsWithStaleCalls uint64 `json:"sessions_with_stale_calls"`
+	// ListTTLMaxMs is how long a notified client may have kept the old
+	// list without listing again: the longest ttlMs (SEP-2549) of the
+	// lists that advertised a revision of the tool in the window (of any
+	// tool for Tool ""), nil when none carried one; ListCacheScope is the
+	// cacheScope sent with it.
+	ListTTLMaxMs   *int64 `json:"list_ttl_max_ms"`
+	ListCacheScope string `json:"list_cache_scope"`
 }
 
 // ViolationRow is one safety violation (see queries/violations.sql for the

@@ -87,6 +87,13 @@ type Event struct {
 	// Definition is an advertised event's tool definition: a JSON object
 	// with the tool's name, checked by the decoder (checkDefinition).
 	Definition string
+	// ListTTLMs and ListCacheScope are the cache hint of the tools/list
+	// result the advertised tool was listed in (ttlMs and cacheScope, MCP
+	// 2026-07-28, SEP-2549): how many milliseconds a client may keep the
+	// list without listing again, and for whom. 0 and "" when the result
+	// had none; a ttlMs of 0 (keep nothing) reads the same.
+	ListTTLMs      int64
+	ListCacheScope string
 
 	// Audit.
 	ArgsRaw        string

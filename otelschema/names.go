@@ -145,6 +145,8 @@ const (
 
 	// Advertised definitions.
 	AttrToolDefinition = "dev.mcpdrift.tool.definition"
+	AttrListTTLMs      = "dev.mcpdrift.list.ttl_ms"
+	AttrListCacheScope = "dev.mcpdrift.list.cache_scope"
 
 	// Audit only: redacted at ingest per configuration, never logged.
 	AttrArgsRaw        = "dev.mcpdrift.args.raw"

@@ -283,6 +283,11 @@ var registry = [...]Attribute{
 	strAttr(AttrToolDefinition, func(e *Event) *string { return &e.Definition },
 		"The tool definition as `tools/list` advertises it: a JSON object with `name` (equal to `gen_ai.tool.name`) and, when the tool has them, `title`, `description`, `inputSchema`, `outputSchema` and `annotations`; `_meta` and `icons` are left out by the emitters. Limited by MaxDefinitionBytes; a value that is not such an object rejects the record. Stored once per tenant, service, environment, tool and revision; never redacted: a definition is what every client may list.").on(EventAdvertised).required(EventAdvertised),
 
+	intAttr(AttrListTTLMs, func(e *Event) *int64 { return &e.ListTTLMs },
+		"The `ttlMs` of the `tools/list` result the tool was advertised in (MCP 2026-07-28, SEP-2549): how many milliseconds a client may keep that list without listing again. Absent when the result carries none. The propagation report and the release check read the longest one a revision was advertised with: how long a client may keep the old list after a change.").on(EventAdvertised),
+	strAttr(AttrListCacheScope, func(e *Event) *string { return &e.ListCacheScope },
+		"The `cacheScope` of the same result, as the server sent it (such as `shared` or `session`). Absent when the result carries none.").on(EventAdvertised),
+
 	// Audit.
 	strAttr(AttrArgsRaw, func(e *Event) *string { return &e.ArgsRaw },
 		"The call's arguments as received, JSON (audit only; redacted at ingest per configuration, never logged; limited by MaxArgsBytes).").on(EventCall),

@@ -17,6 +17,11 @@
 -- current calls, which only matters for a session whose client is named on
 -- none of those).
 --
+-- Each row also says how long a notified client may have kept the old
+-- list: the longest cache hint (ttlMs, cacheScope) of the tool's revisions
+-- advertised in the window, from tool_revisions ("propagation_hints" in
+-- tiers.tmpl).
+--
 -- The pairing reads the table four times (notices, sessions, stale calls
 -- twice), each a small range of it, and joins small relations: per
 -- (session, tool) the earliest notice; per notified session its sorted
@@ -25,7 +30,10 @@
 -- refresh at or after a notice and the stale calls after it are then found
 -- in those arrays.
 WITH
-{{template "propagation_counted" .}}
+{{template "propagation_counted" .}},
+{{template "propagation_hints" .}},
+p AS
+(
 SELECT
     tool,
     count() AS notified_sessions,
@@ -39,5 +47,6 @@ SELECT
     countIf(after_notice > 0) AS sessions_with_stale_calls
 FROM counted
 GROUP BY tool
-ORDER BY tool
+)
+{{template "propagation_hinted" .}}
 {{template "settings" ""}}

@@ -15,7 +15,8 @@
 -- revision, sent at or after the notification; after_refresh counts those
 -- sent after the session had refreshed (queued calls sent with old
 -- arguments). Lags are exact (interpolated) quantiles over refreshed
--- sessions. The client filter applies to the session's client, read from
+-- sessions. The cache hint of each row is propagation.sql's
+-- ("propagation_hints" in tiers.tmpl). The client filter applies to the session's client, read from
 -- any of its events in the window; service and environment to the
 -- notifications.
 WITH
@@ -80,7 +81,10 @@ stale AS
     ) AS c ON c.session = f.session
     WHERE f.tool = '' OR c.tool = f.tool
     GROUP BY tool, session
-)
+),
+{{template "propagation_hints" .}},
+p AS
+(
 SELECT
     f.tool AS tool,
     count() AS notified_sessions,
@@ -108,5 +112,6 @@ WHERE true
 {{- end}}
 {{- end}}
 GROUP BY f.tool
-ORDER BY f.tool
+)
+{{template "propagation_hinted" .}}
 {{template "settings" ""}}

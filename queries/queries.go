@@ -14,14 +14,14 @@
 //	Rejections                                         rejected_* and usage_* (or calls_*)
 //	Repairs                                            usage_* (or calls_*) and repairs_1m / repairs_1h / repairs_1d
 //	AdapterRetirement                                  adapted_*, usage_* (or calls_*) and adapters
-//	Propagation                                        propagation_events (notices, refreshes, stale calls)
+//	Propagation                                        propagation_events (notices, refreshes, stale calls) and tool_revisions (list cache hints)
 //	Violations                                         violation_candidates (violations, by kind) and adapter_call_candidates
 //	Audit                                              audit_calls
 //	RevisionSources                                    calls_1h / calls_1d (+ recent_calls)
 //	ContractErrors                                     events (contract errors and refreshes, rare: no rollup)
 //	RawStaleUsage, RawRejections, RawRepairs,
 //	RawAdapterRetirement, RawRevisionSources           events (the raw fallback of the rollup reports)
-//	RawPropagation, RawViolations                      events (the raw fallback of the narrow tables)
+//	RawPropagation, RawViolations                      events (the raw fallback of the narrow tables; RawPropagation reads tool_revisions as Propagation does)
 //	ToolsSeries, StaleUsageSeries, RejectionsSeries,
 //	RepairsSeries, AdapterRetirementSeries,
 //	PropagationSeries, ViolationsSeries,

@@ -25,6 +25,12 @@ type ToolRevisionRow struct {
 	Instances []string `json:"instances"`
 	// Advertisements is how many advertisements were merged into the row.
 	Advertisements uint64 `json:"advertisements"`
+	// ListTTLMs is the longest ttlMs of the tools/list results the
+	// revision was advertised in (SEP-2549): how long a client may keep a
+	// list holding it; ListCacheScope the cacheScope sent with that ttl.
+	// 0 and "" when none carried a hint.
+	ListTTLMs      int64  `json:"list_ttl_ms"`
+	ListCacheScope string `json:"list_cache_scope"`
 }
 
 // RegistryFilter selects rows of the registry. Tenant is required; empty

@@ -107,7 +107,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	// tenant, so that the old views leave partial states to merge.
 	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
 		for half := range 2 {
-			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after, revision_client_source, definition, args_raw, args_normalized, audited) FROM " + database + ".events" +
+			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after, revision_client_source, definition, list_ttl_ms, list_cache_scope, args_raw, args_normalized, audited) FROM " + database + ".events" +
 				" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
 			if err := st.Exec(c, sql, store.Params{}.String("tenant", tenant).Int("half", int64(half))); err != nil {
 				t.Fatal(err)
@@ -260,11 +260,11 @@ func TestUpgradeRevisionSources(t *testing.T) {
 	// arguments (the source's events hold them from version 15; the
 	// reports compared here do not read them), and from version 13 the
 	// advertised definition, which the copy never reads (events holds it
-	// empty).
+	// empty), and from version 16 the list's cache hint likewise.
 	except := "args_raw, args_normalized"
 	copyTenant := func(as string) {
 		t.Helper()
-		sql := "INSERT INTO " + old + ".events_in (* EXCEPT (" + except + ")) SELECT * EXCEPT (definition, args_raw, args_normalized, audited) REPLACE ({as:String} AS tenant) FROM " + database + ".events AS e WHERE e.tenant = {tenant:String}"
+		sql := "INSERT INTO " + old + ".events_in (* EXCEPT (" + except + ")) SELECT * EXCEPT (definition, list_ttl_ms, list_cache_scope, args_raw, args_normalized, audited) REPLACE ({as:String} AS tenant) FROM " + database + ".events AS e WHERE e.tenant = {tenant:String}"
 		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).String("as", as)); err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestUpgradeRevisionSources(t *testing.T) {
 	}
 	// The same events after the upgrade, through the new views.
 	after := fixture.TenantA + "-upgraded"
-	except += ", definition"
+	except += ", definition, list_ttl_ms, list_cache_scope"
 	copyTenant(after)
 
 	latest := runner(t)
@@ -372,7 +372,11 @@ func TestUpgradeAudit(t *testing.T) {
 	}
 	// The events as the ingester writes them, named column by column: the
 	// events table orders its columns otherwise than events_in.
-	cols := strings.Trim(store.InsertColumns, "()")
+	// Less the cache hint's columns, which version 16 adds.
+	cols := strings.Replace(strings.Trim(store.InsertColumns, "()"), ", list_ttl_ms, list_cache_scope", "", 1)
+	if strings.Contains(cols, "list_ttl_ms") {
+		t.Fatalf("the insert's columns %s still name list_ttl_ms", cols)
+	}
 	copyHalf := func(half int) {
 		t.Helper()
 		sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events" +
@@ -471,5 +475,98 @@ func TestUpgradeAudit(t *testing.T) {
 	}
 	if !reflect.DeepEqual(gotSeries, wantSeries) {
 		t.Errorf("the audit series after the upgrade: %s\nwant %s", js(gotSeries), js(wantSeries))
+	}
+}
+
+// TestUpgradeListCache upgrades a store as version 15 left it, holding
+// tenant A's events (their advertisements without a cache hint): the
+// registry and the propagation report read the same as the latest store's
+// (no hint anywhere). A revision advertised again after the upgrade with a
+// hint merges with its rows from before: one row, its advertisements
+// counted once more, the hint its only one.
+func TestUpgradeListCache(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	old := database + "_v15"
+	opts := schema.DefaultOptions()
+	opts.Database = old
+	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
+	if _, err := schema.ApplyThrough(c, st, opts, 15); err != nil {
+		t.Fatal(err)
+	}
+	cols := strings.Replace(strings.Trim(store.InsertColumns, "()"), ", list_ttl_ms, list_cache_scope", "", 1)
+	sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events WHERE tenant = {tenant:String}"
+	if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA)); err != nil {
+		t.Fatal(err)
+	}
+	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, 16)) {
+		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, 16))
+	}
+
+	latest := runner(t)
+	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := queries.RegistryFilter{Tenant: fixture.TenantA}
+	wantRevs, err := latest.ToolRevisions(c, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRevs, err := upgraded.ToolRevisions(c, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wantRevs) == 0 || !reflect.DeepEqual(gotRevs, wantRevs) {
+		t.Fatalf("registry after the upgrade %s\nwant %s", js(gotRevs), js(wantRevs))
+	}
+	for _, row := range gotRevs {
+		if row.ListTTLMs != 0 || row.ListCacheScope != "" {
+			t.Errorf("%s %s: hint %d %q from rows stored without one", row.Tool, row.Revision, row.ListTTLMs, row.ListCacheScope)
+		}
+	}
+	wantProp, err := latest.Propagation(c, week(fixture.TenantA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotProp, err := upgraded.Propagation(c, week(fixture.TenantA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wantProp) == 0 || !reflect.DeepEqual(gotProp, wantProp) {
+		t.Errorf("propagation after the upgrade %s\nwant %s", js(gotProp), js(wantProp))
+	}
+
+	// The first revision advertised again, with a hint, after the upgrade.
+	first := gotRevs[0]
+	ad := "INSERT INTO " + old + ".events_in (tenant, event_id, event_name, time, tool, service, environment, revision_server, definition, list_ttl_ms, list_cache_scope)" +
+		" VALUES ({tenant:String}, 1, 'mcp.drift.advertised', {at:DateTime64(9, 'UTC')}, {tool:String}, {service:String}, {environment:String}, {rev:String}, {def:String}, 86400000, 'public')"
+	p := store.Params{}.String("tenant", fixture.TenantA).Time("at", fixture.Now.Add(-time.Minute)).String("tool", first.Tool).
+		String("service", first.Service).String("environment", first.Environment).String("rev", first.Revision).String("def", first.Definition)
+	if err := st.Exec(c, ad, p); err != nil {
+		t.Fatal(err)
+	}
+	after, err := upgraded.ToolRevisions(c, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(gotRevs) {
+		t.Fatalf("%d registry rows after a new advertisement of %s %s, want %d", len(after), first.Tool, first.Revision, len(gotRevs))
+	}
+	for i, row := range after {
+		want := gotRevs[i]
+		if i == 0 {
+			want.ListTTLMs, want.ListCacheScope = 86400000, "public"
+			want.Advertisements++
+			if at := fixture.Now.Add(-time.Minute); at.After(want.LastAdvertised) {
+				if !row.LastAdvertised.Equal(at) {
+					t.Errorf("last advertised %s, want %s", row.LastAdvertised, at)
+				}
+				want.LastAdvertised = row.LastAdvertised
+			}
+		}
+		if !reflect.DeepEqual(row, want) {
+			t.Errorf("registry row %d after the hinted advertisement %s\nwant %s", i, js(row), js(want))
+		}
 	}
 }

@@ -173,6 +173,8 @@ var EventColumns = []Column{
 	{Name: "adapter_window_end", Kind: KindSeconds, Int: func(e *otelschema.Event) *int64 { return &e.AdapterWindowEnd }},
 	str("contract_field", func(e *otelschema.Event) *string { return &e.ContractField }),
 	str("definition", func(e *otelschema.Event) *string { return &e.Definition }),
+	{Name: "list_ttl_ms", Kind: KindInt64, Int: func(e *otelschema.Event) *int64 { return &e.ListTTLMs }},
+	str("list_cache_scope", func(e *otelschema.Event) *string { return &e.ListCacheScope }),
 	str("args_raw", func(e *otelschema.Event) *string { return &e.ArgsRaw }),
 	str("args_normalized", func(e *otelschema.Event) *string { return &e.ArgsNormalized }),
 	{Name: "attributes", Kind: KindMap, Map: func(e *otelschema.Event) *map[string]string { return &e.Attributes }},

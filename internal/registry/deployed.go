@@ -24,7 +24,9 @@ type Deployed struct {
 	At time.Time `json:"at"`
 	// List is a tools/list result of the tools advertised now, each under
 	// its latest revision, with the revision in _meta: what the release
-	// check takes as the old list.
+	// check takes as the old list. It carries ttlMs and cacheScope when a
+	// revision advertised now was listed with a cache hint: the longest
+	// one, since a client may hold the list any of the instances sent.
 	List json.RawMessage `json:"list"`
 	// MidDeploy lists the tools whose instances advertise more than one
 	// revision now: a deploy in progress.
@@ -62,9 +64,14 @@ func DeployedNow(rows []queries.ToolRevisionRow, freshness time.Duration) ([]Dep
 		var tools []json.RawMessage
 		current := map[string][]queries.ToolRevisionRow{}
 		var names []string
+		var ttl int64
+		var scope string
 		for _, r := range rows {
 			if r.Service != k.service || r.Environment != k.env || latest[k].Sub(r.LastAdvertised) > freshness {
 				continue
+			}
+			if r.ListTTLMs > ttl || (r.ListTTLMs == ttl && r.ListCacheScope > scope) {
+				ttl, scope = r.ListTTLMs, r.ListCacheScope
 			}
 			if _, ok := current[r.Tool]; !ok {
 				names = append(names, r.Tool)
@@ -96,7 +103,14 @@ func DeployedNow(rows []queries.ToolRevisionRow, freshness time.Duration) ([]Dep
 		if tools == nil {
 			tools = []json.RawMessage{}
 		}
-		list, err := json.Marshal(map[string]any{"tools": tools})
+		result := map[string]any{"tools": tools}
+		if ttl > 0 {
+			result["ttlMs"] = ttl
+			if scope != "" {
+				result["cacheScope"] = scope
+			}
+		}
+		list, err := json.Marshal(result)
 		if err != nil {
 			return nil, err
 		}

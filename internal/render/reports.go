@@ -218,6 +218,8 @@ func Propagation(rows []apiv1.PropagationRow, f Format) Table {
 		{Name: "stale_calls_after_notice", Title: "Stale calls after notice", Numeric: true},
 		{Name: "stale_calls_after_refresh", Title: "After refresh", Numeric: true, Wide: true},
 		{Name: "sessions_with_stale_calls", Title: "Sessions with stale calls", Numeric: true},
+		{Name: "list_ttl_max_ms", Title: "List TTL", Numeric: true},
+		{Name: "list_cache_scope", Title: "Cache scope", Wide: true},
 	}}
 	for _, r := range rows {
 		tool := r.Tool
@@ -229,9 +231,14 @@ func Propagation(rows []apiv1.PropagationRow, f Format) Table {
 			f := float64(*r.LagMaxMs)
 			lagMax = &f
 		}
+		var ttl *float64
+		if r.ListTTLMaxMs != nil {
+			f := float64(*r.ListTTLMaxMs)
+			ttl = &f
+		}
 		t.Rows = append(t.Rows, []string{tool, v.uint(r.NotifiedSessions), v.uint(r.RefreshedSessions), v.uint(r.NeverRefreshed),
 			v.ms(r.LagP50Ms), v.ms(r.LagP95Ms), v.ms(lagMax), v.uint(r.StaleCallsAfterNotice), v.uint(r.StaleCallsAfterRefresh),
-			v.uint(r.SessionsWithStaleCalls)})
+			v.uint(r.SessionsWithStaleCalls), v.ms(ttl), r.ListCacheScope})
 	}
 	return t
 }

@@ -77,6 +77,9 @@ export interface DriftEvent {
 
   /** On an advertised event: the tool definition, canonical JSON. */
   definition?: string;
+  /** On an advertised event: the list's cache hint (ttlMs, cacheScope). */
+  listTtlMs?: number;
+  listCacheScope?: string;
 }
 
 /**
@@ -132,6 +135,8 @@ export function attributes(e: DriftEvent): LogAttributes {
   str(ATTR.adapter_revision_to, e.adapterTo);
   if (e.windowEnd !== undefined) a[ATTR.adapter_window_end] = e.windowEnd.toISOString().replace(/\.\d{3}Z$/, "Z");
   str(ATTR.contract_field, e.contractField);
+  if (e.listTtlMs !== undefined && e.listTtlMs > 0) a[ATTR.list_ttl_ms] = Math.floor(e.listTtlMs);
+  str(ATTR.list_cache_scope, e.listCacheScope);
   return a;
 }
 

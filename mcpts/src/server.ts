@@ -66,6 +66,17 @@ export interface DriftServerOptions extends TelemetryOptions {
    * list is served.
    */
   notificationDelayMs?: number;
+  /**
+   * listTtlMs and listCacheScope are the cache hint of the tool list
+   * (ttlMs and cacheScope, MCP 2026-07-28, SEP-2549): when listTtlMs is
+   * positive, every tools/list result carries them (listCacheScope when
+   * set), and every advertised event too (dev.mcpdrift.list.ttl_ms,
+   * dev.mcpdrift.list.cache_scope), from which the release check and the
+   * propagation report read how long a client may keep the old list after
+   * a change. As mcpgo's ServerOptions.ListTTL and ListCacheScope.
+   */
+  listTtlMs?: number;
+  listCacheScope?: string;
 }
 
 /** One revision of a tool's execution contract: what tools/call accepts and does. */
@@ -283,6 +294,9 @@ export class DriftServer {
 
   private changes: Change[] = [];
   private gen = 0;
+  // The list's cache hint (DriftServerOptions.listTtlMs, listCacheScope).
+  private readonly listTtlMs: number;
+  private readonly listCacheScope: string;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   private readonly servers = new Set<WeakRef<Server>>();
@@ -294,6 +308,8 @@ export class DriftServer {
     this.audit = !opts.omitArguments;
     this.pageSize = opts.pageSize && opts.pageSize > 0 ? Math.floor(opts.pageSize) : 0;
     this.delay = opts.notificationDelayMs !== undefined && opts.notificationDelayMs >= 0 ? opts.notificationDelayMs : 10;
+    this.listTtlMs = opts.listTtlMs && opts.listTtlMs > 0 ? Math.floor(opts.listTtlMs) : 0;
+    this.listCacheScope = opts.listCacheScope ?? "";
   }
 
   /**
@@ -413,7 +429,12 @@ export class DriftServer {
   }
 
   private emitAdvertised(r: Revision): void {
-    this.em.emit({ name: EVENT.advertised, time: this.em.now(), tool: r.name, revServer: r.revision, definition: r.definition });
+    const e: DriftEvent = { name: EVENT.advertised, time: this.em.now(), tool: r.name, revServer: r.revision, definition: r.definition };
+    if (this.listTtlMs > 0) {
+      e.listTtlMs = this.listTtlMs;
+      if (this.listCacheScope) e.listCacheScope = this.listCacheScope;
+    }
+    this.em.emit(e);
   }
 
   /**
@@ -657,8 +678,12 @@ export class DriftServer {
     // afresh, the next ones add to it.
     if (!cursor || !st.listed) st.listed = new Map();
     for (const t of tools) st.listed.set(t.name, metaString(t._meta, META.revision));
-    const res: ListToolsResult = { tools: tools as ListToolsResult["tools"] };
+    const res: ListToolsResult & { ttlMs?: number; cacheScope?: string } = { tools: tools as ListToolsResult["tools"] };
     if (end < names.length) res.nextCursor = encodeCursor(names[end - 1]!);
+    if (this.listTtlMs > 0) {
+      res.ttlMs = this.listTtlMs;
+      if (this.listCacheScope) res.cacheScope = this.listCacheScope;
+    }
     return res;
   }
 

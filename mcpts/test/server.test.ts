@@ -518,6 +518,28 @@ test("the server advertises each tool's definition once per revision, and on dem
   assert.equal(rec.events(EVENT.advertised).length, 3);
 });
 
+test("with listTtlMs, tools/list and the advertised events carry the list's cache hint", async (t) => {
+  for (const c of [
+    { opts: { listTtlMs: 172800000, listCacheScope: "private" }, ttl: 172800000, scope: "private" },
+    { opts: {}, ttl: undefined, scope: undefined },
+  ]) {
+    const rec = new Recorder();
+    const drift = new DriftServer({ loggerProvider: rec.provider, ...c.opts });
+    rec.of(drift);
+    drift.addTool(seedV1, () => ({ content: [{ type: "text", text: "ok" }] }), { revision: "1" });
+    const client = new Client({ name: "desktop-assistant", version: "4.2" });
+    const conn = await connectInMemory(drift, client);
+    t.after(conn.close);
+    const res = (await client.listTools()) as { ttlMs?: number; cacheScope?: string };
+    assert.equal(res.ttlMs, c.ttl, "ttlMs of tools/list");
+    assert.equal(res.cacheScope, c.scope, "cacheScope of tools/list");
+    const ads = rec.events(EVENT.advertised);
+    assert.equal(ads.length, 1);
+    assert.equal(attr(ads[0]!, "list_ttl_ms"), c.ttl);
+    assert.equal(attr(ads[0]!, "list_cache_scope"), c.scope);
+  }
+});
+
 test("advertise emits the list and the adapters now and every period, until stopped", async () => {
   const rec = new Recorder();
   const drift = new DriftServer({ loggerProvider: rec.provider });

@@ -48,6 +48,12 @@
 //		Class: otelschema.ChangeClassBoundedMigration, WindowEnd: end, Normalize: defaultRegion})
 //	go drift.Advertise(ctx, 0) // the list and the adapters again every five minutes
 //
+// A server that lets clients cache its list (SEP-2549) says so once, in
+// ServerOptions: mcpgo.ServerOptions{ListTTL: 24 * time.Hour} puts ttlMs
+// on every tools/list result and on every advertised event, and the release
+// check and the propagation report then say how long a client may keep
+// the old list.
+//
 //	client := mcp.NewClient(&mcp.Implementation{Name: "agent"}, &mcp.ClientOptions{ToolListChangedHandler: onChange})
 //	agent := mcpgo.NewClient(client, &mcpgo.ClientOptions{RunID: runID})
 //	session, err := client.Connect(ctx, transport, nil)

@@ -83,6 +83,10 @@ type event struct {
 	contractField string // on a contract error: the needed result field
 
 	definition string // on an advertised event: the tool definition
+
+	// On an advertised event: the list's cache hint (0 and "" without).
+	listTTLMs int64
+	listScope string
 }
 
 // attrs appends the event's attributes, but not its arguments, to dst.
@@ -149,6 +153,10 @@ func (e *event) attrs(dst []attribute.KeyValue) []attribute.KeyValue {
 		dst = append(dst, attribute.String(otelschema.AttrAdapterWindowEnd, e.windowEnd.UTC().Format(time.RFC3339)))
 	}
 	str(otelschema.AttrContractField, e.contractField)
+	if e.listTTLMs > 0 {
+		dst = append(dst, attribute.Int64(otelschema.AttrListTTLMs, e.listTTLMs))
+	}
+	str(otelschema.AttrListCacheScope, e.listScope)
 	return dst
 }
 

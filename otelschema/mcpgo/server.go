@@ -56,6 +56,19 @@ type ServerOptions struct {
 	OmitArguments bool
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// ListTTL and ListCacheScope are the cache hint of the tool list
+	// (ttlMs and cacheScope, MCP 2026-07-28, SEP-2549): when ListTTL is
+	// positive, every tools/list result the server answers carries them
+	// (ListTTL in whole milliseconds, ListCacheScope when not empty; the
+	// SDK's default scope otherwise), overriding what the SDK's
+	// ServerOptions.SetCacheable set, and every dev.mcpdrift.advertised
+	// event carries them too (dev.mcpdrift.list.ttl_ms,
+	// dev.mcpdrift.list.cache_scope): the release check and the
+	// propagation report read from them how long a client may keep the
+	// old list after a change. Zero leaves the results as the SDK makes
+	// them and the events without a hint.
+	ListTTL        time.Duration
+	ListCacheScope string
 }
 
 // Contract describes one revision of a tool's execution contract: what the
@@ -146,6 +159,9 @@ type Server struct {
 	srv   *mcp.Server
 	em    emitter
 	audit bool
+	// listTTLMs and listScope are ServerOptions.ListTTL and ListCacheScope.
+	listTTLMs int64
+	listScope string
 
 	// mu is held for writing while a tool's contract and the SDK's tool
 	// list change together, and for reading while a tools/list is answered
@@ -230,14 +246,18 @@ func NewServer(srv *mcp.Server, opts *ServerOptions) *Server {
 		opts = &ServerOptions{}
 	}
 	d := &Server{
-		srv:      srv,
-		em:       newEmitter(opts.LoggerProvider, opts.Now),
-		audit:    !opts.OmitArguments,
-		tools:    map[string]*contract{},
-		earlier:  map[string][]*contract{},
-		removed:  map[string]string{},
-		adapters: map[adapterKey]*Adapter{},
-		byID:     map[string]*Adapter{},
+		srv:       srv,
+		em:        newEmitter(opts.LoggerProvider, opts.Now),
+		audit:     !opts.OmitArguments,
+		listScope: opts.ListCacheScope,
+		tools:     map[string]*contract{},
+		earlier:   map[string][]*contract{},
+		removed:   map[string]string{},
+		adapters:  map[adapterKey]*Adapter{},
+		byID:      map[string]*Adapter{},
+	}
+	if opts.ListTTL > 0 {
+		d.listTTLMs = opts.ListTTL.Milliseconds()
 	}
 	srv.AddReceivingMiddleware(d.receive)
 	srv.AddSendingMiddleware(d.send)
@@ -438,6 +458,9 @@ func (d *Server) EmitAdvertised(ctx context.Context) {
 
 func (d *Server) emitAdvertised(ctx context.Context, c *contract) {
 	e := event{name: otelschema.EventAdvertised, tool: c.name, revServer: c.revision, definition: c.definition}
+	if d.listTTLMs > 0 {
+		e.listTTLMs, e.listScope = d.listTTLMs, d.listScope
+	}
 	d.em.emit(ctx, &e, false)
 }
 
@@ -582,6 +605,12 @@ func (d *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			d.mu.RLock()
 			defer d.mu.RUnlock()
 			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && d.listTTLMs > 0 {
+				lr.TTLMs = int(d.listTTLMs)
+				if d.listScope != "" {
+					lr.CacheScope = d.listScope
+				}
+			}
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && st != nil {
 				cursor := ""
 				if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {

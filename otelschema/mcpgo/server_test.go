@@ -65,13 +65,21 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, mcpgo.ServerOptions{})
+}
+
+// newFixtureWith is newFixture with the server options opts (their
+// LoggerProvider is the fixture's).
+func newFixtureWith(t *testing.T, opts mcpgo.ServerOptions) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	f := &fixture{rec: &recorder{}, spans: tracetest.NewSpanRecorder(), events: make(chan struct{}, 8)}
 	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(f.rec)))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
 	t.Cleanup(func() { lp.Shutdown(ctx); tp.Shutdown(ctx) })
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	f.drift = mcpgo.NewServer(f.srv, &mcpgo.ServerOptions{LoggerProvider: lp})
+	opts.LoggerProvider = lp
+	f.drift = mcpgo.NewServer(f.srv, &opts)
 	// A tracing middleware outside the drift middleware, as an OTel MCP
 	// instrumentation would be.
 	tracer := tp.Tracer("test")
@@ -388,6 +396,51 @@ func TestAdvertise(t *testing.T) {
 	}
 	if n := len(f.rec.named(otelschema.EventAdapter.String())) - adapters; n < 3 {
 		t.Errorf("%d adapter events, want one per round", n)
+	}
+}
+
+// TestListCacheHint: with ListTTL and ListCacheScope, the tools/list result
+// the client receives carries ttlMs and cacheScope, and each advertised
+// event the same hint; without them, neither does.
+func TestListCacheHint(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name         string
+		opts         mcpgo.ServerOptions
+		ttl          int
+		scope        string
+		attrTTL      string
+		attrScope    string
+		attrsPresent bool
+	}{
+		{"48h private", mcpgo.ServerOptions{ListTTL: 48 * time.Hour, ListCacheScope: "private"}, 172800000, "private", "172800000", "private", true},
+		{"ttl only", mcpgo.ServerOptions{ListTTL: 90 * time.Second}, 90000, "public", "90000", "", true},
+		{"none", mcpgo.ServerOptions{}, 0, "public", "", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixtureWith(t, c.opts)
+			if err := f.drift.AddTool(&mcp.Tool{Name: "run_report", InputSchema: schema("team")}, okHandler, mcpgo.Contract{Revision: "4"}); err != nil {
+				t.Fatal(err)
+			}
+			f.drift.EmitAdvertised(ctx)
+			res, err := f.cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.TTLMs != c.ttl || res.CacheScope != c.scope {
+				t.Errorf("tools/list carries ttlMs %d, cacheScope %q; want %d, %q", res.TTLMs, res.CacheScope, c.ttl, c.scope)
+			}
+			ads := f.rec.named(otelschema.EventAdvertised.String())
+			if len(ads) == 0 {
+				t.Fatal("no advertised event")
+			}
+			for _, e := range ads {
+				ttl, hasTTL := e[otelschema.AttrListTTLMs]
+				if ttl != c.attrTTL || hasTTL != c.attrsPresent || e[otelschema.AttrListCacheScope] != c.attrScope {
+					t.Errorf("advertised event %v: want %s %q and %s %q", e, otelschema.AttrListTTLMs, c.attrTTL, otelschema.AttrListCacheScope, c.attrScope)
+				}
+			}
+		})
 	}
 }
 

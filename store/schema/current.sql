@@ -224,6 +224,8 @@ CREATE TABLE mcpdrift.events
     `args_normalized` String CODEC(ZSTD(3)) TTL toDateTime(time) + toIntervalDay(30),
     `audited` Bool,
     `definition` String,
+    `list_ttl_ms` Int64,
+    `list_cache_scope` LowCardinality(String),
     `attributes` Map(LowCardinality(String), String) CODEC(ZSTD(1)),
     INDEX idx_session session_id TYPE bloom_filter(0.01) GRANULARITY 4,
     INDEX idx_run run_id TYPE bloom_filter(0.01) GRANULARITY 4,
@@ -287,6 +289,8 @@ CREATE TABLE mcpdrift.events_in
     `adapter_window_end` DateTime('UTC'),
     `contract_field` String,
     `definition` String,
+    `list_ttl_ms` Int64,
+    `list_cache_scope` String,
     `args_raw` String,
     `args_normalized` String,
     `attributes` Map(String, String)
@@ -482,7 +486,11 @@ CREATE TABLE mcpdrift.tool_revisions
     `first_advertised` SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
     `last_advertised` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     `instances` SimpleAggregateFunction(groupUniqArrayArray, Array(String)),
-    `advertisements` SimpleAggregateFunction(sum, UInt64)
+    `advertisements` SimpleAggregateFunction(sum, UInt64),
+    `list_ttl_ms` SimpleAggregateFunction(max, Int64),
+    `list_cache_scope` AggregateFunction(argMax, String, Tuple(
+        Int64,
+        String))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (tenant, tool, service, environment, revision);
@@ -878,6 +886,8 @@ CREATE MATERIALIZED VIEW mcpdrift.events_mv TO mcpdrift.events
     `adapter_window_end` DateTime('UTC'),
     `contract_field` String,
     `definition` String,
+    `list_ttl_ms` Int64,
+    `list_cache_scope` String,
     `args_raw` String,
     `args_normalized` String,
     `attributes` Map(String, String),
@@ -1212,7 +1222,11 @@ CREATE MATERIALIZED VIEW mcpdrift.tool_revisions_mv TO mcpdrift.tool_revisions
     `first_advertised` DateTime64(9, 'UTC'),
     `last_advertised` DateTime64(9, 'UTC'),
     `instances` Array(String),
-    `advertisements` UInt64
+    `advertisements` UInt64,
+    `list_ttl_ms` Int64,
+    `list_cache_scope` AggregateFunction(argMax, String, Tuple(
+        Int64,
+        String))
 )
 AS SELECT
     tenant,
@@ -1224,8 +1238,10 @@ AS SELECT
     min(time) AS first_advertised,
     max(time) AS last_advertised,
     groupUniqArrayIf(service_instance, service_instance != '') AS instances,
-    count() AS advertisements
-FROM mcpdrift.events_in
+    count() AS advertisements,
+    max(e.list_ttl_ms) AS list_ttl_ms,
+    argMaxState(CAST(e.list_cache_scope, 'String'), (e.list_ttl_ms, CAST(e.list_cache_scope, 'String'))) AS list_cache_scope
+FROM mcpdrift.events_in AS e
 WHERE event_name = 'mcp.drift.advertised'
 GROUP BY
     tenant,

@@ -68,6 +68,8 @@ var attributeKeys = map[string]string{
 	otelschema.AttrContractField: "contract_field",
 
 	otelschema.AttrToolDefinition: "tool_definition",
+	otelschema.AttrListTTLMs:      "list_ttl_ms",
+	otelschema.AttrListCacheScope: "list_cache_scope",
 
 	otelschema.AttrArgsRaw:        "args_raw",
 	otelschema.AttrArgsNormalized: "args_normalized",

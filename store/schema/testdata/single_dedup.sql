@@ -1820,6 +1820,42 @@ FROM mcpdrift.events_in;
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=c7201651ead8abfa338af159c78eb7a099097040b421ee5d5ae68ab0941922e1, name=audit_in_events, version=15;
 
+ALTER TABLE mcpdrift.events_in
+    ADD COLUMN IF NOT EXISTS list_ttl_ms Int64 AFTER definition,
+    ADD COLUMN IF NOT EXISTS list_cache_scope String AFTER list_ttl_ms;
+
+ALTER TABLE mcpdrift.events
+    ADD COLUMN IF NOT EXISTS list_ttl_ms Int64 AFTER definition,
+    ADD COLUMN IF NOT EXISTS list_cache_scope LowCardinality(String) AFTER list_ttl_ms;
+
+ALTER TABLE mcpdrift.tool_revisions
+    ADD COLUMN IF NOT EXISTS list_ttl_ms SimpleAggregateFunction(max, Int64) AFTER advertisements,
+    ADD COLUMN IF NOT EXISTS list_cache_scope AggregateFunction(argMax, String, Tuple(Int64, String)) AFTER list_ttl_ms;
+
+DROP VIEW IF EXISTS mcpdrift.events_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.events_mv TO mcpdrift.events AS
+SELECT *, event_name = 'mcp.drift.call' AS audited
+FROM mcpdrift.events_in;
+
+DROP VIEW IF EXISTS mcpdrift.tool_revisions_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.tool_revisions_mv TO mcpdrift.tool_revisions AS
+SELECT tenant, tool, service, environment, revision_server AS revision,
+       argMaxState(definition, time) AS definition,
+       min(time) AS first_advertised,
+       max(time) AS last_advertised,
+       groupUniqArrayIf(service_instance, service_instance != '') AS instances,
+       count() AS advertisements,
+       max(e.list_ttl_ms) AS list_ttl_ms,
+       argMaxState(CAST(e.list_cache_scope AS String), (e.list_ttl_ms, CAST(e.list_cache_scope AS String))) AS list_cache_scope
+FROM mcpdrift.events_in AS e
+WHERE event_name = 'mcp.drift.advertised'
+GROUP BY tenant, tool, service, environment, revision;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=c248ad5f7854ae135d650aeca71517d5e585121ed47747ac789262a2993a70c5, name=list_cache, version=16;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})
