@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -88,9 +90,12 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		hc = http.DefaultClient
 	}
 	resp, err := hc.Do(req)
-	if err != nil && strings.Contains(err.Error(), "malformed HTTP") {
+	if err != nil && (strings.Contains(err.Error(), "malformed HTTP") || req.URL.Scheme == "http" && speaksHTTP2(ctx, req.URL.Host)) {
 		// net/http quotes the first bytes it read, binary from an HTTP/2
-		// or gRPC listener (an OTLP port): they help nobody.
+		// or gRPC listener (an OTLP port): they help nobody. Such a
+		// listener may also close the connection before net/http reads
+		// them, which then reports a bare EOF; a second connection, read
+		// without writing, tells it by the server's preface.
 		return nil, fmt.Errorf("%s is not an mcpdrift API (answered with HTTP/2 or gRPC?): is it an OTLP port?", c.BaseURL)
 	}
 	if err != nil {
@@ -177,4 +182,28 @@ func printable(answer []byte) string {
 		n++
 	}
 	return b.String()
+}
+
+// speaksHTTP2 reports whether the server at host (host:port) opens a
+// connection with an HTTP/2 server preface, a SETTINGS frame, before the
+// client writes anything: what a gRPC or h2c listener sends, and an
+// HTTP/1.1 server never does. It waits at most a second.
+func speaksHTTP2(ctx context.Context, host string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetReadDeadline(dl)
+	}
+	// A frame header: a 24-bit length, then the type, 0x4 for SETTINGS.
+	var h [9]byte
+	if _, err := io.ReadFull(conn, h[:]); err != nil {
+		return false
+	}
+	return h[3] == 0x4
 }
