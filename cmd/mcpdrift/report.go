@@ -65,7 +65,7 @@ func (r *readFlags) register(fs *flag.FlagSet) {
 // readEnv are the flags of report, gate and check that take their value
 // from the environment (MCPDRIFT_API, MCPDRIFT_TOKEN, MCPDRIFT_DATA_DIR…);
 // the others never do, so that a stray variable never filters a report.
-var readEnv = []string{"api", "token", "data.dir", "retention.days", "audit.retention.days"}
+var readEnv = []string{"api", "token", "data.dir", "retention.days", "audit.retention.days", "retention.daily.days"}
 
 // parse parses args into fs, the readEnv flags overlaid from the
 // environment.
