@@ -20,9 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
+	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
