@@ -94,7 +94,7 @@ test: libchdb promtool chromium vet
 
 # The packages whose goroutines share state — the batcher, the spool, the
 # server backend's sender, the assembly — under the race detector.
-RACE_PKGS := ./internal/ingest/ ./internal/spool/ ./store/clickhouse/ ./internal/app/
+RACE_PKGS := ./internal/ingest/ ./internal/receiver/ ./internal/spool/ ./store/clickhouse/ ./internal/app/
 test-race: libchdb
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 

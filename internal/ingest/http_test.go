@@ -19,8 +19,26 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/store"
 )
+
+// encoding is the body encoding of a test's request, and of the answer it
+// expects; zero is none.
+type encoding uint8
+
+const (
+	encodingProto encoding = iota + 1
+	encodingJSON
+)
+
+// mediaType is the Content-Type of enc.
+func (e encoding) mediaType() string {
+	if e == encodingJSON {
+		return receiver.MediaJSON
+	}
+	return receiver.MediaProto
+}
 
 // encode returns the request of d in enc.
 func encode(t testing.TB, enc encoding, d drift) []byte {
@@ -132,7 +150,7 @@ func TestHTTPLogs(t *testing.T) {
 	cfg.MaxRequestBytes = limit
 	w := &sink{}
 	s := newServer(t, cfg, w, true)
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 
 	random := make([]byte, limit+1)
 	_, _ = rand.Read(random)
@@ -260,7 +278,7 @@ func TestHTTPStoreErrors(t *testing.T) {
 			cfg.RetryAfter = 1500 * time.Millisecond
 			s := newServer(t, cfg, &sink{fail: func(store.Batch) error { return tc.err }}, true)
 			for _, enc := range []encoding{encodingProto, encodingJSON} {
-				a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+pathLogs, enc.mediaType(), "", enc, bytes.NewReader(encode(t, enc, drift{valid: 1})))
+				a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+receiver.PathLogs, enc.mediaType(), "", enc, bytes.NewReader(encode(t, enc, drift{valid: 1})))
 				if a.status != tc.status || a.statusCode != tc.code || a.header.Get("Retry-After") != tc.retryAfter {
 					t.Errorf("%s: status %d code %s Retry-After %q (%s); want %d %s %q", enc.mediaType(), a.status, a.statusCode, a.header.Get("Retry-After"), a.message, tc.status, tc.code, tc.retryAfter)
 				}
@@ -274,13 +292,13 @@ func TestHTTPStoreErrors(t *testing.T) {
 		cfg.MaxPendingEvents = 2
 		w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 10)}
 		s := newServer(t, cfg, w, true)
-		url := "http://" + s.HTTPAddr().String() + pathLogs
+		url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 		first := make(chan httpAnswer, 1)
 		go func() {
-			first <- do(t, http.MethodPost, url, mediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 2})))
+			first <- do(t, http.MethodPost, url, receiver.MediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 2})))
 		}()
 		<-w.entered // the first request's batch is being written, and blocks
-		a := do(t, http.MethodPost, url, mediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
+		a := do(t, http.MethodPost, url, receiver.MediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
 		if a.status != 503 || a.statusCode != codes.Unavailable || a.header.Get("Retry-After") != "1" {
 			t.Errorf("status %d code %s Retry-After %q (%s); want 503 Unavailable 1", a.status, a.statusCode, a.header.Get("Retry-After"), a.message)
 		}
@@ -309,7 +327,7 @@ func TestShutdownFinishesRequests(t *testing.T) {
 	}
 	done := make(chan httpAnswer, 1)
 	go func() {
-		done <- do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+pathLogs, mediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 3})))
+		done <- do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+receiver.PathLogs, receiver.MediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 3})))
 	}()
 	for s.tenants.def.b.Pending() == 0 {
 		time.Sleep(time.Millisecond)
