@@ -137,7 +137,7 @@ func TestHTTPContentCodings(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.coding+"/"+c.name, func(t *testing.T) {
 			enc := c.enc
-			if enc == 0 {
+			if enc == "" {
 				enc = encodingProto
 			}
 			before := w.total()

@@ -23,22 +23,16 @@ import (
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
-// encoding is the body encoding of a test's request, and of the answer it
-// expects; zero is none.
-type encoding uint8
+// encoding is the media type of a test's request body, and of the answer
+// it expects; "" is none.
+type encoding string
 
 const (
-	encodingProto encoding = iota + 1
-	encodingJSON
+	encodingProto encoding = receiver.MediaProto
+	encodingJSON  encoding = receiver.MediaJSON
 )
 
-// mediaType is the Content-Type of enc.
-func (e encoding) mediaType() string {
-	if e == encodingJSON {
-		return receiver.MediaJSON
-	}
-	return receiver.MediaProto
-}
+func (e encoding) mediaType() string { return string(e) }
 
 // encode returns the request of d in enc.
 func encode(t testing.TB, enc encoding, d drift) []byte {
@@ -107,7 +101,7 @@ func do(t testing.TB, method, url, contentType, contentEncoding string, enc enco
 		t.Fatal(err)
 	}
 	a := httpAnswer{status: resp.StatusCode, header: resp.Header}
-	if resp.StatusCode == http.StatusMethodNotAllowed || enc == 0 {
+	if resp.StatusCode == http.StatusMethodNotAllowed || enc == "" {
 		a.message = string(raw)
 		return a
 	}
@@ -230,7 +224,7 @@ func TestHTTPLogs(t *testing.T) {
 
 	t.Run("wrong content type", func(t *testing.T) {
 		for _, ct := range []string{"text/plain", "", "application/protobuf", "application/x-protobuf;;"} {
-			a := do(t, http.MethodPost, url, ct, "", 0, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
+			a := do(t, http.MethodPost, url, ct, "", "", bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
 			if a.status != http.StatusUnsupportedMediaType {
 				t.Errorf("Content-Type %q: status %d, want 415", ct, a.status)
 			}
@@ -245,7 +239,7 @@ func TestHTTPLogs(t *testing.T) {
 		}
 	})
 	t.Run("other paths", func(t *testing.T) {
-		a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+"/v1/metrics", encodingProto.mediaType(), "", 0, nil)
+		a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+"/v1/metrics", encodingProto.mediaType(), "", "", nil)
 		if a.status != http.StatusNotFound {
 			t.Errorf("status %d, want 404", a.status)
 		}

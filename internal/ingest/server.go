@@ -133,13 +133,13 @@ func (s *Server) HTTPHandler() http.Handler { return s.recv.HTTPHandler() }
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.stopped:
+	if s.stopped {
 		return ErrShuttingDown
-	case s.started:
-		return errors.New("cannot start ingester: already started")
 	}
-	s.restoreAdapterWindows(ctx)
+	if !s.started {
+		s.restoreAdapterWindows(ctx)
+	}
+	// A second Start fails here, as the receiver is listening already.
 	if err := s.recv.Start(ctx); err != nil {
 		return err
 	}

@@ -249,7 +249,7 @@ func TestHTTPTraces(t *testing.T) {
 	}
 
 	t.Run("wrong content type and method", func(t *testing.T) {
-		a := do(t, http.MethodPost, url, "text/plain", "", 0, bytes.NewReader(encodeTraces(t, encodingProto, mcpSpans{declared: 1})))
+		a := do(t, http.MethodPost, url, "text/plain", "", "", bytes.NewReader(encodeTraces(t, encodingProto, mcpSpans{declared: 1})))
 		if a.status != http.StatusUnsupportedMediaType {
 			t.Errorf("status %d, want 415", a.status)
 		}
