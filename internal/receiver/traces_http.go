@@ -1,4 +1,4 @@
-package ingest
+package receiver
 
 import (
 	"net/http"
@@ -12,7 +12,7 @@ import (
 // rejected spans in partial_success.rejected_spans.
 func (s *Server) serveTraces(w http.ResponseWriter, r *http.Request) {
 	req := ptraceotlp.NewExportRequest()
-	enc, ok := s.readRequest(w, r, pathTraces, req)
+	enc, ok := s.readRequest(w, r, PathTraces, req)
 	if !ok {
 		return
 	}

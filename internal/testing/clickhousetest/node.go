@@ -295,7 +295,7 @@ func nodeBinary() (string, error) {
 			return
 		}
 		binPath = filepath.Join(binDir, "chnode")
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/mcpdrift/mcpdrift/internal/clickhousetest/chnode")
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest/chnode")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("cannot build chnode: %w: %s", err, strings.TrimSpace(string(out)))

@@ -1,4 +1,4 @@
-package ingest
+package receiver
 
 import (
 	"errors"
@@ -22,11 +22,11 @@ import (
 // OTLP/HTTP paths and media types (opentelemetry-proto
 // docs/specification.md, "OTLP/HTTP").
 const (
-	pathLogs   = "/v1/logs"
-	pathTraces = "/v1/traces"
+	PathLogs   = "/v1/logs"
+	PathTraces = "/v1/traces"
 
-	mediaProto = "application/x-protobuf"
-	mediaJSON  = "application/json"
+	MediaProto = "application/x-protobuf"
+	MediaJSON  = "application/json"
 )
 
 // encoding is the body encoding of a request, and of its answer.
@@ -39,9 +39,9 @@ const (
 
 func (e encoding) mediaType() string {
 	if e == encodingJSON {
-		return mediaJSON
+		return MediaJSON
 	}
-	return mediaProto
+	return MediaProto
 }
 
 // parseEncoding maps a Content-Type header to an encoding.
@@ -51,9 +51,9 @@ func parseEncoding(contentType string) (encoding, bool) {
 		return 0, false
 	}
 	switch mt {
-	case mediaProto:
+	case MediaProto:
 		return encodingProto, true
-	case mediaJSON:
+	case MediaJSON:
 		return encodingJSON, true
 	}
 	return 0, false
@@ -67,8 +67,8 @@ var (
 
 func (s *Server) newMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc(pathLogs, s.serveLogs)
-	mux.HandleFunc(pathTraces, s.serveTraces)
+	mux.HandleFunc(PathLogs, s.serveLogs)
+	mux.HandleFunc(PathTraces, s.serveTraces)
 	return mux
 }
 
@@ -84,7 +84,7 @@ type otlpMessage interface {
 // serveLogs serves POST /v1/logs. A protobuf body is decoded straight
 // into events (otelschema.DecodeLogsProto), JSON through pdata.
 func (s *Server) serveLogs(w http.ResponseWriter, r *http.Request) {
-	enc, body, ok := s.readExport(w, r, pathLogs)
+	enc, body, ok := s.readExport(w, r, PathLogs)
 	if !ok {
 		return
 	}
@@ -136,7 +136,7 @@ func (s *Server) readExport(w http.ResponseWriter, r *http.Request, path string)
 	enc, ok := parseEncoding(r.Header.Get("Content-Type"))
 	if !ok {
 		s.stats.refusedMediaType.Add(1)
-		http.Error(w, fmt.Sprintf("unsupported content type %q: use %s or %s", r.Header.Get("Content-Type"), mediaProto, mediaJSON), http.StatusUnsupportedMediaType)
+		http.Error(w, fmt.Sprintf("unsupported content type %q: use %s or %s", r.Header.Get("Content-Type"), MediaProto, MediaJSON), http.StatusUnsupportedMediaType)
 		return 0, nil, false
 	}
 	body, err := s.readBody(w, r)

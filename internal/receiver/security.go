@@ -1,4 +1,4 @@
-package ingest
+package receiver
 
 import (
 	"context"
@@ -21,18 +21,15 @@ import (
 	"github.com/mcpdrift/mcpdrift/otelschema"
 )
 
-// Option configures a Server: its security (tokens, TLS, redaction) and
-// its request observer.
+// Option configures a Server: its security (tokens, TLS, redaction),
+// its request observer and its tracer.
 type Option func(*Server)
 
-// WithTokens makes the ingester accept only exports that carry a bearer
+// WithTokens makes the receiver accept only exports that carry a bearer
 // token with the ingest scope — the OTLP/HTTP Authorization header, the
-// OTLP/gRPC authorization metadata — and store their events under the
-// token's tenant; others are answered 401 / UNAUTHENTICATED (403 /
-// PERMISSION_DENIED for a token without the ingest scope). Each tenant
-// gets its own batcher, and with a spool its own spool directory under
-// Spool.Dir/tenants/, so that a batch holds one tenant's events; the
-// pending-events and spool bounds apply per tenant.
+// OTLP/gRPC authorization metadata — and hand their events to the Sink
+// under the token's tenant; others are answered 401 / UNAUTHENTICATED (403
+// / PERMISSION_DENIED for a token without the ingest scope).
 func WithTokens(tokens *auth.Tokens) Option { return func(s *Server) { s.sec.tokens = tokens } }
 
 // WithTLS makes both listeners serve TLS with cfg; a cfg that requires

@@ -6,7 +6,7 @@
 // lines of the scale-out roles on the cluster, and stops them (SIGTERM, by
 // pid) on Ctrl-C.
 //
-//	go run ./internal/clickhousetest/chservers -dir /tmp/ch
+//	go run ./internal/testing/clickhousetest/chservers -dir /tmp/ch
 //
 // Test scaffolding, not a way to run ClickHouse in production.
 package main
@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 

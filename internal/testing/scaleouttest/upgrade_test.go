@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
-	"github.com/mcpdrift/mcpdrift/internal/loopback"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/loopback"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 	"github.com/mcpdrift/mcpdrift/store/schema"

@@ -1,4 +1,4 @@
-package ingest
+package receiver
 
 import (
 	"bytes"
@@ -22,25 +22,28 @@ import (
 // of the Collector: gzip, zstd, zlib, deflate, snappy, x-snappy-framed and
 // lz4 over HTTP; gzip, zstd and snappy over gRPC).
 const (
-	codingGzip = "gzip"
-	codingZstd = "zstd"
-	// codingZlib and codingDeflate are both the zlib format (RFC 1950),
+	CodingGzip = "gzip"
+	CodingZstd = "zstd"
+	// CodingZlib and CodingDeflate are both the zlib format (RFC 1950),
 	// which is what RFC 9110 calls deflate and what the Collector sends
 	// under either name.
-	codingZlib    = "zlib"
-	codingDeflate = "deflate"
-	// codingSnappy is the snappy block format; Collectors before the block
+	CodingZlib    = "zlib"
+	CodingDeflate = "deflate"
+	// CodingSnappy is the snappy block format; Collectors before the block
 	// format sent the framing format under this name, which is told apart
 	// by its stream identifier and accepted too.
-	codingSnappy       = "snappy"
-	codingSnappyFramed = "x-snappy-framed"
-	// codingLZ4 is the LZ4 frame format.
-	codingLZ4 = "lz4"
+	CodingSnappy       = "snappy"
+	CodingSnappyFramed = "x-snappy-framed"
+	// CodingLZ4 is the LZ4 frame format.
+	CodingLZ4 = "lz4"
 )
 
 // httpCodings lists the content codings accepted over OTLP/HTTP, for
 // messages.
-var httpCodings = []string{codingGzip, codingZstd, codingZlib, codingDeflate, codingSnappy, codingSnappyFramed, codingLZ4}
+var httpCodings = []string{CodingGzip, CodingZstd, CodingZlib, CodingDeflate, CodingSnappy, CodingSnappyFramed, CodingLZ4}
+
+// Codings returns the content codings accepted over OTLP/HTTP.
+func Codings() []string { return append([]string(nil), httpCodings...) }
 
 // zstdMaxWindow is the largest zstd window accepted: the one RFC 9659 sets
 // for the zstd content coding. A decoder holds a window of history (the
@@ -108,7 +111,7 @@ func knownCoding(coding string) bool {
 // Errors are those of the coding's header.
 func (p *decoders) open(coding string, src io.Reader) (*decompression, error) {
 	switch coding {
-	case codingGzip:
+	case CodingGzip:
 		zr, ok := p.gzip.Get().(*gzip.Reader)
 		var err error
 		if ok {
@@ -123,7 +126,7 @@ func (p *decoders) open(coding string, src io.Reader) (*decompression, error) {
 			return nil, err
 		}
 		return &decompression{r: zr, done: func() { p.putGzip(zr) }}, nil
-	case codingZlib, codingDeflate:
+	case CodingZlib, CodingDeflate:
 		zr, ok := p.zlib.Get().(io.ReadCloser)
 		var err error
 		if ok {
@@ -138,7 +141,7 @@ func (p *decoders) open(coding string, src io.Reader) (*decompression, error) {
 			return nil, err
 		}
 		return &decompression{r: zr, done: func() { p.putZlib(zr) }}, nil
-	case codingZstd:
+	case CodingZstd:
 		head, src, err := peek(src, zstd.HeaderMaxSize)
 		if err != nil {
 			return nil, err
@@ -160,8 +163,8 @@ func (p *decoders) open(coding string, src io.Reader) (*decompression, error) {
 			return nil, err
 		}
 		return &decompression{r: zr, window: window, done: func() { p.putZstd(zr) }}, nil
-	case codingSnappy, codingSnappyFramed:
-		if coding == codingSnappy {
+	case CodingSnappy, CodingSnappyFramed:
+		if coding == CodingSnappy {
 			head, rest, err := peek(src, len(snappyStreamID))
 			if err != nil {
 				return nil, err
@@ -178,7 +181,7 @@ func (p *decoders) open(coding string, src io.Reader) (*decompression, error) {
 			sr = snappy.NewReader(src)
 		}
 		return &decompression{r: sr, done: func() { sr.Reset(emptyReader{}); p.snappy.Put(sr) }}, nil
-	case codingLZ4:
+	case CodingLZ4:
 		lr, ok := p.lz4.Get().(*lz4.Reader)
 		if ok {
 			lr.Reset(src)
@@ -267,7 +270,7 @@ type grpcZstd struct {
 	enc, dec sync.Pool
 }
 
-func (*grpcZstd) Name() string { return codingZstd }
+func (*grpcZstd) Name() string { return CodingZstd }
 
 // grpcZstdWindow is the window of the zstd answers this server sends: its
 // answers are small.
@@ -305,7 +308,7 @@ type grpcSnappy struct {
 	enc, dec sync.Pool
 }
 
-func (*grpcSnappy) Name() string { return codingSnappy }
+func (*grpcSnappy) Name() string { return CodingSnappy }
 
 func (c *grpcSnappy) Compress(w io.Writer) (io.WriteCloser, error) {
 	e, ok := c.enc.Get().(*snappy.Writer)

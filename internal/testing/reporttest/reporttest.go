@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -81,7 +81,7 @@ func Close() {
 // Path returns the path of queries/testdata/fixtures.json.
 func Path() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "queries", "testdata", "fixtures.json")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "queries", "testdata", "fixtures.json")
 }
 
 func load(ctx context.Context) (*Fixture, error) {

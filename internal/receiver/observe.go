@@ -1,4 +1,4 @@
-package ingest
+package receiver
 
 import (
 	"net/http"
@@ -25,7 +25,7 @@ func (s *Server) observeHTTP(h http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
 		route := ""
-		if r.URL.Path == pathLogs || r.URL.Path == pathTraces {
+		if r.URL.Path == PathLogs || r.URL.Path == PathTraces {
 			route = r.URL.Path
 		}
 		s.observer.ObserveRequest(route, r.Method, sw.code(), time.Since(start))
