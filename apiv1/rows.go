@@ -306,7 +306,7 @@ type AdapterRow struct {
 	// their client planned with (dev.mcpdrift.revision.client absent), under
 	// the report's filters and client exclusions. The adapter may serve
 	// such a caller unbeknown: any puts an adapter within the thresholds
-	// at risk, unless queries.RetirementOptions.UnknownSafe.
+	// at risk, unless retirement.Options.UnknownSafe.
 	UnknownRevisionCalls uint64 `json:"unknown_revision_calls"`
 	// RemovedToolSuccesses counts the removed_tool_success violations
 	// through the adapter in the window (see ViolationRow): a removed tool's
@@ -323,7 +323,7 @@ type AdapterRow struct {
 	// blocked: those that called through the adapter; for at_risk: the
 	// long-running or privileged ones and those whose session age,
 	// privilege or revision is unknown), most calls first, at most
-	// queries.RetirementOptions.TopClients.
+	// retirement.Options.TopClients.
 	BlockingClients []ClientUsage `json:"blocking_clients"`
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -531,10 +532,10 @@ func reportCases(r *queries.Runner, f queries.Filter, auditTool string) []report
 		{
 			name: "adapter-retirement", id: "adapter_retirement", source: "adapted_* + usage_* + adapters",
 			run: func(ctx context.Context) (any, int, error) {
-				return rows(r.AdapterRetirement(ctx, f, queries.RetirementOptions{}))
+				return rows(r.AdapterRetirement(ctx, f, retirement.Options{}))
 			},
 			raw: func(ctx context.Context) (any, int, error) {
-				return rows(r.RawAdapterRetirement(ctx, f, queries.RetirementOptions{}))
+				return rows(r.RawAdapterRetirement(ctx, f, retirement.Options{}))
 			},
 		},
 		{

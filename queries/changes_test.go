@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -157,7 +158,7 @@ func TestReportChanges(t *testing.T) {
 	}
 
 	t.Run("adapters", func(t *testing.T) {
-		o := queries.RetirementOptions{MaxCalls: 5, MaxShare: -1, UnknownSafe: true}
+		o := retirement.Options{MaxCalls: 5, MaxShare: -1, UnknownSafe: true}
 		rows, err := r.AdapterRetirement(c, all, o)
 		if err != nil {
 			t.Fatal(err)

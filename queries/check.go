@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 )
 
 // CheckUsageRow is the use, in the window, of one tool by the clients that
@@ -43,7 +44,7 @@ type CheckUsageRow struct {
 // named.
 type checkUsageResult struct {
 	CheckUsageRow
-	RawCallers []rawCaller `json:"callers_raw"`
+	RawCallers []retirement.Caller `json:"callers_raw"`
 }
 
 // CheckUsage reports, for each of tools and each client revision its calls
@@ -69,7 +70,7 @@ func (r *Runner) CheckUsage(ctx context.Context, f Filter, tools []string) ([]Ch
 	rows := make([]CheckUsageRow, len(res))
 	for i, x := range res {
 		rows[i] = x.CheckUsageRow
-		rows[i].Callers = clientUsages(x.RawCallers)
+		rows[i].Callers = retirement.ClientUsages(x.RawCallers)
 	}
 	return rows, nil
 }

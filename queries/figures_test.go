@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -205,13 +206,13 @@ func TestHandComputedFigures(t *testing.T) {
 			verdict         string
 			calls, wouldRej uint64
 		}{
-			"deploy_preview/1-2": {queries.VerdictBlocked, 42, 42},
-			"create_issue/1-3":   {queries.VerdictBlocked, 8, 8},
-			"delete_branch/3-4":  {queries.VerdictAtRisk, 3, 3},
-			"search_docs/1-2":    {queries.VerdictReady, 0, 0},
+			"deploy_preview/1-2": {retirement.VerdictBlocked, 42, 42},
+			"create_issue/1-3":   {retirement.VerdictBlocked, 8, 8},
+			"delete_branch/3-4":  {retirement.VerdictAtRisk, 3, 3},
+			"search_docs/1-2":    {retirement.VerdictReady, 0, 0},
 			// Its 1 call is a removed_tool_success violation.
-			"send_payment/legacy": {queries.VerdictBlocked, 1, 1},
-			"send_payment/shim":   {queries.VerdictAtRisk, 2, 2},
+			"send_payment/legacy": {retirement.VerdictBlocked, 1, 1},
+			"send_payment/shim":   {retirement.VerdictAtRisk, 2, 2},
 		} {
 			g := got[id]
 			if g.Verdict != w.verdict || g.Calls != w.calls || g.WouldBeRejected != w.wouldRej {
@@ -248,17 +249,17 @@ func TestHandComputedFigures(t *testing.T) {
 		for _, excl := range []string{"ci-runner", "ci-runner@2.0.0"} {
 			f := a
 			f.ExcludeClients = []string{excl}
-			if g := verdicts(f)["create_issue/1-3"]; g.Verdict != queries.VerdictReady || g.Calls != 2 {
+			if g := verdicts(f)["create_issue/1-3"]; g.Verdict != retirement.VerdictReady || g.Calls != 2 {
 				t.Errorf("excluding %s: create_issue/1-3 %q with %d calls, want ready with 2", excl, g.Verdict, g.Calls)
 			}
 		}
 	})
 
 	t.Run("AdapterRetirementUnknownRevision", func(t *testing.T) {
-		run := func(f queries.Filter, o queries.RetirementOptions) map[string]apiv1.AdapterRow {
+		run := func(f queries.Filter, o retirement.Options) map[string]apiv1.AdapterRow {
 			t.Helper()
 			m := map[string]apiv1.AdapterRow{}
-			for _, get := range []func(context.Context, queries.Filter, queries.RetirementOptions) ([]apiv1.AdapterRow, error){r.AdapterRetirement, r.RawAdapterRetirement} {
+			for _, get := range []func(context.Context, queries.Filter, retirement.Options) ([]apiv1.AdapterRow, error){r.AdapterRetirement, r.RawAdapterRetirement} {
 				rows, err := get(c, f, o)
 				if err != nil {
 					t.Fatal(err)
@@ -290,24 +291,24 @@ func TestHandComputedFigures(t *testing.T) {
 		f := a
 		f.ExcludeClients = []string{"claude-desktop", "legacy-bot"}
 		g := run(f, retire)["deploy_preview/1-2"]
-		if g.Verdict != queries.VerdictAtRisk || g.Calls != 0 || g.UnknownRevisionCalls != 5 || len(g.BlockingClients) != 1 || g.BlockingClients[0].Client != "goose@1.0.0" ||
+		if g.Verdict != retirement.VerdictAtRisk || g.Calls != 0 || g.UnknownRevisionCalls != 5 || len(g.BlockingClients) != 1 || g.BlockingClients[0].Client != "goose@1.0.0" ||
 			g.Reason != "no calls through it in the window, but 5 calls to deploy_preview did not say which revision they were planned with (unknown, not assumed safe); it bridges 1 → 2: "+dropDryRun {
 			t.Errorf("deploy_preview/1-2 without its callers: %s", js(g))
 		}
 		safe := retire
 		safe.UnknownSafe = true
-		if g := run(f, safe)["deploy_preview/1-2"]; g.Verdict != queries.VerdictReady || len(g.BlockingClients) != 0 ||
+		if g := run(f, safe)["deploy_preview/1-2"]; g.Verdict != retirement.VerdictReady || len(g.BlockingClients) != 0 ||
 			g.Reason != "no calls in the window; 5 calls to deploy_preview did not say which revision they were planned with, judged safe as asked; it bridges 1 → 2: "+dropDryRun {
 			t.Errorf("deploy_preview/1-2 without its callers, unknown judged safe: %s", js(g))
 		}
 		f.ExcludeClients = append(f.ExcludeClients, "goose@1.0.0")
-		if g := run(f, retire)["deploy_preview/1-2"]; g.Verdict != queries.VerdictReady || g.UnknownRevisionCalls != 0 || len(g.Callers) != 0 {
+		if g := run(f, retire)["deploy_preview/1-2"]; g.Verdict != retirement.VerdictReady || g.UnknownRevisionCalls != 0 || len(g.Callers) != 0 {
 			t.Errorf("deploy_preview/1-2 without goose either: %s", js(g))
 		}
 		// goose's delete_branch calls lie in the last half hour, under the
 		// deployer service.
 		f = queries.Filter{Tenant: fixture.TenantA, From: fixture.Now.Add(-30 * time.Minute), To: fixture.Now, Service: "deployer"}
-		if g := run(f, retire)["delete_branch/3-4"]; g.Verdict != queries.VerdictAtRisk || g.Calls != 0 || g.UnknownRevisionCalls != 2 || g.ToolCalls != 2 {
+		if g := run(f, retire)["delete_branch/3-4"]; g.Verdict != retirement.VerdictAtRisk || g.Calls != 0 || g.UnknownRevisionCalls != 2 || g.ToolCalls != 2 {
 			t.Errorf("delete_branch/3-4 over the last 30m: %s", js(g))
 		}
 		f.Service = "docs"
@@ -908,7 +909,7 @@ func TestInvalidInput(t *testing.T) {
 	if _, err := r.Audit(c, queries.AuditFilter{Filter: a}, queries.Page{Limit: queries.MaxPageLimit + 1}); !errors.Is(err, queries.ErrInvalidFilter) {
 		t.Errorf("limit over the maximum: %v", err)
 	}
-	if _, err := r.AdapterRetirement(c, a, queries.RetirementOptions{MaxCalls: -1, MaxShare: -1}); !errors.Is(err, queries.ErrInvalidFilter) {
+	if _, err := r.AdapterRetirement(c, a, retirement.Options{MaxCalls: -1, MaxShare: -1}); !errors.Is(err, queries.ErrInvalidFilter) {
 		t.Errorf("no threshold: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/violation"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
@@ -58,9 +59,13 @@ func (r *Runner) violations(ctx context.Context, f Filter, page Page, query stri
 		q.params.Strings("removed_adapters", removed)
 		q.shape.Removed = len(removed) > 0
 	}
-	rows := []apiv1.ViolationRow{}
-	if err := r.run(ctx, query, q, &rows); err != nil {
+	res := []violationResult{}
+	if err := r.run(ctx, query, q, &res); err != nil {
 		return ViolationPage{}, err
+	}
+	rows := make([]apiv1.ViolationRow, len(res))
+	for i, v := range res {
+		rows[i] = v.row()
 	}
 	out := ViolationPage{Rows: rows}
 	if len(rows) > limit {
@@ -89,4 +94,34 @@ func (r *Runner) removedAdapters(ctx context.Context, tenant string) ([]string, 
 		ids[i] = row.AdapterID
 	}
 	return ids, nil
+}
+
+// violationResult is a row of violations.sql or violations_raw.sql: the
+// report's row and the facts its detail is written from.
+type violationResult struct {
+	apiv1.ViolationRow
+	EventName        string `json:"event_name"`
+	AdapterID        string `json:"adapter_id"`
+	ErrorCode        string `json:"error_code"`
+	ExternalTarget   string `json:"external_target"`
+	ExternalRequests int64  `json:"external_requests"`
+	RetryOf          string `json:"retry_of"`
+	RetryAttempt     int64  `json:"retry_attempt"`
+	RepairResult     string `json:"repair_result"`
+}
+
+// row is the report's row, its detail written from the facts unless the
+// store kept one: the rows stored before schema version 17 hold the detail
+// the views wrote then, and facts left empty.
+func (v violationResult) row() apiv1.ViolationRow {
+	row := v.ViolationRow
+	if row.Detail == "" {
+		row.Detail = violation.Detail(violation.Facts{
+			Kind: row.Kind, EventName: v.EventName, Outcome: row.Outcome, ChangeClass: row.ChangeClass,
+			RevisionValidated: row.RevisionValidated, RevisionServer: row.RevisionServer, AdapterID: v.AdapterID,
+			ErrorCode: v.ErrorCode, ExternalTarget: v.ExternalTarget, ExternalRequests: v.ExternalRequests,
+			RetryOf: v.RetryOf, RetryAttempt: v.RetryAttempt, RepairResult: v.RepairResult,
+		})
+	}
+	return row
 }

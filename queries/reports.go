@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/violation"
 )
 
 // Trends of StaleUsageRow.Trend.
@@ -140,12 +141,12 @@ func (r *Runner) Propagation(ctx context.Context, f Filter) ([]apiv1.Propagation
 	return r.propagation(ctx, f, "propagation")
 }
 
-// Violation kinds.
+// Violation kinds, as internal/violation names them.
 const (
-	ViolationSideEffectRejected = "side_effect_rejected"
-	ViolationMixedRevision      = "mixed_revision"
-	ViolationRemovedToolSuccess = "removed_tool_success"
-	ViolationRetryAcrossChange  = "retry_across_change"
+	ViolationSideEffectRejected = violation.KindSideEffectRejected
+	ViolationMixedRevision      = violation.KindMixedRevision
+	ViolationRemovedToolSuccess = violation.KindRemovedToolSuccess
+	ViolationRetryAcrossChange  = violation.KindRetryAcrossChange
 )
 
 // ViolationPage is one page of violations; Next is the cursor of the next

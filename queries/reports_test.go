@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -13,7 +14,7 @@ import (
 
 // retire are the thresholds of the golden retirement reports: at most 5
 // calls in the window, whatever their share.
-var retire = queries.RetirementOptions{MaxCalls: 5, MaxShare: -1}
+var retire = retirement.Options{MaxCalls: 5, MaxShare: -1}
 
 // goldenCase is one report run whose answer is pinned in
 // testdata/golden.
@@ -42,7 +43,7 @@ func goldenCases(r *queries.Runner, c context.Context) []goldenCase {
 		{"adapter_retirement_a", func() (any, error) { return r.AdapterRetirement(c, a, retire) }},
 		{"adapter_retirement_a_exclude_ci", func() (any, error) { return r.AdapterRetirement(c, exclCI, retire) }},
 		{"adapter_retirement_a_share", func() (any, error) {
-			return r.AdapterRetirement(c, a, queries.RetirementOptions{MaxCalls: -1, MaxShare: 0.1, LongSession: 72 * time.Hour})
+			return r.AdapterRetirement(c, a, retirement.Options{MaxCalls: -1, MaxShare: 0.1, LongSession: 72 * time.Hour})
 		}},
 		{"adapter_retirement_b", func() (any, error) { return r.AdapterRetirement(c, b, retire) }},
 		{"propagation_a", func() (any, error) { return r.Propagation(c, a) }},

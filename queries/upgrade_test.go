@@ -570,3 +570,80 @@ func TestUpgradeListCache(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeViolationFacts upgrades a store as version 16 left it, with
+// half of tenant A's events stored before migration 17 (their violations
+// with the detail the views wrote) and half after it (with the facts, the
+// detail written in Go): every page of the violations report, and its raw
+// twin, read the same as a store that was always at the latest version.
+func TestUpgradeViolationFacts(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	old := database + "_v16"
+	opts := schema.DefaultOptions()
+	opts.Database = old
+	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
+	if _, err := schema.ApplyThrough(c, st, opts, 16); err != nil {
+		t.Fatal(err)
+	}
+	cols := strings.Trim(store.InsertColumns, "()")
+	copyHalf := func(half int) {
+		t.Helper()
+		sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events" +
+			" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
+		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).Int("half", int64(half))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyHalf(0)
+	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, 17)) {
+		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, 17))
+	}
+	copyHalf(1)
+
+	// Both halves hold violations: with a stored detail, and without.
+	for _, table := range []string{"violation_candidates", "adapter_call_candidates"} {
+		var rows []struct {
+			Stored  int `json:"stored"`
+			Written int `json:"written"`
+		}
+		q := store.Query{Name: "upgrade_violation_details", SQL: "SELECT toInt32(countIf(detail != '')) AS stored, toInt32(countIf(detail = '')) AS written FROM " +
+			old + "." + table + " WHERE tenant = {tenant:String}"}
+		if err := st.Query(c, q, store.Params{}.String("tenant", fixture.TenantA), &rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows[0].Stored == 0 || rows[0].Written == 0 {
+			t.Fatalf("%s holds %d rows with a stored detail and %d without: want both halves", table, rows[0].Stored, rows[0].Written)
+		}
+	}
+
+	latest := runner(t)
+	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := queries.Filter{Tenant: fixture.TenantA, From: fixture.Now.Add(-30 * 24 * time.Hour), To: fixture.Now.Add(24 * time.Hour)}
+	for _, limit := range []int{2, queries.MaxPageLimit} {
+		want := walkViolations(t, func(p queries.Page) (queries.ViolationPage, error) { return latest.Violations(c, f, p) }, limit)
+		got := walkViolations(t, func(p queries.Page) (queries.ViolationPage, error) { return upgraded.Violations(c, f, p) }, limit)
+		raw := walkViolations(t, func(p queries.Page) (queries.ViolationPage, error) { return upgraded.RawViolations(c, f, p) }, limit)
+		kinds := map[string]bool{}
+		for _, p := range want {
+			for _, v := range p.Rows {
+				if v.Detail == "" {
+					t.Errorf("violation %s of event %d has no detail", v.Kind, v.EventID)
+				}
+				kinds[v.Kind] = true
+			}
+		}
+		if len(kinds) != 4 {
+			t.Errorf("the latest store's violations are of kinds %v: the test needs all four", kinds)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("violations by pages of %d after the upgrade:\n%s\nwant %s", limit, js(got), js(want))
+		}
+		if !reflect.DeepEqual(raw, want) {
+			t.Errorf("raw violations by pages of %d after the upgrade:\n%s\nwant %s", limit, js(raw), js(want))
+		}
+	}
+}

@@ -14,7 +14,11 @@
 --                         is left out when the retry's call, of the same
 --                         tool, session, run and request id, has one.
 --
--- violation_candidates holds only violations, with their detail, sorted by
+-- The rows carry the facts their detail is written from, and the detail
+-- the views stored before version 17 ('' since): the Runner writes an
+-- empty one in Go (internal/violation), as for violations_raw.sql.
+--
+-- violation_candidates holds only violations, sorted by
 -- (tenant, time, event_id, kind), the page order: the first branch reads
 -- from the cursor on and stops after limit rows. The calls through an
 -- adapter are violations only if the adapter's latest declaration, at query
@@ -33,7 +37,9 @@ FROM
     (
         SELECT kind, time, event_id, tool, session_id, run_id, request_id, client_name, client_version,
                revision_client, revision_server, revision_validated, change_class, outcome,
-               service, service_version, detail
+               service, service_version, detail,
+               event_name, adapter_id, error_code, external_target, external_requests,
+               retry_of, retry_attempt, repair_result
         FROM {{.Database}}.violation_candidates
         WHERE tenant = {tenant:String}
           {{- template "raw_filter" .}}
@@ -46,7 +52,9 @@ FROM
     (
         SELECT 'removed_tool_success' AS kind, time, event_id, tool, session_id, run_id, request_id, client_name, client_version,
                revision_client, revision_server, revision_validated, change_class, outcome,
-               service, service_version, detail
+               service, service_version, detail,
+               'mcp.drift.call' AS event_name, adapter_id, '' AS error_code, '' AS external_target,
+               toInt64(0) AS external_requests, '' AS retry_of, toInt64(0) AS retry_attempt, '' AS repair_result
         FROM {{.Database}}.adapter_call_candidates
         WHERE tenant = {tenant:String}
           AND adapter_id IN {removed_adapters:Array(String)}
@@ -75,7 +83,9 @@ LIMIT {limit:UInt32}
        client_name, client_version,
        revision_client, revision_server, revision_validated,
        toString(change_class) AS change_class, toString(outcome) AS outcome,
-       service, service_version, detail
+       service, service_version, detail,
+       event_name, adapter_id, error_code, external_target, external_requests,
+       retry_of, retry_attempt, repair_result
 {{- end}}
 
 {{define "page_after"}}

@@ -23,38 +23,34 @@
 --                         violation too, as when the server records the
 --                         retry and the client its repair.
 --
+-- Each row carries the facts its detail is written from and an empty
+-- detail, which the Runner writes in Go (internal/violation), as for the
+-- rows of violations.sql.
+--
 -- Ordered by (time, event_id, kind) and paginated by a cursor on it.
 SELECT kind, time, event_id, tool, session_id, run_id, request_id,
        client_name, client_version,
        revision_client, revision_server, revision_validated,
        toString(change_class) AS change_class, toString(outcome) AS outcome,
-       service, service_version, detail
+       service, service_version, detail,
+       toString(event_name) AS event_name, adapter_id, error_code, external_target, external_requests,
+       retry_of, retry_attempt, toString(repair_result) AS repair_result
 FROM
 (
-    SELECT 'side_effect_rejected' AS kind, *,
-           concat(toString(outcome),
-                  if(error_code != '', concat(' with ', error_code), ''),
-                  ' after its side effect had started',
-                  if(external_target != '', concat(' on ', external_target), ''),
-                  if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), '')) AS detail
+    SELECT 'side_effect_rejected' AS kind, *, '' AS detail
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
       AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
       AND side_effect_started
       {{- template "raw_filter" .}}
     UNION ALL
-    SELECT 'mixed_revision' AS kind, *,
-           concat('validated under revision ', revision_validated,
-                  ', executed under revision ', revision_server) AS detail
+    SELECT 'mixed_revision' AS kind, *, '' AS detail
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
       AND revision_validated != '' AND revision_validated != revision_server
       {{- template "raw_filter" .}}
     UNION ALL
-    SELECT 'removed_tool_success' AS kind, *,
-           concat(toString(outcome), ' call to a removed ',
-                  if(change_class = 'removal', 'revision (change class removal)',
-                     concat('tool through removal adapter ', adapter_id))) AS detail
+    SELECT 'removed_tool_success' AS kind, *, '' AS detail
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
       AND outcome IN ('current', 'normalized')
@@ -66,12 +62,7 @@ FROM
                 HAVING argMax(change_class, declared_at) = 'removal')))
       {{- template "raw_filter" .}}
     UNION ALL
-    SELECT 'retry_across_change' AS kind, *,
-           if(event_name = 'mcp.drift.call',
-              concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ',
-                     toString(change_class)),
-              concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ',
-                     toString(change_class))) AS detail
+    SELECT 'retry_across_change' AS kind, *, '' AS detail
     FROM {{.Database}}.events
     WHERE tenant = {tenant:String}
       AND ((event_name = 'mcp.drift.call' AND retry_of != '')

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -142,7 +143,7 @@ func testWindowEdges(t *testing.T, st writerQuerier, database string) {
 				got[name+" retries after stale"] += row.RetriesAfterStale
 			}
 		}
-		o := queries.RetirementOptions{MaxCalls: 100, MaxShare: -1}
+		o := retirement.Options{MaxCalls: 100, MaxShare: -1}
 		for name, run := range map[string]func(queries.Filter) ([]apiv1.AdapterRow, error){
 			"adapter-retirement":     func(f queries.Filter) ([]apiv1.AdapterRow, error) { return r.AdapterRetirement(c, f, o) },
 			"adapter-retirement raw": func(f queries.Filter) ([]apiv1.AdapterRow, error) { return r.RawAdapterRetirement(c, f, o) },

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/console"
 	"github.com/mcpdrift/mcpdrift/internal/render"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -136,7 +137,7 @@ type Reports interface {
 	StaleUsage(ctx context.Context, f queries.Filter) ([]apiv1.StaleUsageRow, error)
 	Rejections(ctx context.Context, f queries.Filter) ([]apiv1.RejectionRow, error)
 	Repairs(ctx context.Context, f queries.Filter) ([]apiv1.RepairRow, error)
-	AdapterRetirement(ctx context.Context, f queries.Filter, o queries.RetirementOptions) ([]apiv1.AdapterRow, error)
+	AdapterRetirement(ctx context.Context, f queries.Filter, o retirement.Options) ([]apiv1.AdapterRow, error)
 	Propagation(ctx context.Context, f queries.Filter) ([]apiv1.PropagationRow, error)
 	Violations(ctx context.Context, f queries.Filter, p queries.Page) (queries.ViolationPage, error)
 	RevisionSources(ctx context.Context, f queries.Filter) ([]apiv1.RevisionSourceRow, error)

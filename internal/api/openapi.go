@@ -9,6 +9,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -485,7 +486,7 @@ var (
 
 // enums constrain fields to their values, keyed Type.json_name.
 var enums = map[string][]string{
-	"AdapterRow.verdict":               {queries.VerdictReady, queries.VerdictBlocked, queries.VerdictAtRisk},
+	"AdapterRow.verdict":               {retirement.VerdictReady, retirement.VerdictBlocked, retirement.VerdictAtRisk},
 	"AdapterRow.max_privilege":         privileges,
 	"AdapterRow.change_class":          changeClass,
 	"AdapterRow.registry_change_class": changeClass,

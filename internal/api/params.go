@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -232,8 +233,8 @@ func (q query) page() (queries.Page, error) {
 }
 
 // retirement reads the thresholds of the adapter retirement verdict.
-func (q query) retirement() (queries.RetirementOptions, apiv1.Thresholds, error) {
-	o := queries.RetirementOptions{MaxCalls: -1, MaxShare: -1, LongSession: queries.DefaultLongSession, TopClients: queries.DefaultTopClients}
+func (q query) retirement() (retirement.Options, apiv1.Thresholds, error) {
+	o := retirement.Options{MaxCalls: -1, MaxShare: -1, LongSession: retirement.DefaultLongSession, TopClients: retirement.DefaultTopClients}
 	if s := q.get(apiv1.ParamMaxCalls); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {

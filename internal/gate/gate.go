@@ -16,7 +16,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/humanize"
 	"github.com/mcpdrift/mcpdrift/internal/render"
-	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 )
 
 // ErrUnknownAdapter is returned when the report has no adapter by the
@@ -34,7 +34,7 @@ type Decision struct {
 }
 
 // Pass reports whether the adapter can be retired: its verdict is ready.
-func (d Decision) Pass() bool { return d.Adapter.Verdict == queries.VerdictReady }
+func (d Decision) Pass() bool { return d.Adapter.Verdict == retirement.VerdictReady }
 
 // Decide finds adapter in report, the adapter retirement report over every
 // adapter, with excluded the clients it was asked to leave out.
@@ -63,9 +63,9 @@ func (d Decision) Markdown(w io.Writer) error {
 	a := d.Adapter
 	var b strings.Builder
 	switch a.Verdict {
-	case queries.VerdictReady:
+	case retirement.VerdictReady:
 		fmt.Fprintf(&b, "### ✅ Adapter %s can be retired\n\n", render.Code(a.AdapterID))
-	case queries.VerdictAtRisk:
+	case retirement.VerdictAtRisk:
 		fmt.Fprintf(&b, "### ⚠️ Adapter %s cannot be retired yet: at risk\n\n", render.Code(a.AdapterID))
 	default:
 		fmt.Fprintf(&b, "### ❌ Adapter %s cannot be retired yet: %s\n\n", render.Code(a.AdapterID), render.EscapeMarkdown(a.Verdict))
@@ -152,7 +152,7 @@ func (d Decision) Markdown(w io.Writer) error {
 				n++
 			}
 		}
-		if a.Verdict == queries.VerdictBlocked && n > len(a.BlockingClients) {
+		if a.Verdict == retirement.VerdictBlocked && n > len(a.BlockingClients) {
 			fmt.Fprintf(&b, "\n%d clients call it; the table lists the %d with the most calls.\n", n, len(a.BlockingClients))
 		}
 	}

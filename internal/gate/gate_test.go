@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/gate"
-	"github.com/mcpdrift/mcpdrift/queries"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 )
 
 func report(rows ...apiv1.AdapterRow) apiv1.ReportBody[apiv1.AdapterRow] {
@@ -26,9 +26,9 @@ func report(rows ...apiv1.AdapterRow) apiv1.ReportBody[apiv1.AdapterRow] {
 
 func TestDecide(t *testing.T) {
 	last := time.Date(2099, 3, 15, 8, 0, 0, 0, time.UTC)
-	ready := apiv1.AdapterRow{AdapterID: "a/1-2", Tool: "a", Registered: true, Verdict: queries.VerdictReady, Reason: "no calls in the window", ToolCalls: 10}
+	ready := apiv1.AdapterRow{AdapterID: "a/1-2", Tool: "a", Registered: true, Verdict: retirement.VerdictReady, Reason: "no calls in the window", ToolCalls: 10}
 	blocked := apiv1.AdapterRow{
-		AdapterID: "b|x", Tool: "b_tool", Verdict: queries.VerdictBlocked, Reason: "3 calls in the window, over the threshold of 0",
+		AdapterID: "b|x", Tool: "b_tool", Verdict: retirement.VerdictBlocked, Reason: "3 calls in the window, over the threshold of 0",
 		Calls: 3, ToolCalls: 12, Share: 0.25, WouldBeRejected: 3, LastSeen: &last, LastSeenInWindow: true, Sessions: 2, Clients: 2, Services: 1,
 		ServiceNames: []string{"svc"}, MaxPrivilege: "write", MaxSessionAgeS: age(7200),
 		Callers: []apiv1.ClientUsage{
@@ -41,7 +41,7 @@ func TestDecide(t *testing.T) {
 		UnknownRevisionCalls: 4,
 	}
 	blocked.BlockingClients = blocked.Callers[:1]
-	atRisk := apiv1.AdapterRow{AdapterID: "c", Tool: "c", Verdict: queries.VerdictAtRisk, Reason: "1 call", Calls: 1, WouldBeRejected: 1}
+	atRisk := apiv1.AdapterRow{AdapterID: "c", Tool: "c", Verdict: retirement.VerdictAtRisk, Reason: "1 call", Calls: 1, WouldBeRejected: 1}
 	r := report(ready, blocked, atRisk)
 
 	d, err := gate.Decide(r, "a/1-2", nil)
@@ -96,7 +96,7 @@ func TestDecide(t *testing.T) {
 	// alone: their client blocks it, with no figure of its own through
 	// the adapter.
 	stock := apiv1.ClientUsage{Client: "goose@1.0.0", UnknownRevisionCalls: 5}
-	unknown := apiv1.AdapterRow{AdapterID: "d/1-2", Tool: "d", Registered: true, Verdict: queries.VerdictAtRisk, ToolCalls: 5,
+	unknown := apiv1.AdapterRow{AdapterID: "d/1-2", Tool: "d", Registered: true, Verdict: retirement.VerdictAtRisk, ToolCalls: 5,
 		Reason:               "no calls through it in the window, but 5 calls to d did not say which revision they were planned with (unknown, not assumed safe)",
 		UnknownRevisionCalls: 5, Callers: []apiv1.ClientUsage{stock}, BlockingClients: []apiv1.ClientUsage{stock}}
 	d, err = gate.Decide(report(unknown), "d/1-2", nil)

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
@@ -312,7 +313,7 @@ func reportChanges(t *testing.T, st store.Store, db string, t0 time.Time) {
 			t.Errorf("stale usage from the %s:\n got %v\nwant %v", name, got, want)
 		}
 	}
-	adapters, err := runner.AdapterRetirement(ctx, f, queries.RetirementOptions{MaxCalls: 5, MaxShare: -1, UnknownSafe: true})
+	adapters, err := runner.AdapterRetirement(ctx, f, retirement.Options{MaxCalls: 5, MaxShare: -1, UnknownSafe: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
-	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
@@ -159,7 +159,7 @@ func TestStockClients(t *testing.T) {
 			for _, c := range a.BlockingClients {
 				blocking = append(blocking, c.Client)
 			}
-			if a.AdapterID != "deploy_preview-1-to-2" || a.Calls != 2 || a.ToolCalls != 3 || a.Verdict != queries.VerdictBlocked ||
+			if a.AdapterID != "deploy_preview-1-to-2" || a.Calls != 2 || a.ToolCalls != 3 || a.Verdict != retirement.VerdictBlocked ||
 				!slices.Equal(blocking, []string{tc.clientID}) {
 				t.Errorf("adapter %s: %d of %d calls, %s, blocking %q; want 2 of 3, blocked by %q", a.AdapterID, a.Calls, a.ToolCalls, a.Verdict, blocking, tc.clientID)
 			}

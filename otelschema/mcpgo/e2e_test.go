@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -394,7 +395,7 @@ func TestDriftEndToEnd(t *testing.T) {
 					t.Errorf("stored %d repairs, want none", n)
 				}
 
-				adapters, err := reports.AdapterRetirement(ctx, window(env), queries.RetirementOptions{MaxCalls: 0, MaxShare: -1})
+				adapters, err := reports.AdapterRetirement(ctx, window(env), retirement.Options{MaxCalls: 0, MaxShare: -1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -403,7 +404,7 @@ func TestDriftEndToEnd(t *testing.T) {
 				}
 				a := adapters[0]
 				if a.AdapterID != "deploy_preview-1-to-2" || !a.Registered || a.RevisionFrom != "1" || a.RevisionTo != "2" ||
-					a.ChangeClass != "bounded_migration" || a.Calls != 1 || a.Verdict != queries.VerdictBlocked ||
+					a.ChangeClass != "bounded_migration" || a.Calls != 1 || a.Verdict != retirement.VerdictBlocked ||
 					a.WindowEnd == nil || !a.WindowEnd.Equal(windowEnd) {
 					t.Errorf("adapter %+v: want deploy_preview-1-to-2 blocked by its one call", a)
 				}

@@ -19,9 +19,9 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
+	"github.com/mcpdrift/mcpdrift/internal/retirement"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
-	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
@@ -206,16 +206,16 @@ func TestStockClientsEndToEnd(t *testing.T) {
 			if !tc.adapter {
 				return
 			}
-			retirement := url.Values{"from": {"-1h"}, "environment": {env}, "max_calls": {"0"}}
+			query := url.Values{"from": {"-1h"}, "environment": {env}, "max_calls": {"0"}}
 			var adapters apiv1.ReportBody[apiv1.AdapterRow]
-			if err := api.GetJSON(context.Background(), "/api/v1/reports/adapter-retirement", retirement, &adapters); err != nil {
+			if err := api.GetJSON(context.Background(), "/api/v1/reports/adapter-retirement", query, &adapters); err != nil {
 				t.Fatal(err)
 			}
 			if len(adapters.Rows) != 1 {
 				t.Fatalf("adapters %+v, want deploy_preview-1-to-2", adapters.Rows)
 			}
 			if a := adapters.Rows[0]; a.AdapterID != "deploy_preview-1-to-2" || a.Calls != 2 || a.ToolCalls != 3 ||
-				a.Verdict != queries.VerdictBlocked || len(a.BlockingClients) != 1 || !strings.HasPrefix(a.BlockingClients[0].Client, "ide-agent") {
+				a.Verdict != retirement.VerdictBlocked || len(a.BlockingClients) != 1 || !strings.HasPrefix(a.BlockingClients[0].Client, "ide-agent") {
 				t.Errorf("adapter %+v: want blocked by the stock client's two calls of three", a)
 			}
 		})

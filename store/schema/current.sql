@@ -572,7 +572,14 @@ CREATE TABLE mcpdrift.violation_candidates
     `service` LowCardinality(String),
     `service_version` LowCardinality(String),
     `environment` LowCardinality(String),
-    `detail` String CODEC(ZSTD(1))
+    `detail` String CODEC(ZSTD(1)),
+    `event_name` LowCardinality(String),
+    `error_code` LowCardinality(String),
+    `external_target` LowCardinality(String),
+    `external_requests` Int64,
+    `retry_of` String CODEC(ZSTD(1)),
+    `retry_attempt` Int64,
+    `repair_result` LowCardinality(String)
 )
 ENGINE = MergeTree
 PARTITION BY toYYYYMM(time)
@@ -669,7 +676,7 @@ AS SELECT
     service,
     service_version,
     environment,
-    concat(toString(outcome), ' call to a removed tool through removal adapter ', adapter_id) AS detail
+    '' AS detail
 FROM mcpdrift.events
 WHERE (event_name = 'mcp.drift.call') AND (outcome IN ('current', 'normalized')) AND (change_class != 'removal') AND (adapter_id != '');
 
@@ -1379,13 +1386,20 @@ CREATE MATERIALIZED VIEW mcpdrift.violations_mv TO mcpdrift.violation_candidates
     `service` LowCardinality(String),
     `service_version` LowCardinality(String),
     `environment` LowCardinality(String),
-    `detail` String
+    `detail` String,
+    `event_name` String,
+    `error_code` LowCardinality(String),
+    `external_target` LowCardinality(String),
+    `external_requests` Int64,
+    `retry_of` String,
+    `retry_attempt` Int64,
+    `repair_result` String
 )
 AS SELECT
     tenant,
     time,
     event_id,
-    v.1 AS kind,
+    kind,
     tool,
     session_id,
     run_id,
@@ -1401,7 +1415,14 @@ AS SELECT
     service,
     service_version,
     environment,
-    v.2 AS detail
+    '' AS detail,
+    toString(event_name) AS event_name,
+    error_code,
+    external_target,
+    external_requests,
+    retry_of,
+    retry_attempt,
+    toString(repair_result) AS repair_result
 FROM
 (
     SELECT
@@ -1437,4 +1458,4 @@ FROM
     FROM mcpdrift.events
     WHERE is_side_effect OR is_mixed OR is_removed OR is_retry
 )
-ARRAY JOIN arrayFilter(x -> ((x.1) != ''), [(if(is_side_effect, 'side_effect_rejected', ''), concat(toString(outcome), if(error_code != '', concat(' with ', error_code), ''), ' after its side effect had started', if(external_target != '', concat(' on ', external_target), ''), if(external_requests > 0, concat(' (external requests: ', toString(external_requests), ')'), ''))), (if(is_mixed, 'mixed_revision', ''), concat('validated under revision ', revision_validated, ', executed under revision ', revision_server)), (if(is_removed, 'removed_tool_success', ''), concat(toString(outcome), ' call to a removed revision (change class removal)')), (if(is_retry, 'retry_across_change', ''), if(event_name = 'mcp.drift.call', concat('automatic retry of ', retry_of, ' (attempt ', toString(retry_attempt), ') across a change of class ', toString(change_class)), concat('automatic refresh_retry (', toString(repair_result), ') across a change of class ', toString(change_class))))]) AS v;
+ARRAY JOIN arrayFilter(x -> (x != ''), [if(is_side_effect, 'side_effect_rejected', ''), if(is_mixed, 'mixed_revision', ''), if(is_removed, 'removed_tool_success', ''), if(is_retry, 'retry_across_change', '')]) AS kind;

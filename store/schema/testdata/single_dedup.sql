@@ -1856,6 +1856,68 @@ GROUP BY tenant, tool, service, environment, revision;
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=c248ad5f7854ae135d650aeca71517d5e585121ed47747ac789262a2993a70c5, name=list_cache, version=16;
 
+ALTER TABLE mcpdrift.violation_candidates
+    ADD COLUMN IF NOT EXISTS event_name LowCardinality(String) AFTER detail,
+    ADD COLUMN IF NOT EXISTS error_code LowCardinality(String) AFTER event_name,
+    ADD COLUMN IF NOT EXISTS external_target LowCardinality(String) AFTER error_code,
+    ADD COLUMN IF NOT EXISTS external_requests Int64 AFTER external_target,
+    ADD COLUMN IF NOT EXISTS retry_of String CODEC(ZSTD(1)) AFTER external_requests,
+    ADD COLUMN IF NOT EXISTS retry_attempt Int64 AFTER retry_of,
+    ADD COLUMN IF NOT EXISTS repair_result LowCardinality(String) AFTER retry_attempt;
+
+DROP VIEW IF EXISTS mcpdrift.violations_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.violations_mv TO mcpdrift.violation_candidates AS
+SELECT tenant, time, event_id, kind, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       '' AS detail,
+       toString(event_name) AS event_name, error_code, external_target, external_requests,
+       retry_of, retry_attempt, toString(repair_result) AS repair_result
+FROM
+(
+    SELECT tenant, time, event_id, event_name, tool, session_id, run_id, request_id,
+           client_name, client_version, revision_client, revision_server, revision_validated,
+           change_class, outcome, adapter_id, service, service_version, environment,
+           error_code, external_target, external_requests, retry_of, retry_attempt, repair_result,
+           event_name = 'mcp.drift.call'
+             AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')
+             AND side_effect_started AS is_side_effect,
+           event_name = 'mcp.drift.call'
+             AND revision_validated != '' AND revision_validated != revision_server AS is_mixed,
+           event_name = 'mcp.drift.call'
+             AND outcome IN ('current', 'normalized')
+             AND change_class = 'removal' AS is_removed,
+           ((event_name = 'mcp.drift.call' AND retry_of != '')
+             OR (event_name = 'mcp.drift.repair' AND repair_action = 'refresh_retry'))
+             AND repair_automatic
+             AND change_class IN ('semantic', 'authority') AS is_retry
+    FROM mcpdrift.events
+    WHERE is_side_effect OR is_mixed OR is_removed OR is_retry
+)
+ARRAY JOIN arrayFilter(x -> x != '', [
+    if(is_side_effect, 'side_effect_rejected', ''),
+    if(is_mixed, 'mixed_revision', ''),
+    if(is_removed, 'removed_tool_success', ''),
+    if(is_retry, 'retry_across_change', '')
+]) AS kind;
+
+DROP VIEW IF EXISTS mcpdrift.adapter_call_candidates_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapter_call_candidates_mv TO mcpdrift.adapter_call_candidates AS
+SELECT tenant, time, event_id, tool, session_id, run_id, request_id,
+       client_name, client_version, revision_client, revision_server, revision_validated,
+       change_class, outcome, adapter_id, service, service_version, environment,
+       '' AS detail
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+  AND outcome IN ('current', 'normalized')
+  AND change_class != 'removal'
+  AND adapter_id != '';
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=c94b6e5c33da981397163a8ae72b808c3b441db7bb1af5c48b3fb28cf6a352b5, name=violation_facts, version=17;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})
