@@ -40,6 +40,7 @@ func Histories(rows []queries.ToolRevisionRow) []apiv1.RevisionHistory {
 		rev := apiv1.Revision{
 			Revision: r.Revision, Algorithm: string(alg), AlgorithmLabel: alg.Label(), FirstAdvertised: r.FirstAdvertised, LastAdvertised: r.LastAdvertised,
 			Instances: len(r.Instances), InstanceIDs: r.Instances, Advertisements: r.Advertisements,
+			ListTTLMs: r.ListTTLMs, ListCacheScope: r.ListCacheScope,
 		}
 		if rev.InstanceIDs == nil {
 			rev.InstanceIDs = []string{}
