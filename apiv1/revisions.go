@@ -43,6 +43,12 @@ type Revision struct {
 	InstanceIDs []string `json:"instance_ids"`
 	// Advertisements is how many advertisements the registry merged.
 	Advertisements uint64 `json:"advertisements"`
+	// ListTTLMs is the longest ttlMs (SEP-2549) of the tools/list results
+	// the revision was advertised in: how long a client may keep a list
+	// holding it without listing again; ListCacheScope is the cacheScope
+	// sent with it. Both are left out when no list carried a hint.
+	ListTTLMs      int64  `json:"list_ttl_ms,omitempty"`
+	ListCacheScope string `json:"list_cache_scope,omitempty"`
 	// Previous is the revision advertised before it, "" for the first.
 	Previous string `json:"previous,omitempty"`
 	// OverlapS is how long, in seconds, both it and Previous were

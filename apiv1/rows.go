@@ -26,7 +26,9 @@ type StaleUsageRow struct {
 	// Stale is true when the client planned with a revision other than the
 	// one that executed; null when the client revision is unknown (the
 	// row of calls that did not say it), which is never taken for not
-	// stale.
+	// stale. Two names of one contract are not stale: a v1 digest planned
+	// against a SEP-2636 tool digest of the same definition, with no change
+	// between them (queries.RevisionChange.SameContract).
 	Stale *bool `json:"stale"`
 	// Calls counts every call; the next five split it by outcome (Rejected
 	// sums the three rejected_* outcomes).

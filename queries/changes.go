@@ -18,6 +18,15 @@ type RevisionChange struct {
 	// added, with default \"us-east\": old calls omit it"; "no change"
 	// when there is none.
 	Summary string
+	// SameContract is true when the two revisions are one contract under
+	// two names and nothing changed between them: the ChangeFunc found the
+	// new one's definition to have the old one as another form of its
+	// revision (internal/registry.SameContract: a SEP-2636 tool digest
+	// whose definition's v1 digest is the old revision) and Class is "".
+	// A call planned with the old runs as current on a server that
+	// advertises the new, so the stale-usage report does not count the
+	// pair as stale.
+	SameContract bool
 }
 
 // ChangeFunc computes the change from revision old to revision new of

@@ -71,6 +71,11 @@ func (r *Runner) staleUsage(ctx context.Context, f Filter, query string) ([]apiv
 	}
 	for i := range rows {
 		rows[i].ChangeClass, rows[i].Change = change(changes, pairs[i])
+		// One contract under two names is not stale, whichever query
+		// counted the calls: the rollups and the raw events agree.
+		if c, ok := changes[pairs[i]]; ok && c.SameContract && rows[i].Stale != nil {
+			rows[i].Stale = new(bool)
+		}
 	}
 	return rows, nil
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -251,7 +252,9 @@ func TestDrifttestAudit(t *testing.T) {
 // the verdicts and the comment of the test with old.json, the comment
 // under a line that says where the list came from. Without -environment,
 // for a service the registry does not know, and for one mid-deploy, it
-// exits 2, and no request reaches the server under test.
+// exits 2, and no request reaches the server under test. A list deployed
+// with a cache hint has it named in the revisions and in the reasons of
+// the release check's verdicts against it.
 func TestDrifttestDeployed(t *testing.T) {
 	if _, err := embedded.LibraryPath(); err != nil {
 		if os.Getenv("MCPDRIFT_REQUIRE_CHDB") != "" {
@@ -390,6 +393,40 @@ func TestDrifttestDeployed(t *testing.T) {
 	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("%d requests reached the server under test in runs that exited 2", n)
+	}
+
+	// A deployed list that carries a cache hint: release 1 with -list-ttl
+	// 48h -list-cache-scope shared, in environment hinted. The registry's
+	// revisions name the hint, and the release check of release 2 (the
+	// staging server) against that list names it, with the figure, in
+	// the reason of each change that is not safe on its own: the three
+	// changed tools and the removed one. No call was planned in hinted,
+	// so the weighed check finds the bounded migrations and the removal
+	// safe; close_ticket's semantic change stays a violation.
+	startDriftserver(t, driftserver, srv.grpc, "", "-release", "1", "-environment", "hinted", "-list-ttl", "48h", "-list-cache-scope", "shared")
+	waitDeployed(t, api, "hinted", func(d registry.Deployed) bool {
+		return revisionsOf(t, d) == "close_ticket@1 create_issue@1 delete_branch@1 deploy_preview@1 search_docs@1"
+	})
+	if code, out, stderr := mcpdrift(t, "revisions", "-api", api, "-service", "driftserver", "-environment", "hinted", "deploy_preview"); code != 0 ||
+		!regexp.MustCompile(`(?m)^1 +declared +\S+ \S+ +\S+ \S+ +\d+ +48h shared +- +-$`).MatchString(out) {
+		t.Errorf("revisions of the hinted list: exit %d, want revision 1 with LIST TTL 48h shared:\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = mcpdrift(t, "check", "-deployed", "-service", "driftserver", "-environment", "hinted", "-api", api, "-server", staging, "-format", "json")
+	var check apiclient.CheckBody
+	if err := json.Unmarshal([]byte(out), &check); code != 1 || err != nil {
+		t.Fatalf("check against the hinted list: exit %d, %v: %s%s", code, err, out, stderr)
+	}
+	const hint = "clients may keep the old list for up to 48h without listing again (ttlMs 172800000, cacheScope shared)"
+	named := map[string]string{}
+	for _, c := range check.Tools {
+		named[c.Tool] = fmt.Sprintf("%s %v", c.Verdict, strings.Contains(c.Reason, hint))
+	}
+	if want := map[string]string{"close_ticket": "violation true", "create_issue": "safe true", "delete_branch": "safe true",
+		"deploy_preview": "safe true", "search_docs": "safe false"}; !reflect.DeepEqual(named, want) {
+		t.Errorf("verdicts and hints against the hinted list %v, want %v", named, want)
+	}
+	if check.OldCache == nil || check.OldCache.TTLMs != 172800000 || check.OldCache.Scope != "shared" {
+		t.Errorf("old_cache %+v, want 172800000 shared", check.OldCache)
 	}
 }
 

@@ -15,8 +15,8 @@ func TestRevisions(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, w := range []string{
-		"1         declared   2099-03-06 12:00:00Z  2099-03-08 12:10:00Z  1          -        -",
-		"2         declared   2099-03-08 12:00:00Z  2099-03-16 11:55:00Z  1          10m      bounded_migration: `dry_run` was removed",
+		"1         declared   2099-03-06 12:00:00Z  2099-03-08 12:10:00Z  1          -         -        -",
+		"2         declared   2099-03-08 12:00:00Z  2099-03-16 11:55:00Z  1          -         10m      bounded_migration: `dry_run` was removed",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the history lacks %q:\n%s", w, out)

@@ -30,6 +30,12 @@
 // advertised definitions `mcpdrift drifttest -deployed` reads the old list
 // from; -environment names the deployment they come from.
 //
+// -list-ttl and -list-cache-scope put a cache hint on every tools/list
+// result (ttlMs and cacheScope, SEP-2549) and on the advertised events
+// (mcpgo.ServerOptions.ListTTL and ListCacheScope): how long a client may
+// keep the list, which the release check's verdicts and the registry's
+// revisions name.
+//
 //	go run ./examples/driftserver -release 2 -listen 127.0.0.1:3001   # http://127.0.0.1:3001/mcp
 //	go run ./examples/driftserver -release 2                           # stdio
 package main
@@ -76,16 +82,30 @@ func main() {
 	retire := flag.String("retire", "", "serve release 2 without this adapter, as the build that retires it would (deploy_preview-1-to-2 or create_issue-1-to-2)")
 	otlp := flag.String("otlp", "", "send the drift events over OTLP/gRPC to this endpoint (host:port, no TLS), such as mcpdrift serve's")
 	environment := flag.String("environment", "", "with -otlp: the deployment.environment.name of the events, such as prod or staging")
+	var hint listHint
+	flag.DurationVar(&hint.ttl, "list-ttl", 0, "the ttlMs of every tools/list result and advertised event, such as 48h (0: no cache hint)")
+	flag.StringVar(&hint.scope, "list-cache-scope", "", "with -list-ttl: the cacheScope sent with it, such as shared or private")
 	flag.Parse()
+	if hint.ttl < 0 || hint.scope != "" && hint.ttl == 0 {
+		fmt.Fprintf(os.Stderr, "driftserver: -list-ttl %s -list-cache-scope %q: want a positive ttl, and a scope only with one\n", hint.ttl, hint.scope)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *release, *fault, *retire, *listen, *otlp, *environment); err != nil {
+	if err := run(ctx, *release, *fault, *retire, *listen, *otlp, *environment, hint); err != nil {
 		fmt.Fprintln(os.Stderr, "driftserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, release int, fault, retire, listen, otlp, environment string) error {
+// listHint is the cache hint of the tool list, -list-ttl and
+// -list-cache-scope.
+type listHint struct {
+	ttl   time.Duration
+	scope string
+}
+
+func run(ctx context.Context, release int, fault, retire, listen, otlp, environment string, hint listHint) error {
 	var provider log.LoggerProvider = noop.NewLoggerProvider()
 	if otlp != "" {
 		exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(otlp), otlploggrpc.WithInsecure())
@@ -104,7 +124,7 @@ func run(ctx context.Context, release int, fault, retire, listen, otlp, environm
 		defer p.Shutdown(context.Background())
 		provider = p
 	}
-	srv, err := newServer(ctx, release, fault, retire, provider)
+	srv, err := newServer(ctx, release, fault, retire, provider, hint)
 	if err != nil {
 		return err
 	}
@@ -179,9 +199,9 @@ func handler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult
 		StructuredContent: map[string]any{"ran": args}}, nil
 }
 
-func newServer(ctx context.Context, release int, fault, retire string, provider log.LoggerProvider) (*mcp.Server, error) {
+func newServer(ctx context.Context, release int, fault, retire string, provider log.LoggerProvider, hint listHint) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "driftserver", Version: fmt.Sprint(release)}, nil)
-	drift := mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: provider})
+	drift := mcpgo.NewServer(srv, &mcpgo.ServerOptions{LoggerProvider: provider, ListTTL: hint.ttl, ListCacheScope: hint.scope})
 	// The registry's view of what this instance serves stays current for
 	// as long as it runs.
 	go drift.Advertise(ctx, 0)

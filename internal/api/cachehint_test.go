@@ -18,7 +18,8 @@ import (
 
 // TestCheckDeployedCacheHint: a service that advertised
 // examples/tools-list/old.json with a cache hint of 48 h (ttlMs
-// 172800000, cacheScope shared) has that hint on the old list the check
+// 172800000, cacheScope shared) has that hint on its revisions in the
+// tool's history, and on the old list the check
 // takes from the registry, so the check against new.json says it, in
 // old_cache and in the reason of every change that is not safe, as the
 // check of a list file that carries the hint does.
@@ -44,6 +45,24 @@ func TestCheckDeployedCacheHint(t *testing.T) {
 	}
 	if err := fx.Store.Write(context.Background(), store.Batch{Tenant: tenant, Events: events}); err != nil {
 		t.Fatal(err)
+	}
+
+	// The tool's history names the hint on its revision, as the JSON
+	// answer carries it (omitted where a revision has none: TestRevisions).
+	hist := get(t, s.Handler(), "/api/v1/tools/create_issue/revisions?service=hinted", "")
+	if hist.status != http.StatusOK {
+		t.Fatalf("revisions: %d %s", hist.status, hist.body)
+	}
+	var h apiv1.RevisionsBody
+	if err := json.Unmarshal(hist.body, &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Histories) != 1 || len(h.Histories[0].Revisions) != 1 {
+		t.Fatalf("histories %s, want one revision", hist.body)
+	}
+	if r := h.Histories[0].Revisions[0]; r.ListTTLMs != 172800000 || r.ListCacheScope != "shared" ||
+		!strings.Contains(string(hist.body), `"list_ttl_ms":172800000,"list_cache_scope":"shared"`) {
+		t.Errorf("revision %+v, want list_ttl_ms 172800000, list_cache_scope shared: %s", r, hist.body)
 	}
 
 	var req apiv1.CheckRequest

@@ -639,7 +639,7 @@ func TestConsole(t *testing.T) {
 			}
 		}
 		b.visit("tool "+busiest.Tool, []string{"GET /api/v1/reports/stale-usage/series", "GET /api/v1/reports/stale-usage",
-			"GET /api/v1/reports/repairs", "GET /api/v1/reports/propagation"},
+			"GET /api/v1/reports/repairs", "GET /api/v1/reports/propagation", "GET /api/v1/tools/" + busiest.Tool + "/revisions"},
 			chromedp.Click(`main a[href^="/tools/`+url.PathEscape(busiest.Tool)+`?"]`),
 			chromedp.Poll[chromedp.Void](`location.pathname.startsWith('/tools/')`))
 		tool := url.Values{"tool": {busiest.Tool}}
@@ -650,10 +650,19 @@ func TestConsole(t *testing.T) {
 			t.Errorf("%d revision pairs shown, the API has %d", len(shown), len(stale.Rows))
 		}
 		for i, r := range stale.Rows {
+			stale := "—"
+			if r.Stale != nil {
+				stale = map[bool]string{true: "yes", false: "no"}[*r.Stale]
+			}
 			if i < len(shown) && (shown[i]["calls"] != commas(r.Calls) || shown[i]["rejected"] != commas(r.Rejected) || shown[i]["revision_client"] != orDash(r.RevisionClient) ||
-				shown[i]["change"] != changeText(r.ChangeClass, r.Change)) {
+				shown[i]["change"] != changeText(r.ChangeClass, r.Change) || shown[i]["stale"] != stale) {
 				t.Errorf("revisions %d: shown %v, API %+v", i, shown[i], r)
 			}
+		}
+		// The simulator advertises no definition: the registry's table
+		// says so (TestConsoleDeployed reads a registry that has some).
+		if msg := eval[string](b, `[...document.querySelectorAll('main .state.empty')].map(e => e.textContent).join('|')`); !strings.Contains(msg, "No service has advertised this tool to the registry.") {
+			t.Errorf("the advertised revisions read %q", msg)
 		}
 		var series apiv1.SeriesBody[apiv1.StaleUsagePoint]
 		f.get(t, f.read, "/api/v1/reports/stale-usage/series", url.Values{"tool": {busiest.Tool}, "group_by": {"revision_client,revision_server"}}, &series)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,12 @@ func TestConsoleDeployed(t *testing.T) {
 	t.Cleanup(func() { _ = proc.Shutdown() })
 	f := &fleet{base: "http://" + proc.API().Addr()}
 	grpc := proc.Ingester().GRPCAddr().String()
-	for _, s := range []struct{ release, env string }{{"1", "prod"}, {"1", "eu"}, {"2", "eu"}} {
-		startDriftserver(t, bin, "-release", s.release, "-environment", s.env, "-otlp", grpc)
+	// prod's list carries a cache hint, eu's none.
+	for _, s := range []struct {
+		release, env string
+		hint         []string
+	}{{"1", "prod", []string{"-list-ttl", "48h", "-list-cache-scope", "shared"}}, {"1", "eu", nil}, {"2", "eu", nil}} {
+		startDriftserver(t, bin, append([]string{"-release", s.release, "-environment", s.env, "-otlp", grpc}, s.hint...)...)
 	}
 	// The registry, once every advertisement is stored: prod's five
 	// tools, eu's three changed tools mid-deploy.
@@ -206,6 +211,38 @@ func TestConsoleDeployed(t *testing.T) {
 	}
 	b.screenshot("check-unknown-service")
 	p.check(t, "unknown service", "status 400", "400 (Bad Request)")
+
+	// The tool page's advertised revisions, as the registry answers them:
+	// each revision's algorithm and cache hint. Hand-computed: eu has
+	// revisions 1 and 2, prod 1 with the hint of 48 h shared; all three
+	// are declared names.
+	b.visit("tool deploy_preview", []string{"GET /api/v1/reports/stale-usage/series", "GET /api/v1/reports/stale-usage",
+		"GET /api/v1/reports/repairs", "GET /api/v1/reports/propagation", "GET /api/v1/tools/deploy_preview/revisions"},
+		chromedp.Navigate(f.base+"/tools/deploy_preview?"+url.Values{"from": {f.from}, "to": {f.to}, "service": {"driftserver"}}.Encode()))
+	var hist apiv1.RevisionsBody
+	f.get(t, "", "/api/v1/tools/deploy_preview/revisions", url.Values{"service": {"driftserver"}}, &hist)
+	var fromAPI []string
+	for _, h := range hist.Histories {
+		for _, r := range h.Revisions {
+			ttl := "—"
+			if r.ListTTLMs > 0 {
+				ttl = strings.TrimSpace(fmt.Sprint(r.ListTTLMs, " ", r.ListCacheScope))
+			}
+			fromAPI = append(fromAPI, strings.Join([]string{h.Service, h.Environment, r.Revision, r.Algorithm, ttl}, " "))
+		}
+	}
+	var got []string
+	for _, r := range b.rows("Advertised revisions") {
+		got = append(got, strings.Join([]string{r["service"], r["environment"], r["revision"], r["algorithm"], r["list_ttl"]}, " "))
+	}
+	if hand := []string{"driftserver eu 1 declared —", "driftserver eu 2 declared —", "driftserver prod 1 declared 172800000 shared"}; !slices.Equal(fromAPI, hand) || !slices.Equal(got, fromAPI) {
+		t.Errorf("advertised revisions shown %q, API %q, want %q", got, fromAPI, hand)
+	}
+	if shown := eval[string](b, `[...document.querySelectorAll('main td[data-k=list_ttl]')].map(e => e.textContent).join('|')`); shown != "—|—|48.0 h shared" {
+		t.Errorf("list TTL cells read %q", shown)
+	}
+	b.screenshot("tool-revisions")
+	p.check(t, "tool deploy_preview")
 }
 
 // summary lists each service as service, environment, tools and tools

@@ -31,7 +31,8 @@ import (
 // alongside D), and the change from D to T is no change, not a removal
 // and an addition: revisions of two forms compare by their definitions.
 // The 3 calls ran as current, D → T, and the stale-usage row says no
-// change, from the rollups and from the raw events.
+// change and not stale (one contract under two names), from the rollups
+// and from the raw events.
 func TestRevisionForms(t *testing.T) {
 	ctx := context.Background()
 	st, db := backends[0].open(t)
@@ -127,12 +128,15 @@ func TestRevisionForms(t *testing.T) {
 		var got []string
 		for _, r := range rows {
 			s := fmt.Sprintf("%s→%s %d calls, %d current", short(r.RevisionClient, d, tr), short(r.RevisionServer, d, tr), r.Calls, r.Current)
+			if r.Stale != nil {
+				s += fmt.Sprintf(" stale=%t", *r.Stale)
+			}
 			if r.ChangeClass != nil && r.Change != nil {
 				s += fmt.Sprintf(" %q %q", *r.ChangeClass, *r.Change)
 			}
 			got = append(got, s)
 		}
-		if want := `[D→T 3 calls, 3 current "" "no change"]`; fmt.Sprint(got) != want {
+		if want := `[D→T 3 calls, 3 current stale=false "" "no change"]`; fmt.Sprint(got) != want {
 			t.Errorf("stale usage from the %s:\n got %s\nwant %s", name, got, want)
 		}
 	}

@@ -14,9 +14,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
@@ -37,6 +40,7 @@ func Histories(rows []queries.ToolRevisionRow) []apiv1.RevisionHistory {
 		rev := apiv1.Revision{
 			Revision: r.Revision, Algorithm: string(alg), AlgorithmLabel: alg.Label(), FirstAdvertised: r.FirstAdvertised, LastAdvertised: r.LastAdvertised,
 			Instances: len(r.Instances), InstanceIDs: r.Instances, Advertisements: r.Advertisements,
+			ListTTLMs: r.ListTTLMs, ListCacheScope: r.ListCacheScope,
 		}
 		if rev.InstanceIDs == nil {
 			rev.InstanceIDs = []string{}
@@ -83,7 +87,28 @@ func ChangeOf(old, new queries.ToolRevisionRow) (queries.RevisionChange, error) 
 	if err != nil {
 		return queries.RevisionChange{}, err
 	}
-	return queries.RevisionChange{Class: c.Class, Summary: c.Summary}, nil
+	return queries.RevisionChange{Class: c.Class, Summary: c.Summary, SameContract: c.Class == "" && SameContract(old, new)}, nil
+}
+
+// SameContract reports whether revision old of a tool is revision new's
+// contract under another name, as a server instrumented by mcpgo or mcpts
+// judges a call planned with old (their sameContract): new is a declared
+// SEP-2636 tool digest (otelschema.AlgorithmTool) and old the mcpdrift v1
+// digest of new's stored definition. The stored definition lacks only
+// _meta and icons, which the v1 digest does not read. A definition that
+// does not decode as a tool is no proof: false. Explicit names never
+// match, as on the server: a new one may mark a change the definition
+// does not show.
+func SameContract(old, new queries.ToolRevisionRow) bool {
+	if otelschema.AlgorithmOf(old.Revision) != otelschema.AlgorithmV1 || otelschema.AlgorithmOf(new.Revision) != otelschema.AlgorithmTool {
+		return false
+	}
+	var t mcp.Tool
+	if err := json.Unmarshal([]byte(new.Definition), &t); err != nil {
+		return false
+	}
+	d, err := mcpgo.Digest(&t)
+	return err == nil && d == old.Revision
 }
 
 // list is a stored revision as a one-tool list, under its stored

@@ -24,7 +24,7 @@ func WriteText(w io.Writer, tool string, histories []apiv1.RevisionHistory) erro
 		}
 		fmt.Fprintf(w, "%s — service %s, environment %s\n\n", h.Tool, orNone(h.Service), orNone(h.Environment))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "REVISION\tALGORITHM\tFIRST ADVERTISED\tLAST ADVERTISED\tINSTANCES\tOVERLAP\tCHANGE")
+		fmt.Fprintln(tw, "REVISION\tALGORITHM\tFIRST ADVERTISED\tLAST ADVERTISED\tINSTANCES\tLIST TTL\tOVERLAP\tCHANGE")
 		for _, r := range h.Revisions {
 			overlap, change := "-", "-"
 			if r.OverlapS != nil {
@@ -33,7 +33,7 @@ func WriteText(w io.Writer, tool string, histories []apiv1.RevisionHistory) erro
 			if r.Change != nil {
 				change = orNone(r.Change.Class) + ": " + r.Change.Summary
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Revision, r.AlgorithmLabel, stamp(r.FirstAdvertised), stamp(r.LastAdvertised), r.Instances, overlap, change)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Revision, r.AlgorithmLabel, stamp(r.FirstAdvertised), stamp(r.LastAdvertised), r.Instances, listTTL(r), overlap, change)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -58,6 +58,23 @@ func (d Diff) WriteText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "\n%s", strings.TrimSuffix(d.SchemaDiff, "\n")+"\n")
 	return err
+}
+
+// listTTL says a revision's cache hint: the ttl, rounded down as
+// humanize.Age rounds (in ms below a second), then the cacheScope when one was sent, such as
+// "48h shared"; "-" without a hint.
+func listTTL(r apiv1.Revision) string {
+	if r.ListTTLMs == 0 && r.ListCacheScope == "" {
+		return "-"
+	}
+	s := fmt.Sprintf("%dms", r.ListTTLMs)
+	if r.ListTTLMs >= 1000 {
+		s = humanize.Age(r.ListTTLMs / 1000)
+	}
+	if r.ListCacheScope != "" {
+		s += " " + r.ListCacheScope
+	}
+	return s
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }

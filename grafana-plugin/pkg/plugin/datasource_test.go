@@ -24,6 +24,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
 	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
+	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store"
 )
 
 var update = flag.Bool("update", false, "regenerate the golden frames under testdata")
@@ -310,6 +312,60 @@ func TestRevisionsTable(t *testing.T) {
 	}
 	if got := str(field("findings", 1)); !strings.Contains(got, "`dry_run` was removed") {
 		t.Errorf("findings of revision 2: %q, want the removal of dry_run", got)
+	}
+	for row := range 2 {
+		if a, l, ttl, scope := field("algorithm", row), field("algorithm_label", row), field("list_ttl_ms", row).(*int64), field("list_cache_scope", row).(*string); a != "declared" || l != "declared" || ttl != nil || scope != nil {
+			t.Errorf("row %d: algorithm %v (%v), list TTL %v %v; want declared and no hint", row, a, l, ttl, scope)
+		}
+	}
+}
+
+// TestRevisionsTableHint: a revision advertised as a SEP-2636 tool digest
+// in a list with a cache hint of 48 h, shared, has its algorithm and the
+// hint as columns. The advertisement is a year after the fixture's Now,
+// under a tool no other query names, so no report window holds it.
+func TestRevisionsTableHint(t *testing.T) {
+	e := start(t)
+	fx := reporttest.Open(t)
+	rev := "sha256-jcs-tool:" + strings.Repeat("ab", 32)
+	ev := otelschema.Event{ID: 1 << 62, Name: otelschema.EventAdvertised, Time: e.now.AddDate(1, 0, 0).UnixNano(),
+		Service: "deployer", Environment: "hinted", ServiceInstance: "deployer-9", Tool: "hinted_probe", RevisionServer: rev,
+		Definition: `{"name":"hinted_probe","inputSchema":{"type":"object"}}`, ListTTLMs: 172800000, ListCacheScope: "shared"}
+	if err := fx.Store.Write(context.Background(), store.Batch{Tenant: reporttest.TenantA, Events: []otelschema.Event{ev}}); err != nil {
+		t.Fatal(err)
+	}
+	dr := e.query(t, plugin.QueryTypeRevisions, `{"tool":"hinted_probe"}`, e.week(), 0)
+	if dr.Error != nil {
+		t.Fatal(dr.Error)
+	}
+	f := dr.Frames[0]
+	if n, _ := f.RowLen(); n != 1 {
+		t.Fatalf("%d rows, want the one revision", n)
+	}
+	var got []string
+	for _, name := range []string{"revision", "algorithm", "algorithm_label", "list_ttl_ms", "list_cache_scope"} {
+		fl, _ := f.FieldByName(name)
+		if fl == nil {
+			t.Fatalf("no field %q", name)
+		}
+		v := fl.At(0)
+		switch p := v.(type) {
+		case *int64:
+			if v = "<null>"; p != nil {
+				v = *p
+			}
+		case *string:
+			if v = "<null>"; p != nil {
+				v = *p
+			}
+		}
+		got = append(got, fmt.Sprint(v))
+	}
+	if want := []string{rev, "sha256-jcs-tool", "sha256-jcs-tool (SEP-2636)", "172800000", "shared"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("row %q, want %q", got, want)
+	}
+	if fl, _ := f.FieldByName("list_ttl_ms"); fl.Config == nil || fl.Config.Unit != "ms" {
+		t.Errorf("list_ttl_ms config %+v, want unit ms", fl.Config)
 	}
 }
 

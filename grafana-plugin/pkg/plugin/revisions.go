@@ -35,11 +35,28 @@ var revisionCols = []column[revisionRow]{
 	text("service", "Service", func(x revisionRow) string { return x.h.Service }),
 	text("environment", "Environment", func(x revisionRow) string { return x.h.Environment }),
 	text("revision", "Revision", func(x revisionRow) string { return x.r.Revision }),
+	text("algorithm", "Algorithm", func(x revisionRow) string { return x.r.Algorithm }),
+	text("algorithm_label", "Algorithm label", func(x revisionRow) string { return x.r.AlgorithmLabel }),
 	when("first_advertised", "First advertised", func(x revisionRow) time.Time { return x.r.FirstAdvertised }),
 	when("last_advertised", "Last advertised", func(x revisionRow) time.Time { return x.r.LastAdvertised }),
 	col("instances", "Instances", unitCount, func(x revisionRow) int64 { return int64(x.r.Instances) }),
 	text("previous", "Previous revision", func(x revisionRow) string { return x.r.Previous }),
 	col("overlap_s", "Overlap with the previous", unitSeconds, func(x revisionRow) *int64 { return x.r.OverlapS }),
+	// The cache hint of the lists the revision was advertised in (ttlMs
+	// and cacheScope, SEP-2549): null when none carried one, as the API
+	// leaves them out.
+	col("list_ttl_ms", "List TTL", unitMs, func(x revisionRow) *int64 {
+		if x.r.ListTTLMs == 0 {
+			return nil
+		}
+		return &x.r.ListTTLMs
+	}),
+	col("list_cache_scope", "List cache scope", "", func(x revisionRow) *string {
+		if x.r.ListCacheScope == "" {
+			return nil
+		}
+		return &x.r.ListCacheScope
+	}),
 	col("change_class", "Change class", "", change(func(c *apiv1.RevisionChange) string { return c.Class })),
 	col("change", "Change", "", change(func(c *apiv1.RevisionChange) string { return c.Summary })),
 	col("verdict", "Verdict", "", change(func(c *apiv1.RevisionChange) string { return string(c.Verdict) })),

@@ -386,12 +386,32 @@
       return table('Revisions', [
         { title: 'Client revision', key: 'revision_client', value: r => revCell(r.revision_client) },
         { title: 'Server revision', key: 'revision_server', value: r => revCell(r.revision_server) },
+        { title: 'Stale', key: 'stale', value: r => r.stale === null ? DASH : r.stale ? 'yes' : 'no' },
         { title: 'Change', key: 'change', value: r => change(r.change_class, r.change) },
         { title: 'Calls', key: 'calls', num: true, value: r => num(r.calls) },
         ...OUTCOMES.map(o => ({ title: o[0].toUpperCase() + o.slice(1), key: o, num: true, value: r => num(r[o]) })),
         { title: 'First seen', key: 'first_seen', value: r => when(r.first_seen) },
         { title: 'Last seen', key: 'last_seen', value: r => when(r.last_seen) },
       ], body.rows);
+    }, gen);
+    // The registry's history has no window: only the service and
+    // environment filters apply.
+    main.append(el('h2', { text: 'Advertised revisions' }));
+    section(slot(), api('/api/v1/tools/' + encodeURIComponent(tool) + '/revisions', filterParams(q, ['service', 'environment'])), body => {
+      const rows = body.histories.flatMap(h => h.revisions.map(r => Object.assign({ service: h.service, environment: h.environment }, r)));
+      if (rows.length === 0) return empty('No service has advertised this tool to the registry.');
+      return table('Advertised revisions', [
+        { title: 'Service', key: 'service', value: r => text(r.service) },
+        { title: 'Environment', key: 'environment', value: r => text(r.environment) },
+        { title: 'Revision', key: 'revision', value: r => revCell(r.revision) },
+        { title: 'Algorithm', key: 'algorithm', value: r => el('span', { title: r.algorithm_label, 'data-full': r.algorithm }, r.algorithm_label) },
+        { title: 'First advertised', key: 'first_advertised', value: r => when(r.first_advertised) },
+        { title: 'Last advertised', key: 'last_advertised', value: r => when(r.last_advertised) },
+        // The list's cache hint: how long a client may keep a list that
+        // holds the revision (ttlMs, SEP-2549), and for whom.
+        { title: 'List TTL', key: 'list_ttl', value: r => r.list_ttl_ms ? el('span', { 'data-full': [r.list_ttl_ms, r.list_cache_scope].filter(Boolean).join(' ') }, ms(r.list_ttl_ms) + (r.list_cache_scope ? ' ' + r.list_cache_scope : '')) : DASH },
+        { title: 'Change', key: 'change', value: r => r.change ? change(r.change.class, r.change.summary) : DASH },
+      ], rows);
     }, gen);
     main.append(el('h2', { text: 'Rejections, repairs and amplification' }));
     section(slot(), api('/api/v1/reports/repairs', p), body => {

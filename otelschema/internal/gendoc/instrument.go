@@ -78,8 +78,9 @@ func writeInstrumenting(w io.Writer) error {
 	p("It would also give every stored revision a new name at the upgrade. A server that wants the\n")
 	p("proposal's identity declares it, and accepts that consequence. Revisions of different forms\n")
 	p("compare by their stored definitions, never by their names: the registry's change between a v1\n")
-	p("revision and a tool-digest revision of the same definition is no change (`internal/registry`,\n")
-	p("`TestRevisionForms`).\n\n")
+	p("revision and a tool-digest revision of the same definition is no change, and the stale-usage\n")
+	p("report does not count a call planned with the one and run under the other as stale\n")
+	p("(`internal/registry`, `TestRevisionForms`).\n\n")
 
 	p("### `_meta` keys\n\n")
 	p("| Key | On | Meaning |\n| --- | --- | --- |\n")
