@@ -1,0 +1,71 @@
+package embedded_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/store/embedded"
+	"github.com/mcpdrift/mcpdrift/store/schema"
+	"github.com/mcpdrift/mcpdrift/store/storetest"
+)
+
+var baselineRuns = flag.Int("baseline-runs", 1, "fresh installs of each kind TestBaselineEqualsReplay runs, in turn")
+
+// TestBaselineCut checks every file under store/schema/baseline against
+// the baseline cut from a store built by replaying the migrations
+// (-update rewrites them; an empty NNNN.sql is cut at version NNNN).
+func TestBaselineCut(t *testing.T) {
+	requireLibrary(t)
+	ctx := context.Background()
+	s, err := embedded.Open(ctx, embedded.DefaultConfig(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	bs, err := schema.Baselines(schema.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bs {
+		got, err := storetest.CutBaseline(ctx, s, b.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("..", "schema", "baseline", fmt.Sprintf("%04d.sql", b.Version))
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != string(got) {
+			t.Errorf("store/schema/baseline/%04d.sql differs from the migrations' end state: run go test ./store/embedded -run TestBaselineCut -update, and read the diff", b.Version)
+		}
+	}
+}
+
+// TestBaselineEqualsReplay compares, on the embedded store, a fresh
+// install by each baseline with one by the migrations it stands for, and
+// logs the statements and the time of each (-baseline-runs in turn).
+func TestBaselineEqualsReplay(t *testing.T) {
+	requireLibrary(t)
+	cfg := embedded.DefaultConfig(t.TempDir())
+	s, err := embedded.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	baseline, replay := storetest.CheckBaselineEqualsReplay(t, s, cfg.Schema, *baselineRuns)
+	for i := range baseline {
+		t.Logf("embedded, run %d: baseline %d statements in %v, replay %d statements in %v",
+			i+1, baseline[i].Statements, baseline[i].Took, replay[i].Statements, replay[i].Took)
+	}
+}
