@@ -29,8 +29,8 @@ func TestBaselineEqualsReplay(t *testing.T) {
 			defer closeEx()
 			baseline, replay := storetest.CheckBaselineEqualsReplay(t, ex, st.Schema, *baselineRuns)
 			for i := range baseline {
-				t.Logf("%s, run %d: baseline %d statements in %v, replay %d statements in %v",
-					b.Name, i+1, baseline[i].Statements, baseline[i].Took, replay[i].Statements, replay[i].Took)
+				t.Logf("%s, run %d: baseline %v, replay %v",
+					b.Name, i+1, baseline[i], replay[i])
 			}
 		})
 	}

@@ -65,7 +65,7 @@ func TestBaselineEqualsReplay(t *testing.T) {
 	defer s.Close()
 	baseline, replay := storetest.CheckBaselineEqualsReplay(t, s, cfg.Schema, *baselineRuns)
 	for i := range baseline {
-		t.Logf("embedded, run %d: baseline %d statements in %v, replay %d statements in %v",
-			i+1, baseline[i].Statements, baseline[i].Took, replay[i].Statements, replay[i].Took)
+		t.Logf("embedded, run %d: baseline %v, replay %v",
+			i+1, baseline[i], replay[i])
 	}
 }

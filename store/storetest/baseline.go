@@ -127,7 +127,23 @@ func records(ctx context.Context, q store.Querier, database string) ([]string, e
 // Install is what a fresh install ran: its statements and its time.
 type Install struct {
 	Statements int
-	Took       time.Duration
+	// Kinds counts the statements by their first word (CREATE, ALTER,
+	// INSERT, DROP).
+	Kinds map[string]int
+	Took  time.Duration
+}
+
+// String renders in as "N statements (CREATE a, ALTER b, …) in T".
+func (in Install) String() string {
+	kinds := make([]string, 0, len(in.Kinds))
+	for k := range in.Kinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for i, k := range kinds {
+		kinds[i] = fmt.Sprintf("%s %d", k, in.Kinds[k])
+	}
+	return fmt.Sprintf("%d statements (%s) in %v", in.Statements, strings.Join(kinds, ", "), in.Took.Round(time.Millisecond))
 }
 
 // CheckBaselineEqualsReplay builds, through ex, the schema of opts at each
@@ -175,7 +191,10 @@ func CheckBaselineEqualsReplay(t *testing.T, ex schema.Execer, opts schema.Optio
 				if len(versions) != b.Version {
 					t.Errorf("%s through %d applied %d migrations, want %d", how, b.Version, len(versions), b.Version)
 				}
-				in := Install{Statements: len(c.Stmts), Took: took}
+				in := Install{Statements: len(c.Stmts), Kinds: map[string]int{}, Took: took}
+				for _, s := range c.Stmts {
+					in.Kinds[strings.ToUpper(strings.Fields(s)[0])]++
+				}
 				if how == "baseline" {
 					baseline = append(baseline, in)
 				} else {
