@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/store/embedded"
-	"github.com/mcpdrift/mcpdrift/store/schema"
 	"github.com/mcpdrift/mcpdrift/store/storetest"
 )
 
@@ -26,16 +25,23 @@ func TestBaselineCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	bs, err := schema.Baselines(schema.DefaultOptions())
+	// The files as they are, an empty one (not cut yet) included, which
+	// schema.Baselines refuses.
+	dir := filepath.Join("..", "schema", "baseline")
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range bs {
-		got, err := storetest.CutBaseline(ctx, s, b.Version)
+	for _, e := range entries {
+		var version int
+		if _, err := fmt.Sscanf(e.Name(), "%04d.sql", &version); err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		got, err := storetest.CutBaseline(ctx, s, version)
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("..", "schema", "baseline", fmt.Sprintf("%04d.sql", b.Version))
+		path := filepath.Join(dir, e.Name())
 		if *update {
 			if err := os.WriteFile(path, got, 0o644); err != nil {
 				t.Fatal(err)
@@ -47,7 +53,7 @@ func TestBaselineCut(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(want) != string(got) {
-			t.Errorf("store/schema/baseline/%04d.sql differs from the migrations' end state: run go test ./store/embedded -run TestBaselineCut -update, and read the diff", b.Version)
+			t.Errorf("store/schema/baseline/%s differs from the migrations' end state: run go test ./store/embedded -run TestBaselineCut -update, and read the diff", e.Name())
 		}
 	}
 }

@@ -84,7 +84,13 @@ func Baselines(opts Options) ([]Baseline, error) {
 		if err := tmpl.Execute(&buf, data); err != nil {
 			return nil, fmt.Errorf("cannot render baseline %s: %w", e.Name(), err)
 		}
-		out = append(out, Baseline{Version: version, Statements: splitStatements(buf.String()), Checksum: checksum(raw)})
+		stmts := splitStatements(buf.String())
+		if len(stmts) == 0 {
+			// A file created to be cut and not cut yet: a store must not
+			// record the migrations as applied with nothing run.
+			return nil, fmt.Errorf("baseline %s has no statement: cut it with go test ./store/embedded -run TestBaselineCut -update", e.Name())
+		}
+		out = append(out, Baseline{Version: version, Statements: stmts, Checksum: checksum(raw)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
