@@ -124,10 +124,10 @@ func baselineFor(opts Options, migrations []Migration) (*Baseline, error) {
 //go:embed fresh.sql
 var freshSQL string
 
-// useBaseline reports whether the store takes baseline b: no migration
-// recorded, and either no table but the migrations' own or b's mark
-// recorded (a run of b cut short).
-func useBaseline(ctx context.Context, db Execer, opts Options, done map[int]string, b *Baseline) (bool, error) {
+// useBaseline reports whether the store takes a baseline: no migration
+// recorded, and either no table but the migrations' own or a baseline's
+// mark recorded (a run cut short).
+func useBaseline(ctx context.Context, db Execer, opts Options, done map[int]string) (bool, error) {
 	for v := range done {
 		if v > 0 {
 			return false, nil
@@ -205,15 +205,15 @@ type BaselineObject struct {
 // appear nowhere else in the schema, so that their values in the DDL are
 // told apart and written as the template's.
 const (
-	CutRetentionDays      = 37
-	CutAuditRetentionDays = 23
+	cutRetentionDays      = 37
+	cutAuditRetentionDays = 23
 	cutDatabase           = "mcpdrift_cut"
 )
 
 // CutOptions are the options of the single-node store a baseline is cut
 // from.
 func CutOptions() Options {
-	return Options{Database: cutDatabase, RetentionDays: CutRetentionDays, AuditRetentionDays: CutAuditRetentionDays}
+	return Options{Database: cutDatabase, RetentionDays: cutRetentionDays, AuditRetentionDays: cutAuditRetentionDays}
 }
 
 var (
@@ -279,8 +279,8 @@ func CutBaseline(version int, objects []BaselineObject) ([]byte, error) {
 		for _, e := range enums {
 			s = strings.ReplaceAll(s, e.rendered, e.action)
 		}
-		s = strings.ReplaceAll(s, fmt.Sprintf("toIntervalDay(%d)", CutRetentionDays), "toIntervalDay({{.RetentionDays}})")
-		s = strings.ReplaceAll(s, fmt.Sprintf("toIntervalDay(%d)", CutAuditRetentionDays), "toIntervalDay({{.AuditRetentionDays}})")
+		s = strings.ReplaceAll(s, fmt.Sprintf("toIntervalDay(%d)", cutRetentionDays), "toIntervalDay({{.RetentionDays}})")
+		s = strings.ReplaceAll(s, fmt.Sprintf("toIntervalDay(%d)", cutAuditRetentionDays), "toIntervalDay({{.AuditRetentionDays}})")
 		switch o.Engine {
 		case "MaterializedView":
 			m := cutViewRE.FindStringSubmatch(s)

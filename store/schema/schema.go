@@ -428,7 +428,7 @@ func applyFresh(ctx context.Context, db Execer, opts Options, migrations []Migra
 	if err != nil || b == nil {
 		return nil, err
 	}
-	ok, err := useBaseline(ctx, db, opts, done, b)
+	ok, err := useBaseline(ctx, db, opts, done)
 	if err != nil || !ok {
 		return nil, err
 	}
