@@ -85,16 +85,16 @@ vet:
 # cluster) run verbosely, so that their figures (sent, acknowledged,
 # stored, duplicates) print in the log.
 # mcpts/e2e runs in test-mcpts, once the TypeScript programs are built.
-E2E_PKGS := ./internal/scaleouttest/ ./internal/ingest/faulttest/ ./internal/upgradetest/
+E2E_PKGS := ./internal/testing/scaleouttest/ ./internal/testing/faulttest/ ./internal/testing/upgradetest/
 test: libchdb promtool chromium vet
-	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 MCPDRIFT_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/scaleouttest -e /internal/ingest/faulttest -e /internal/upgradetest -e /mcpts/)
+	MCPDRIFT_REQUIRE_CHDB=1 MCPDRIFT_REQUIRE_PROMTOOL=1 MCPDRIFT_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -e /internal/testing/scaleouttest -e /internal/testing/faulttest -e /internal/testing/upgradetest -e /mcpts/)
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -count=1 -timeout 20m -v $(E2E_PKGS)
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-plugin
 	MCPDRIFT_REQUIRE_CHDB=1 $(MAKE) test-mcpts
 
 # The packages whose goroutines share state — the batcher, the spool, the
 # server backend's sender, the assembly — under the race detector.
-RACE_PKGS := ./internal/ingest/ ./internal/spool/ ./store/clickhouse/ ./internal/app/
+RACE_PKGS := ./internal/ingest/ ./internal/receiver/ ./internal/spool/ ./store/clickhouse/ ./internal/app/
 test-race: libchdb
 	MCPDRIFT_REQUIRE_CHDB=1 $(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 

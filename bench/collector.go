@@ -17,7 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 )

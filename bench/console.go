@@ -150,7 +150,7 @@ func measureConsole(ctx context.Context, cfg Config, st *embedded.Store, db stri
 	var out []ConsoleTiming
 	var errs []error
 	for _, p := range pages {
-		q := url.Values{"from": {load.From.Format(time.RFC3339)}, "to": {load.To.Format(time.RFC3339)}}
+		q := url.Values{apiv1.ParamFrom: {load.From.Format(time.RFC3339)}, "to": {load.To.Format(time.RFC3339)}}
 		for k, v := range p.extra {
 			q[k] = v
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -104,25 +105,25 @@ func panelRequests(from, to time.Time) (reqs []panelRequest, dashboards int, err
 		for _, p := range d.Panels {
 			for _, t := range p.Targets {
 				v := url.Values{}
-				v.Set("from", from.UTC().Format(time.RFC3339Nano))
-				v.Set("to", to.UTC().Format(time.RFC3339Nano))
+				v.Set(apiv1.ParamFrom, from.UTC().Format(time.RFC3339Nano))
+				v.Set(apiv1.ParamTo, to.UTC().Format(time.RFC3339Nano))
 				r := panelRequest{dashboard: filepath.Base(file), panel: p.Title, params: v}
 				switch {
 				case t.QueryType == "timeseries":
 					r.path = reportPaths[t.Report] + "/series"
-					v.Set("step", strconv.Itoa(int(dashboardStep/time.Second)))
+					v.Set(apiv1.ParamStep, strconv.Itoa(int(dashboardStep/time.Second)))
 					groupBy := slices.Clone(t.GroupBy)
 					if t.Report == "violations" && t.Kind != "" && !slices.Contains(groupBy, "kind") {
 						groupBy = append(groupBy, "kind")
 					}
 					for _, g := range groupBy {
-						v.Add("group_by", g)
+						v.Add(apiv1.ParamGroupBy, g)
 					}
 				default:
 					r.path = reportPaths[t.QueryType]
 					r.paged = t.QueryType == "violations" || t.QueryType == "audit"
 					if t.QueryType == "adapter-retirement" {
-						v.Set("long_session", "24h")
+						v.Set(apiv1.ParamLongSession, "24h")
 					}
 				}
 				if r.path == "" || strings.HasPrefix(r.path, "/series") {
@@ -172,7 +173,7 @@ func measureDashboards(ctx context.Context, cfg Config, st *embedded.Store, db s
 		n := 0
 		for {
 			if req.paged {
-				v.Set("limit", "1000")
+				v.Set(apiv1.ParamLimit, "1000")
 			}
 			hr, err := http.NewRequestWithContext(ctx, http.MethodGet, base+req.path+"?"+v.Encode(), nil)
 			if err != nil {
@@ -198,7 +199,7 @@ func measureDashboards(ctx context.Context, cfg Config, st *embedded.Store, db s
 			if err := json.Unmarshal(body, &page); err != nil || !req.paged || page.Next == "" {
 				return n, err
 			}
-			v.Set("cursor", page.Next)
+			v.Set(apiv1.ParamCursor, page.Next)
 		}
 	}
 	out := &DashboardRefresh{Dashboards: dashboards, Panels: len(reqs)}

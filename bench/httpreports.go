@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/queries"
@@ -60,8 +61,8 @@ func startHTTPReports(st *embedded.Store, db string, load *LoadResult, auditTool
 		return nil, err
 	}
 	q := url.Values{}
-	q.Set("from", load.From.Format(time.RFC3339Nano))
-	q.Set("to", load.To.Format(time.RFC3339Nano))
+	q.Set(apiv1.ParamFrom, load.From.Format(time.RFC3339Nano))
+	q.Set(apiv1.ParamTo, load.To.Format(time.RFC3339Nano))
 	return &httpReports{srv: srv, query: q, tool: auditTool,
 		client: apiclient.Client{BaseURL: "http://" + srv.Addr(), HTTP: &http.Client{}}}, nil
 }
@@ -79,7 +80,7 @@ func (h *httpReports) path(name string) (string, url.Values) {
 		for k, v := range h.query {
 			q[k] = v
 		}
-		q.Set("tool", h.tool)
+		q.Set(apiv1.ParamTool, h.tool)
 		return "/api/v1/audit/calls", q
 	}
 	return "/api/v1/reports/" + name, h.query

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -38,7 +39,7 @@ type OverloadResult struct {
 	// Answers is what the sender received.
 	Answers floodCounts `json:"answers"`
 	// Refused is the ingester's count of refused requests by reason.
-	Refused ingest.RefusedStats `json:"refused"`
+	Refused receiver.RefusedStats `json:"refused"`
 	// Spooled is the events acknowledged once spooled; SpoolPeakBytes the
 	// largest spool size seen while flooding (sampled).
 	Spooled        uint64 `json:"spooled_events"`

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 )

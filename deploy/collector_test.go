@@ -25,7 +25,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/loopback"
+	"github.com/mcpdrift/mcpdrift/internal/testing/loopback"
 )
 
 // otelcol returns the Collector that scripts/otelcol-build.sh builds from

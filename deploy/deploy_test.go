@@ -583,7 +583,7 @@ func TestCollectorAndGrafana(t *testing.T) {
 		t.Errorf("exporter endpoint %q does not follow MCPDRIFT_ENDPOINT", ex.Endpoint)
 	}
 	// The ingest token travels as the authorization metadata that ingest
-	// reads (internal/ingest: "authorization", "Bearer <token>").
+	// reads (internal/receiver: "authorization", "Bearer <token>").
 	if a := ex.Headers["authorization"]; !strings.HasPrefix(a, "Bearer ${env:MCPDRIFT_INGEST_TOKEN") {
 		t.Errorf("exporter authorization header %q does not send MCPDRIFT_INGEST_TOKEN as a bearer token", a)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
-	"github.com/mcpdrift/mcpdrift/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 

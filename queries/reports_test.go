@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
-	"github.com/mcpdrift/mcpdrift/internal/fixture"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 

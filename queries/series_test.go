@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
-	"github.com/mcpdrift/mcpdrift/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 )
 
 // TestSeriesHandComputed checks series figures computed by hand from the
-// fixture's generator (internal/fixture).
+// fixture's generator (internal/testing/fixture).
 func TestSeriesHandComputed(t *testing.T) {
 	r := runner(t)
 	c := ctx(t)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"

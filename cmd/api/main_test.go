@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
 )
 
 // parseConfig parses args as the binary does.
@@ -39,6 +39,8 @@ func TestParseConfig(t *testing.T) {
 	f([]string{dsn, "-migrate=false", "-migrate.only"}, "migrate.only")
 	f([]string{dsn, "-migrate.wait=0s"}, "migrate.wait")
 	f([]string{dsn, "-retention.days=0"}, "invalid retention")
+	f([]string{dsn, "-retention.daily.days=365"}, "")
+	f([]string{dsn, "-retention.days=40", "-retention.daily.days=35"}, "invalid daily retention of 35 days")
 	f([]string{"-store.dsn=clickhouse://ch:9000/other"}, `database "other" differs`)
 }
 

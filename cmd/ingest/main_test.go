@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
 )
 
 // parseConfig parses args as the binary does.

@@ -204,18 +204,18 @@ func (cf *checkFlags) weigh(ctx context.Context, stderr io.Writer, req apiv1.Che
 		return apiclient.CheckBody{}, err
 	}
 	defer src.close()
-	q := url.Values{"window": {cf.window}}
+	q := url.Values{apiv1.ParamWindow: {cf.window}}
 	if cf.environment != "" {
-		q.Set("environment", cf.environment)
+		q.Set(apiv1.ParamEnvironment, cf.environment)
 	}
 	if cf.service != "" {
-		q.Set("service", cf.service)
+		q.Set(apiv1.ParamService, cf.service)
 	}
 	if len(cf.exclude) > 0 {
-		q["exclude_client"] = cf.exclude
+		q[apiv1.ParamExcludeClient] = cf.exclude
 	}
 	if cf.unknown != "" {
-		q.Set("unknown_callers", cf.unknown)
+		q.Set(apiv1.ParamUnknownCallers, cf.unknown)
 	}
 	var body apiclient.CheckBody
 	if err := src.client.PostJSON(ctx, "/api/v1/check", q, req, &body); err != nil {

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
-	"github.com/mcpdrift/mcpdrift/internal/ledgercheck"
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
+	"github.com/mcpdrift/mcpdrift/internal/testing/ledgercheck"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
@@ -223,9 +224,9 @@ func (df *driftFlags) deployedList(ctx context.Context, stderr io.Writer) (*regi
 		return nil, toolchange.List{}, err
 	}
 	defer src.close()
-	q := url.Values{"service": {df.service}}
+	q := url.Values{apiv1.ParamService: {df.service}}
 	if df.environment != "" {
-		q.Set("environment", df.environment)
+		q.Set(apiv1.ParamEnvironment, df.environment)
 	}
 	var d registry.Deployed
 	if err := getRegistry(ctx, src.client, "/api/v1/deployed", q, &d); err != nil {

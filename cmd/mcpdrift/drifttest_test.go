@@ -24,8 +24,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
-	"github.com/mcpdrift/mcpdrift/internal/loopback"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/testing/loopback"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )

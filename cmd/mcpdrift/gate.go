@@ -79,16 +79,16 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("unexpected argument %q: flags go after the adapter id", fs.Arg(0)))
 	}
 
-	q := url.Values{"window": {*window}}
-	for name, v := range map[string]string{"max_calls": *maxCalls, "max_share": *maxShare, "long_session": *longSession,
-		"unknown_callers": *unknownCallers,
-		"environment":     *environment, "service": *service} {
+	q := url.Values{apiv1.ParamWindow: {*window}}
+	for name, v := range map[string]string{apiv1.ParamMaxCalls: *maxCalls, apiv1.ParamMaxShare: *maxShare,
+		apiv1.ParamLongSession: *longSession, apiv1.ParamUnknownCallers: *unknownCallers,
+		apiv1.ParamEnvironment: *environment, apiv1.ParamService: *service} {
 		if v != "" {
 			q.Set(name, v)
 		}
 	}
 	if len(exclude) > 0 {
-		q["exclude_client"] = exclude
+		q[apiv1.ParamExcludeClient] = exclude
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 var update = flag.Bool("update", false, "regenerate the golden files under testdata")

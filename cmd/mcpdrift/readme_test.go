@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/drifttest"
-	"github.com/mcpdrift/mcpdrift/internal/loopback"
+	"github.com/mcpdrift/mcpdrift/internal/testing/loopback"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )

@@ -65,7 +65,7 @@ func (r *readFlags) register(fs *flag.FlagSet) {
 // readEnv are the flags of report, gate and check that take their value
 // from the environment (MCPDRIFT_API, MCPDRIFT_TOKEN, MCPDRIFT_DATA_DIR…);
 // the others never do, so that a stray variable never filters a report.
-var readEnv = []string{"api", "token", "data.dir", "retention.days", "audit.retention.days"}
+var readEnv = []string{"api", "token", "data.dir", "retention.days", "audit.retention.days", "retention.daily.days"}
 
 // parse parses args into fs, the readEnv flags overlaid from the
 // environment.
@@ -207,9 +207,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("report: unexpected argument %q: flags go after the report name", fs.Arg(0))
 	}
 
-	q := url.Values{"format": {*format}}
+	q := url.Values{apiv1.ParamFormat: {*format}}
 	if n := tableWidth(*width, stdout); n > 0 && *format == "table" {
-		q.Set("width", strconv.Itoa(n))
+		q.Set(apiv1.ParamWidth, strconv.Itoa(n))
 	}
 	takes := api.ReportParams(name)
 	var bad []string
@@ -228,14 +228,14 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if len(bad) > 0 {
 		var ok []string
 		for _, p := range takes {
-			if p != "format" {
+			if p != apiv1.ParamFormat {
 				ok = append(ok, "-"+flagName(p))
 			}
 		}
 		return fmt.Errorf("report %s does not take %s; it takes %s", name, strings.Join(bad, ", "), strings.Join(ok, ", "))
 	}
 	if len(exclude) > 0 {
-		q["exclude_client"] = exclude
+		q[apiv1.ParamExcludeClient] = exclude
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -69,16 +69,16 @@ func revisionsCmd(args []string, stdout, stderr io.Writer) error {
 	defer src.close()
 	q := url.Values{}
 	if *service != "" {
-		q.Set("service", *service)
+		q.Set(apiv1.ParamService, *service)
 	}
 	if *environment != "" {
-		q.Set("environment", *environment)
+		q.Set(apiv1.ParamEnvironment, *environment)
 	}
 	path := "/api/v1/tools/" + url.PathEscape(tool)
 	var body any
 	if *old != "" {
-		q.Set("old", *old)
-		q.Set("new", *new)
+		q.Set(apiv1.ParamOld, *old)
+		q.Set(apiv1.ParamNew, *new)
 		var d registry.Diff
 		if err := getRegistry(ctx, src.client, path+"/diff", q, &d); err != nil {
 			return read.apiError(err)

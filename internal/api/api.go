@@ -458,7 +458,7 @@ func (s *Server) serve(e *endpoint) gin.HandlerFunc {
 			s.fail(c, e, err)
 			return
 		}
-		format, ok, err := negotiate(q.get("format"), c.GetHeader("Accept"))
+		format, ok, err := negotiate(q.get(apiv1.ParamFormat), c.GetHeader("Accept"))
 		if err != nil {
 			s.fail(c, e, err)
 			return
@@ -501,7 +501,7 @@ func (s *Server) fail(c *gin.Context, e *endpoint, err error) {
 	case errors.As(err, &pe):
 		problem(c, http.StatusBadRequest, pe.detail, pe.param)
 	case errors.Is(err, queries.ErrInvalidCursor):
-		problem(c, http.StatusBadRequest, "invalid cursor: pass the next value of the previous page unchanged", "cursor")
+		problem(c, http.StatusBadRequest, "invalid cursor: pass the next value of the previous page unchanged", apiv1.ParamCursor)
 	case errors.Is(err, queries.ErrInvalidFilter):
 		problem(c, http.StatusBadRequest, err.Error(), "")
 	case errors.Is(err, context.DeadlineExceeded):
@@ -531,7 +531,7 @@ func (s *Server) write(c *gin.Context, f render.Format, width int, res result) {
 	if res.next != "" {
 		u := *c.Request.URL
 		v := u.Query()
-		v.Set("cursor", res.next)
+		v.Set(apiv1.ParamCursor, res.next)
 		u.RawQuery = v.Encode()
 		c.Header("Link", fmt.Sprintf("<%s>; rel=\"next\"", u.RequestURI()))
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/apiclient"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 )
 

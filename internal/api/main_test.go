@@ -16,8 +16,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 var update = flag.Bool("update", false, "regenerate the golden files under testdata/golden")

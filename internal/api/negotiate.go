@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpdrift/mcpdrift/apiv1"
 	"github.com/mcpdrift/mcpdrift/internal/render"
 )
 
@@ -27,7 +28,7 @@ func negotiate(format, accept string) (f render.Format, ok bool, err error) {
 	if format != "" {
 		f, err := render.ParseFormat(format)
 		if err != nil {
-			return "", false, badParam("format", "%v", err)
+			return "", false, badParam(apiv1.ParamFormat, "%v", err)
 		}
 		return f, true, nil
 	}

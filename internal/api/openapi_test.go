@@ -11,7 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 const docURL = "https://mcpdrift.invalid/openapi.json"

@@ -27,41 +27,41 @@ type param struct {
 var (
 	strSchema = map[string]any{"type": "string"}
 
-	pFrom = param{name: "from", example: "-" + apiv1.DefaultWindow, schema: strSchema,
+	pFrom = param{name: apiv1.ParamFrom, example: "-" + apiv1.DefaultWindow, schema: strSchema,
 		desc: "Start of the window (inclusive): an RFC 3339 time, a date (`2026-11-30`: its midnight, UTC), `now`, or a time relative to now such as `-7d`, `-24h`, `-90m`. Default `-" + apiv1.DefaultWindow + "`."}
-	pTo = param{name: "to", example: "now", schema: strSchema,
+	pTo = param{name: apiv1.ParamTo, example: "now", schema: strSchema,
 		desc: "End of the window (exclusive), in the same forms as `from`. Default `now`."}
-	pTool        = param{name: "tool", schema: strSchema, desc: "Only this tool (`gen_ai.tool.name`)."}
-	pService     = param{name: "service", schema: strSchema, desc: "Only events of this service (`service.name`)."}
-	pEnvironment = param{name: "environment", schema: strSchema, desc: "Only this environment (`deployment.environment.name`)."}
-	pClient      = param{name: "client", schema: strSchema, example: "cursor@0.48.0",
+	pTool        = param{name: apiv1.ParamTool, schema: strSchema, desc: "Only this tool (`gen_ai.tool.name`)."}
+	pService     = param{name: apiv1.ParamService, schema: strSchema, desc: "Only events of this service (`service.name`)."}
+	pEnvironment = param{name: apiv1.ParamEnvironment, schema: strSchema, desc: "Only this environment (`deployment.environment.name`)."}
+	pClient      = param{name: apiv1.ParamClient, schema: strSchema, example: "cursor@0.48.0",
 		desc: "Only this client, as a name (`cursor`) or name@version (`cursor@0.48.0`)."}
-	pExcludeClient = param{name: "exclude_client", repeat: true, schema: strSchema, example: "ci-runner",
+	pExcludeClient = param{name: apiv1.ParamExcludeClient, repeat: true, schema: strSchema, example: "ci-runner",
 		desc: "Leave out this client's events, given as a name or name@version. Repeatable."}
-	pFormat = param{name: "format", schema: map[string]any{"type": "string", "enum": []string{"json", "csv", "md", "table", "wide"}},
+	pFormat = param{name: apiv1.ParamFormat, schema: map[string]any{"type": "string", "enum": []string{"json", "csv", "md", "table", "wide"}},
 		desc: "Response format; wins over the Accept header: `json` (application/json), `csv` (text/csv), `md` (text/markdown), `table` (text/plain, an aligned table of the main columns, digests shortened), `wide` (text/plain, every column with full values)."}
-	pWidth = param{name: "width", schema: map[string]any{"type": "integer", "minimum": minWidth, "maximum": maxWidth},
+	pWidth = param{name: apiv1.ParamWidth, schema: map[string]any{"type": "integer", "minimum": minWidth, "maximum": maxWidth},
 		desc: fmt.Sprintf("For `table`: fit each line within this many columns (%d to %d), cutting the widest text cells with …; numbers are never cut. Default: no limit.", minWidth, maxWidth)}
-	pLimit = param{name: "limit", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": queries.MaxPageLimit},
+	pLimit = param{name: apiv1.ParamLimit, schema: map[string]any{"type": "integer", "minimum": 1, "maximum": queries.MaxPageLimit},
 		desc: fmt.Sprintf("Rows per page, 1 to %d. Default %d.", queries.MaxPageLimit, queries.DefaultPageLimit)}
-	pCursor = param{name: "cursor", schema: strSchema,
+	pCursor = param{name: apiv1.ParamCursor, schema: strSchema,
 		desc: "The `next` value of the previous page (also in its `Link: rel=\"next\"` header); omit for the first page."}
-	pWindow = param{name: "window", schema: strSchema, example: "14d",
+	pWindow = param{name: apiv1.ParamWindow, schema: strSchema, example: "14d",
 		desc: "The window as a duration ending at `to` (`14d`, `36h`): an alternative to `from`, not to be given with it."}
-	pMaxCalls = param{name: "max_calls", schema: map[string]any{"type": "integer", "minimum": 0},
+	pMaxCalls = param{name: apiv1.ParamMaxCalls, schema: map[string]any{"type": "integer", "minimum": 0},
 		desc: "Most calls through an adapter in the window that still allow retiring it. When neither `max_calls` nor `max_share` is given, the threshold is 0 calls; when only one is given, the other does not apply."}
-	pMaxShare = param{name: "max_share", schema: strSchema, example: "0.5%",
+	pMaxShare = param{name: apiv1.ParamMaxShare, schema: strSchema, example: "0.5%",
 		desc: "Highest share of the tool's calls in the window going through an adapter that still allows retiring it: a fraction (`0.005`) or a percentage (`0.5%`)."}
-	pLongSession = param{name: "long_session", schema: strSchema, example: "24h",
+	pLongSession = param{name: apiv1.ParamLongSession, schema: strSchema, example: "24h",
 		desc: "Session age from which a caller counts as long-running (`24h`, `3d`). Default 24h."}
-	pUnknownCallers = param{name: "unknown_callers", schema: map[string]any{"type": "string", "enum": []string{"at_risk", "safe"}},
+	pUnknownCallers = param{name: apiv1.ParamUnknownCallers, schema: map[string]any{"type": "string", "enum": []string{"at_risk", "safe"}},
 		desc: "How calls that leave out what a verdict needs are judged: calls without a session age or a privilege, and calls that did not say which revision their client planned with (`dev.mcpdrift.revision.client` absent) to an adapter's tool or to a tool the release check finds changed or removed. `at_risk` (the default) puts an adapter they use at risk and keeps a change that needs a decision so; `safe` counts them as short-lived, unprivileged and not stale."}
-	pAdapter    = param{name: "adapter", schema: strSchema, desc: "Only this adapter id."}
-	pTopClients = param{name: "top_clients", schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 100},
+	pAdapter    = param{name: apiv1.ParamAdapter, schema: strSchema, desc: "Only this adapter id."}
+	pTopClients = param{name: apiv1.ParamTopClients, schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 100},
 		desc: "How many blocking clients to list per adapter. Default 5."}
-	pRun       = param{name: "run", schema: strSchema, desc: "Only calls of this agent run (`dev.mcpdrift.run.id`)."}
-	pSession   = param{name: "session", schema: strSchema, desc: "Only calls of this session (`mcp.session.id`)."}
-	pRequestID = param{name: "request_id", schema: strSchema, desc: "Only the call with this JSON-RPC request id (`jsonrpc.request.id`)."}
+	pRun       = param{name: apiv1.ParamRun, schema: strSchema, desc: "Only calls of this agent run (`dev.mcpdrift.run.id`)."}
+	pSession   = param{name: apiv1.ParamSession, schema: strSchema, desc: "Only calls of this session (`mcp.session.id`)."}
+	pRequestID = param{name: apiv1.ParamRequestID, schema: strSchema, desc: "Only the call with this JSON-RPC request id (`jsonrpc.request.id`)."}
 )
 
 // filterParams are the parameters of every report.
@@ -152,28 +152,28 @@ func (q query) time(name, def string) (time.Time, error) {
 // filter reads the common report filter; with window set, the window
 // parameter may replace from.
 func (q query) filter(tenant string, window bool) (queries.Filter, error) {
-	to, err := q.time("to", "now")
+	to, err := q.time(apiv1.ParamTo, "now")
 	if err != nil {
 		return queries.Filter{}, err
 	}
 	var from time.Time
-	if w := q.get("window"); window && w != "" {
-		if q.get("from") != "" {
-			return queries.Filter{}, badParam("window", "give window or from, not both")
+	if w := q.get(apiv1.ParamWindow); window && w != "" {
+		if q.get(apiv1.ParamFrom) != "" {
+			return queries.Filter{}, badParam(apiv1.ParamWindow, "give window or from, not both")
 		}
 		d, err := parseDuration(w)
 		if err != nil {
-			return queries.Filter{}, badParam("window", "invalid window %q: %v", w, err)
+			return queries.Filter{}, badParam(apiv1.ParamWindow, "invalid window %q: %v", w, err)
 		}
 		if d <= 0 {
-			return queries.Filter{}, badParam("window", "invalid window %q: must be longer than zero", w)
+			return queries.Filter{}, badParam(apiv1.ParamWindow, "invalid window %q: must be longer than zero", w)
 		}
 		from = to.Add(-d)
-	} else if from, err = q.time("from", "-"+apiv1.DefaultWindow); err != nil {
+	} else if from, err = q.time(apiv1.ParamFrom, "-"+apiv1.DefaultWindow); err != nil {
 		return queries.Filter{}, err
 	}
 	if !from.Before(to) {
-		return queries.Filter{}, badParam("from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
+		return queries.Filter{}, badParam(apiv1.ParamFrom, "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 	// Every report reads, and its response states, the same window: as
 	// asked where the minutely tier holds its edges, else widened to them.
@@ -181,9 +181,9 @@ func (q query) filter(tenant string, window bool) (queries.Filter, error) {
 		from, to = q.window(from, to)
 	}
 	var excl []string
-	for _, c := range q.v["exclude_client"] {
+	for _, c := range q.v[apiv1.ParamExcludeClient] {
 		if c = strings.TrimSpace(c); c == "" {
-			return queries.Filter{}, badParam("exclude_client", "must not be empty")
+			return queries.Filter{}, badParam(apiv1.ParamExcludeClient, "must not be empty")
 		}
 		excl = append(excl, c)
 	}
@@ -191,10 +191,10 @@ func (q query) filter(tenant string, window bool) (queries.Filter, error) {
 		Tenant:         tenant,
 		From:           from,
 		To:             to,
-		Tool:           q.get("tool"),
-		Service:        q.get("service"),
-		Environment:    q.get("environment"),
-		Client:         q.get("client"),
+		Tool:           q.get(apiv1.ParamTool),
+		Service:        q.get(apiv1.ParamService),
+		Environment:    q.get(apiv1.ParamEnvironment),
+		Client:         q.get(apiv1.ParamClient),
 		ExcludeClients: excl,
 	}, nil
 }
@@ -207,24 +207,24 @@ const (
 
 // width reads the width a text table is fitted to; 0 is no limit.
 func (q query) width() (int, error) {
-	s := q.get("width")
+	s := q.get(apiv1.ParamWidth)
 	if s == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < minWidth || n > maxWidth {
-		return 0, badParam("width", "invalid width %q: want a whole number of columns from %d to %d", s, minWidth, maxWidth)
+		return 0, badParam(apiv1.ParamWidth, "invalid width %q: want a whole number of columns from %d to %d", s, minWidth, maxWidth)
 	}
 	return n, nil
 }
 
 // page reads limit and cursor.
 func (q query) page() (queries.Page, error) {
-	p := queries.Page{After: q.get("cursor")}
-	if s := q.get("limit"); s != "" {
+	p := queries.Page{After: q.get(apiv1.ParamCursor)}
+	if s := q.get(apiv1.ParamLimit); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > queries.MaxPageLimit {
-			return p, badParam("limit", "invalid limit %q: want a whole number from 1 to %d", s, queries.MaxPageLimit)
+			return p, badParam(apiv1.ParamLimit, "invalid limit %q: want a whole number from 1 to %d", s, queries.MaxPageLimit)
 		}
 		p.Limit = n
 	}
@@ -234,34 +234,34 @@ func (q query) page() (queries.Page, error) {
 // retirement reads the thresholds of the adapter retirement verdict.
 func (q query) retirement() (queries.RetirementOptions, apiv1.Thresholds, error) {
 	o := queries.RetirementOptions{MaxCalls: -1, MaxShare: -1, LongSession: queries.DefaultLongSession, TopClients: queries.DefaultTopClients}
-	if s := q.get("max_calls"); s != "" {
+	if s := q.get(apiv1.ParamMaxCalls); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
-			return o, apiv1.Thresholds{}, badParam("max_calls", "invalid count %q: want a whole number, 0 or more", s)
+			return o, apiv1.Thresholds{}, badParam(apiv1.ParamMaxCalls, "invalid count %q: want a whole number, 0 or more", s)
 		}
 		o.MaxCalls = n
 	}
-	if s := q.get("max_share"); s != "" {
+	if s := q.get(apiv1.ParamMaxShare); s != "" {
 		f, err := ParseShare(s)
 		if err != nil {
-			return o, apiv1.Thresholds{}, badParam("max_share", "%v", err)
+			return o, apiv1.Thresholds{}, badParam(apiv1.ParamMaxShare, "%v", err)
 		}
 		o.MaxShare = f
 	}
 	if o.MaxCalls < 0 && o.MaxShare < 0 {
 		o.MaxCalls = 0
 	}
-	if s := q.get("long_session"); s != "" {
+	if s := q.get(apiv1.ParamLongSession); s != "" {
 		d, err := parseDuration(s)
 		if err != nil || d <= 0 {
-			return o, apiv1.Thresholds{}, badParam("long_session", "invalid session age %q: want a positive duration such as 24h or 3d", s)
+			return o, apiv1.Thresholds{}, badParam(apiv1.ParamLongSession, "invalid session age %q: want a positive duration such as 24h or 3d", s)
 		}
 		o.LongSession = d
 	}
-	if s := q.get("top_clients"); s != "" {
+	if s := q.get(apiv1.ParamTopClients); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			return o, apiv1.Thresholds{}, badParam("top_clients", "invalid count %q: want a whole number from 1 to 100", s)
+			return o, apiv1.Thresholds{}, badParam(apiv1.ParamTopClients, "invalid count %q: want a whole number from 1 to 100", s)
 		}
 		o.TopClients = n
 	}
@@ -286,13 +286,13 @@ func (q query) retirement() (queries.RetirementOptions, apiv1.Thresholds, error)
 // unknownSafe reads unknown_callers: whether calls that leave out a
 // session age, a privilege or their client's revision are judged safe.
 func (q query) unknownSafe() (bool, error) {
-	switch s := q.get("unknown_callers"); s {
+	switch s := q.get(apiv1.ParamUnknownCallers); s {
 	case "", "at_risk":
 		return false, nil
 	case "safe":
 		return true, nil
 	default:
-		return false, badParam("unknown_callers", "invalid value %q: want at_risk or safe", s)
+		return false, badParam(apiv1.ParamUnknownCallers, "invalid value %q: want at_risk or safe", s)
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 

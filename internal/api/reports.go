@@ -131,7 +131,7 @@ var endpoints = withScopes([]*endpoint{
 			if err != nil {
 				return result{}, err
 			}
-			if id := q.get("adapter"); id != "" {
+			if id := q.get(apiv1.ParamAdapter); id != "" {
 				rows = slices.DeleteFunc(rows, func(r apiv1.AdapterRow) bool { return r.AdapterID != id })
 			}
 			return result{
@@ -218,7 +218,7 @@ var endpoints = withScopes([]*endpoint{
 			if err != nil {
 				return result{}, err
 			}
-			af := queries.AuditFilter{Filter: f, RunID: q.get("run"), SessionID: q.get("session"), RequestID: q.get("request_id")}
+			af := queries.AuditFilter{Filter: f, RunID: q.get(apiv1.ParamRun), SessionID: q.get(apiv1.ParamSession), RequestID: q.get(apiv1.ParamRequestID)}
 			page, err := s.reports.Audit(ctx, af, p)
 			if err != nil {
 				return result{}, err

@@ -25,8 +25,8 @@ const (
 )
 
 var (
-	pDiffOld = param{name: "old", schema: strSchema, example: "1", desc: "The older revision of a diff (required)."}
-	pDiffNew = param{name: "new", schema: strSchema, example: "2", desc: "The newer revision of a diff (required)."}
+	pDiffOld = param{name: apiv1.ParamOld, schema: strSchema, example: "1", desc: "The older revision of a diff (required)."}
+	pDiffNew = param{name: apiv1.ParamNew, schema: strSchema, example: "2", desc: "The newer revision of a diff (required)."}
 )
 
 // revisionsEndpoint and diffEndpoint describe the registry's endpoints for
@@ -108,7 +108,7 @@ func (s *Server) revisions(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
 	defer cancel()
 	rows, err := s.reports.ToolRevisions(ctx, queries.RegistryFilter{Tenant: tenant, Tools: []string{tool},
-		Service: q.get("service"), Environment: q.get("environment")})
+		Service: q.get(apiv1.ParamService), Environment: q.get(apiv1.ParamEnvironment)})
 	if err != nil {
 		s.fail(c, e, err)
 		return
@@ -127,8 +127,8 @@ func (s *Server) diff(c *gin.Context) {
 	if !ok {
 		return
 	}
-	from, to := q.get("old"), q.get("new")
-	for _, p := range []struct{ name, v string }{{"old", from}, {"new", to}} {
+	from, to := q.get(apiv1.ParamOld), q.get(apiv1.ParamNew)
+	for _, p := range []struct{ name, v string }{{apiv1.ParamOld, from}, {apiv1.ParamNew, to}} {
 		if p.v == "" {
 			problem(c, http.StatusBadRequest, "required: the revision to compare", p.name)
 			return
@@ -138,7 +138,7 @@ func (s *Server) diff(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
 	defer cancel()
 	rows, err := s.reports.ToolRevisions(ctx, queries.RegistryFilter{Tenant: tenant, Tools: []string{tool},
-		Service: q.get("service"), Environment: q.get("environment")})
+		Service: q.get(apiv1.ParamService), Environment: q.get(apiv1.ParamEnvironment)})
 	if err != nil {
 		s.fail(c, e, err)
 		return
@@ -162,14 +162,14 @@ func (s *Server) deployed(c *gin.Context) {
 	if !ok {
 		return
 	}
-	service := q.get("service")
+	service := q.get(apiv1.ParamService)
 	if service == "" {
-		problem(c, http.StatusBadRequest, "required: the service whose advertised tools to list", "service")
+		problem(c, http.StatusBadRequest, "required: the service whose advertised tools to list", apiv1.ParamService)
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.QueryTimeout)
 	defer cancel()
-	d, ok := s.deployedList(ctx, c, e, tenant, service, q.get("environment"))
+	d, ok := s.deployedList(ctx, c, e, tenant, service, q.get(apiv1.ParamEnvironment))
 	if !ok {
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 // TestRouteAnswers: an unknown report is a 404 problem naming it, a path

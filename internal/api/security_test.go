@@ -18,8 +18,8 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 // tokenSet holds the tokens of the security tests, by name.

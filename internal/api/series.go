@@ -17,9 +17,9 @@ import (
 const seriesSuffix = "/series"
 
 var (
-	pStep = param{name: "step", schema: strSchema, example: "1h",
+	pStep = param{name: apiv1.ParamStep, schema: strSchema, example: "1h",
 		desc: "The buckets' length (`5m`, `1h`, `1d`, or seconds: `300`), rounded up to whole minutes while the window starts within the minutely tier's days, to whole hours within the hourly tier's, to whole days beyond. Default: the window's length divided by " + strconv.Itoa(queries.DefaultSeriesBuckets) + ", rounded up the same way."}
-	pGroupBy = param{name: "group_by", repeat: true, schema: strSchema, example: "tool",
+	pGroupBy = param{name: apiv1.ParamGroupBy, repeat: true, schema: strSchema, example: "tool",
 		desc: "A dimension to split the points by, repeatable or comma-separated; the dimensions of each series are in its description. None: one point per bucket."}
 )
 
@@ -125,7 +125,7 @@ func auditSeries() *endpoint {
 	e := seriesEndpoint("/api/v1/audit/calls", "audit", "auditCallsSeries", "Audited calls per bucket",
 		"The audited calls per bucket under the audit's search (run, session, request id and the common filter): every call, the stale ones (client and server revisions that differ), those whose side effect had started, and their external requests. Read from the audited calls; needs the `audit` scope, as the audit.",
 		func(ctx context.Context, s *Server, q query, f queries.Filter, o queries.SeriesOptions) (queries.Series[apiv1.AuditPoint], error) {
-			return s.reports.AuditSeries(ctx, queries.AuditFilter{Filter: f, RunID: q.get("run"), SessionID: q.get("session"), RequestID: q.get("request_id")}, o)
+			return s.reports.AuditSeries(ctx, queries.AuditFilter{Filter: f, RunID: q.get(apiv1.ParamRun), SessionID: q.get(apiv1.ParamSession), RequestID: q.get(apiv1.ParamRequestID)}, o)
 		})
 	e.params = withFormat(filterParams, []param{pRun, pSession, pRequestID, pStep, pGroupBy})
 	e.scope = auth.ScopeAudit
@@ -141,19 +141,19 @@ func allEndpoints() []*endpoint {
 // series reads the step and the groups of a series.
 func (q query) series() (queries.SeriesOptions, error) {
 	var step time.Duration // zero: queries.DefaultSeriesBuckets buckets
-	if s := q.get("step"); s != "" {
+	if s := q.get(apiv1.ParamStep); s != "" {
 		var err error
 		if n, perr := strconv.ParseInt(s, 10, 64); perr == nil {
 			step = time.Duration(n) * time.Second
 		} else if step, err = parseDuration(s); err != nil {
-			return queries.SeriesOptions{}, badParam("step", "invalid step %q: %v", s, err)
+			return queries.SeriesOptions{}, badParam(apiv1.ParamStep, "invalid step %q: %v", s, err)
 		}
 		if step <= 0 || step > 3650*24*time.Hour {
-			return queries.SeriesOptions{}, badParam("step", "invalid step %q: want a duration longer than zero, at most 3650d", s)
+			return queries.SeriesOptions{}, badParam(apiv1.ParamStep, "invalid step %q: want a duration longer than zero, at most 3650d", s)
 		}
 	}
 	var groupBy []string
-	for _, v := range q.v["group_by"] {
+	for _, v := range q.v[apiv1.ParamGroupBy] {
 		for g := range strings.SplitSeq(v, ",") {
 			if g = strings.TrimSpace(g); g != "" {
 				groupBy = append(groupBy, g)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 // TestSeriesEndpoints checks the envelope of a series, its parameters'

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store/clickhouse"
 )

@@ -130,7 +130,7 @@ func (c *Client) GetJSON(ctx context.Context, path string, q url.Values, dest an
 	for k, v := range q {
 		q2[k] = v
 	}
-	q2.Set("format", "json")
+	q2.Set(apiv1.ParamFormat, "json")
 	body, err := c.Get(ctx, path, q2)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 )
 
@@ -42,8 +43,8 @@ func BenchmarkHTTPLogs(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				req := httptest.NewRequest(http.MethodPost, pathLogs, bytes.NewReader(body))
-				req.Header.Set("Content-Type", mediaProto)
+				req := httptest.NewRequest(http.MethodPost, receiver.PathLogs, bytes.NewReader(body))
+				req.Header.Set("Content-Type", receiver.MediaProto)
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/pierrec/lz4/v4"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/grpc"
@@ -25,17 +26,17 @@ import (
 // OTLP/HTTP exporter uses them (config/confighttp): the same libraries or,
 // for snappy, one that writes the same formats.
 var compressors = map[string]func(testing.TB, []byte) []byte{
-	codingGzip: gzipped,
-	codingZstd: func(t testing.TB, b []byte) []byte {
+	receiver.CodingGzip: gzipped,
+	receiver.CodingZstd: func(t testing.TB, b []byte) []byte {
 		return writeAll(t, b, func(w io.Writer) (io.WriteCloser, error) { return zstd.NewWriter(w, zstd.WithEncoderConcurrency(1)) })
 	},
-	codingZlib:    zlibbed,
-	codingDeflate: zlibbed,
-	codingSnappy:  func(_ testing.TB, b []byte) []byte { return snappy.Encode(nil, b) },
-	codingSnappyFramed: func(t testing.TB, b []byte) []byte {
+	receiver.CodingZlib:    zlibbed,
+	receiver.CodingDeflate: zlibbed,
+	receiver.CodingSnappy:  func(_ testing.TB, b []byte) []byte { return snappy.Encode(nil, b) },
+	receiver.CodingSnappyFramed: func(t testing.TB, b []byte) []byte {
 		return writeAll(t, b, func(w io.Writer) (io.WriteCloser, error) { return snappy.NewBufferedWriter(w), nil })
 	},
-	codingLZ4: func(t testing.TB, b []byte) []byte {
+	receiver.CodingLZ4: func(t testing.TB, b []byte) []byte {
 		return writeAll(t, b, func(w io.Writer) (io.WriteCloser, error) { return lz4.NewWriter(w), nil })
 	},
 }
@@ -46,7 +47,9 @@ func zlibbed(t testing.TB, b []byte) []byte {
 
 // framedSnappy is the snappy framing format, which Collectors before the
 // block format sent as "snappy".
-func framedSnappy(t testing.TB, b []byte) []byte { return compressors[codingSnappyFramed](t, b) }
+func framedSnappy(t testing.TB, b []byte) []byte {
+	return compressors[receiver.CodingSnappyFramed](t, b)
+}
 
 func writeAll(t testing.TB, b []byte, open func(io.Writer) (io.WriteCloser, error)) []byte {
 	t.Helper()
@@ -94,7 +97,7 @@ func TestHTTPContentCodings(t *testing.T) {
 	cfg.MaxRequestBytes = limit
 	w := &sink{}
 	s := newServer(t, cfg, w, true)
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 
 	type tc struct {
 		name, coding string
@@ -122,19 +125,19 @@ func TestHTTPContentCodings(t *testing.T) {
 		)
 	}
 	cases = append(cases,
-		tc{name: "framed as snappy", coding: codingSnappy, body: framedSnappy(t, encode(t, encodingProto, drift{valid: 2})), status: 200, stored: 2},
-		tc{name: "framed bomb as snappy", coding: codingSnappy, body: framedSnappy(t, make([]byte, 1<<20)), status: 413, msg: "decompressed"},
-		tc{name: "block claiming too much", coding: codingSnappy, body: snappyBlockClaiming(10 << 20), status: 413, msg: "decompressed"},
-		tc{name: "block claiming 1 TiB", coding: codingSnappy, body: snappyBlockClaiming(1 << 40), status: 400, msg: "snappy"},
-		tc{name: "window over RFC 9659", coding: codingZstd, body: zstdFrame(26, 0), status: 400, msg: "RFC 9659"},
-		tc{name: "single segment over RFC 9659", coding: codingZstd, body: zstdFrame(0, 100<<20), status: 400, msg: "RFC 9659"},
-		tc{name: "zstd frames on end", coding: codingZstd, body: append(compressors[codingZstd](t, encode(t, encodingProto, drift{valid: 1})), zstdFrame(12, 0)...), status: 200, stored: 1},
+		tc{name: "framed as snappy", coding: receiver.CodingSnappy, body: framedSnappy(t, encode(t, encodingProto, drift{valid: 2})), status: 200, stored: 2},
+		tc{name: "framed bomb as snappy", coding: receiver.CodingSnappy, body: framedSnappy(t, make([]byte, 1<<20)), status: 413, msg: "decompressed"},
+		tc{name: "block claiming too much", coding: receiver.CodingSnappy, body: snappyBlockClaiming(10 << 20), status: 413, msg: "decompressed"},
+		tc{name: "block claiming 1 TiB", coding: receiver.CodingSnappy, body: snappyBlockClaiming(1 << 40), status: 400, msg: "snappy"},
+		tc{name: "window over RFC 9659", coding: receiver.CodingZstd, body: zstdFrame(26, 0), status: 400, msg: "RFC 9659"},
+		tc{name: "single segment over RFC 9659", coding: receiver.CodingZstd, body: zstdFrame(0, 100<<20), status: 400, msg: "RFC 9659"},
+		tc{name: "zstd frames on end", coding: receiver.CodingZstd, body: append(compressors[receiver.CodingZstd](t, encode(t, encodingProto, drift{valid: 1})), zstdFrame(12, 0)...), status: 200, stored: 1},
 		tc{name: "unknown coding", coding: "br", body: []byte("x"), status: 415, msg: "zstd"},
 	)
 	for _, c := range cases {
 		t.Run(c.coding+"/"+c.name, func(t *testing.T) {
 			enc := c.enc
-			if enc == 0 {
+			if enc == "" {
 				enc = encodingProto
 			}
 			before := w.total()
@@ -154,7 +157,7 @@ func TestHTTPContentCodings(t *testing.T) {
 			if got := w.total() - before; got != c.stored {
 				t.Errorf("%d events stored, want %d", got, c.stored)
 			}
-			if held := s.inflight.used.Load(); held != 0 {
+			if held := s.recv.InflightBytes(); held != 0 {
 				t.Errorf("%d bytes still held in flight", held)
 			}
 		})
@@ -170,19 +173,19 @@ func TestHTTPZstdWindowBudget(t *testing.T) {
 	cfg.MaxInflightBytes = 2 << 20
 	w := &sink{}
 	s := newServer(t, cfg, w, true)
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 
-	small := compressors[codingZstd](t, encode(t, encodingProto, drift{valid: 2}))
-	if a := do(t, http.MethodPost, url, mediaProto, codingZstd, encodingProto, bytes.NewReader(small)); a.status != 200 {
+	small := compressors[receiver.CodingZstd](t, encode(t, encodingProto, drift{valid: 2}))
+	if a := do(t, http.MethodPost, url, receiver.MediaProto, receiver.CodingZstd, encodingProto, bytes.NewReader(small)); a.status != 200 {
 		t.Fatalf("small window: status %d (%s)", a.status, a.message)
 	}
 	big := append(zstdFrame(23, 0), small...) // an 8 MiB window, then the request
-	a := do(t, http.MethodPost, url, mediaProto, codingZstd, encodingProto, bytes.NewReader(big))
+	a := do(t, http.MethodPost, url, receiver.MediaProto, receiver.CodingZstd, encodingProto, bytes.NewReader(big))
 	if a.status != http.StatusServiceUnavailable || a.header.Get("Retry-After") == "" {
 		t.Fatalf("8 MiB window in a 2 MiB budget: status %d, Retry-After %q (%s); want 503 with Retry-After", a.status, a.header.Get("Retry-After"), a.message)
 	}
-	if w.total() != 2 || s.inflight.used.Load() != 0 {
-		t.Errorf("%d events stored, %d bytes held; want 2, 0", w.total(), s.inflight.used.Load())
+	if w.total() != 2 || s.recv.InflightBytes() != 0 {
+		t.Errorf("%d events stored, %d bytes held; want 2, 0", w.total(), s.recv.InflightBytes())
 	}
 }
 
@@ -236,9 +239,9 @@ func TestGRPCCompressors(t *testing.T) {
 	snappyFramed := func(p []byte) []byte { return framedSnappy(t, p) }
 	zeros := make([]byte, 1<<20)
 
-	for _, name := range []string{codingZstd, codingSnappy} {
+	for _, name := range []string{receiver.CodingZstd, receiver.CodingSnappy} {
 		encode := zstdAll
-		if name == codingSnappy {
+		if name == receiver.CodingSnappy {
 			encode = snappyFramed
 		}
 		t.Run(name, func(t *testing.T) {
@@ -257,7 +260,7 @@ func TestGRPCCompressors(t *testing.T) {
 			if status.Code(err) != codes.ResourceExhausted {
 				t.Fatalf("bomb: error %v, want ResourceExhausted", err)
 			}
-			if name == codingZstd {
+			if name == receiver.CodingZstd {
 				err := exportWith(t, dial(t, grpc.WithCompressor(rawCompressor{name, func([]byte) []byte { return zstdFrame(26, 0) }})))
 				if err == nil || !strings.Contains(err.Error(), "window") {
 					t.Fatalf("64 MiB window: error %v, want a refusal naming the window", err)
@@ -270,16 +273,15 @@ func TestGRPCCompressors(t *testing.T) {
 	}
 }
 
-// TestCodingList: the message of an unknown coding names every coding
-// accepted.
-func TestCodingList(t *testing.T) {
-	got := codingList()
-	for coding := range compressors {
-		if !strings.Contains(got, coding) {
-			t.Errorf("%q does not name %s", got, coding)
+// TestCodingsTested: every coding accepted has its compressor here, and
+// no other (receiver's TestCodingList checks that the message names them).
+func TestCodingsTested(t *testing.T) {
+	for _, coding := range receiver.Codings() {
+		if compressors[coding] == nil {
+			t.Errorf("coding %s accepted but not tested", coding)
 		}
 	}
-	if len(compressors) != len(httpCodings) {
-		t.Errorf("%d codings tested, %d accepted", len(compressors), len(httpCodings))
+	if len(compressors) != len(receiver.Codings()) {
+		t.Errorf("%d codings tested, %d accepted", len(compressors), len(receiver.Codings()))
 	}
 }

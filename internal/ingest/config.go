@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -20,7 +21,7 @@ type Config struct {
 	// free port (see Server.HTTPAddr).
 	HTTPListen string
 	// MaxRequestBytes bounds one export request: the body as received and,
-	// when it is compressed (in any coding of compression.go), the body once
+	// when it is compressed (in any coding of receiver/compression.go), the body once
 	// decompressed. Larger requests are refused with HTTP 413 or gRPC
 	// RESOURCE_EXHAUSTED.
 	MaxRequestBytes int
@@ -145,6 +146,19 @@ func (c Config) tenantSpool() spool.Config {
 	sc.CacheEvents = c.InsertMaxEvents
 	sc.SegmentEvents = c.InsertMaxEvents
 	return sc
+}
+
+// receiver is the part of c that the receiver needs.
+func (c Config) receiver() receiver.Config {
+	return receiver.Config{
+		GRPCListen:       c.GRPCListen,
+		HTTPListen:       c.HTTPListen,
+		MaxRequestBytes:  c.MaxRequestBytes,
+		MaxInflightBytes: c.MaxInflightBytes,
+		RetryAfter:       c.RetryAfter,
+		Limits:           c.Limits,
+		Tenant:           c.Tenant,
+	}
 }
 
 // RegisterFlags binds c's fields to flags of fs under otlp.* and

@@ -1,29 +1,34 @@
 package ingest
 
-import "errors"
+import (
+	"errors"
 
-// Sentinel errors.
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
+)
+
+// Sentinel errors. Those a request can be refused with are the receiver's:
+// it answers each as its class (receiver/refuse.go).
 var (
 	// ErrInvalidConfig is wrapped by the errors of Config.Validate.
 	ErrInvalidConfig = errors.New("invalid ingest configuration")
 	// ErrOverloaded refuses a request whose events would take the pending
 	// events past Config.MaxPendingEvents. Retryable.
-	ErrOverloaded = errors.New("ingester overloaded")
+	ErrOverloaded = receiver.ErrOverloaded
 	// ErrShuttingDown refuses a request that arrives while the ingester is
-	// shutting down. Retryable (on another instance, or after the restart).
-	ErrShuttingDown = errors.New("ingester is shutting down")
+	// shutting down. Retryable.
+	ErrShuttingDown = receiver.ErrShuttingDown
 	// ErrInvalidData marks a permanent store error caused by the request's
-	// own events: they were refused when written on their own. Not retryable.
-	ErrInvalidData = errors.New("events refused by the store")
+	// own events. Not retryable.
+	ErrInvalidData = receiver.ErrInvalidData
 	// ErrStoreRefused marks a permanent store error that is not attributable
-	// to one request: the store refused every request of a batch, each
-	// written on its own. Not retryable, and not the client's fault.
-	ErrStoreRefused = errors.New("store refuses every batch")
-	// ErrTooLarge refuses a request body over Config.MaxRequestBytes, as
-	// received or once decompressed.
-	ErrTooLarge = errors.New("request too large")
+	// to one request. Not retryable, and not the client's fault.
+	ErrStoreRefused = receiver.ErrStoreRefused
+	// ErrTooLarge refuses a request body over Config.MaxRequestBytes.
+	ErrTooLarge = receiver.ErrTooLarge
 	// ErrSpoolFull refuses a request that the store could not take in time
-	// and the spool had no room for (its size limit, or a full disk).
-	// Retryable.
-	ErrSpoolFull = errors.New("store slow or unavailable, and no room in the spool (its size limit or its disk)")
+	// and the spool had no room for. Retryable.
+	ErrSpoolFull = receiver.ErrSpoolFull
+	// ErrInflightFull refuses a request whose body does not fit in
+	// Config.MaxInflightBytes. Retryable.
+	ErrInflightFull = receiver.ErrInflightFull
 )

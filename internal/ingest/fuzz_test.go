@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
@@ -21,7 +22,7 @@ func (d *discard) Write(_ context.Context, b store.Batch) error {
 
 // fuzzCodings are the content codings FuzzHTTPLogs sends, by its coding
 // argument modulo their number: none, then every one accepted.
-var fuzzCodings = append([]string{""}, httpCodings...)
+var fuzzCodings = append([]string{""}, receiver.Codings()...)
 
 // fuzzCoding returns the index in fuzzCodings of coding.
 func fuzzCoding(coding string) uint8 {
@@ -50,9 +51,9 @@ func FuzzHTTPLogs(f *testing.F) {
 	for coding, compress := range compressors {
 		f.Add(compress(f, make([]byte, 2<<20)), false, fuzzCoding(coding))
 	}
-	f.Add(framedSnappy(f, encode(f, encodingProto, drift{valid: 1})), false, fuzzCoding(codingSnappy))
-	f.Add(snappyBlockClaiming(3<<20), false, fuzzCoding(codingSnappy))
-	f.Add(zstdFrame(24, 0), false, fuzzCoding(codingZstd))
+	f.Add(framedSnappy(f, encode(f, encodingProto, drift{valid: 1})), false, fuzzCoding(receiver.CodingSnappy))
+	f.Add(snappyBlockClaiming(3<<20), false, fuzzCoding(receiver.CodingSnappy))
+	f.Add(zstdFrame(24, 0), false, fuzzCoding(receiver.CodingZstd))
 
 	cfg := testConfig()
 	cfg.MaxRequestBytes = 1 << 20
@@ -64,7 +65,7 @@ func FuzzHTTPLogs(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, body []byte, json bool, codingIndex uint8) {
 		coding := fuzzCodings[int(codingIndex)%len(fuzzCodings)]
-		req := httptest.NewRequest(http.MethodPost, pathLogs, bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, receiver.PathLogs, bytes.NewReader(body))
 		enc := encodingProto
 		if json {
 			enc = encodingJSON
@@ -86,7 +87,7 @@ func FuzzHTTPLogs(f *testing.F) {
 		if p := s.tenants.def.b.Pending(); p != 0 {
 			t.Fatalf("%d events pending after the request returned", p)
 		}
-		if held := s.inflight.used.Load(); held != 0 {
+		if held := s.recv.InflightBytes(); held != 0 {
 			t.Fatalf("%d bytes of the in-flight budget held after the request returned", held)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -72,7 +73,7 @@ func testAckSpooledGroupsInserts(t *testing.T, cacheEvents int) {
 	b, sp := startSpoolBatcher(t, cfg, w)
 	const requests, per = 40, 10
 	addPiledUp(t, b, requests, per)
-	st := b.stats.snapshot()
+	st := b.stats.snapshot(receiver.Stats{})
 	if st.Spool.SpooledEvents != requests*per {
 		t.Fatalf("spooled %d events, want %d", st.Spool.SpooledEvents, requests*per)
 	}
@@ -107,7 +108,7 @@ func testAckSpooledGroupsInserts(t *testing.T, cacheEvents int) {
 			seen[e.ID] = true
 		}
 	}
-	if got := b.stats.snapshot().InsertSize.Count; got != uint64(len(sizes)) {
+	if got := b.stats.snapshot(receiver.Stats{}).InsertSize.Count; got != uint64(len(sizes)) {
 		t.Errorf("InsertSize counted %d inserts, the store saw %d", got, len(sizes))
 	}
 	// Every batch spooled fits in the spool's memory, if it has any.

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
 	"github.com/mcpdrift/mcpdrift/internal/selfmetrics"
 	"github.com/mcpdrift/mcpdrift/otelschema"
@@ -232,7 +233,7 @@ func TestHostileCorpus(t *testing.T) {
 	for _, r := range []string{"method", "media_type", "too_large", "malformed", "overloaded", "spool_full", "shutting_down", "store_retryable", "invalid_data", "internal", "canceled"} {
 		want[`mcpdrift_ingest_requests_refused_total{reason="`+r+`"}`] = 0
 	}
-	for _, r := range ingest.RejectReasons() {
+	for _, r := range receiver.RejectReasons() {
 		want[`mcpdrift_ingest_records_rejected_total{reason="`+r+`",signal="logs"}`] = 0
 	}
 	for _, r := range []string{"accepted", "rejected", "ignored"} {

@@ -19,8 +19,20 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/store"
 )
+
+// encoding is the media type of a test's request body, and of the answer
+// it expects; "" is none.
+type encoding string
+
+const (
+	encodingProto encoding = receiver.MediaProto
+	encodingJSON  encoding = receiver.MediaJSON
+)
+
+func (e encoding) mediaType() string { return string(e) }
 
 // encode returns the request of d in enc.
 func encode(t testing.TB, enc encoding, d drift) []byte {
@@ -89,7 +101,7 @@ func do(t testing.TB, method, url, contentType, contentEncoding string, enc enco
 		t.Fatal(err)
 	}
 	a := httpAnswer{status: resp.StatusCode, header: resp.Header}
-	if resp.StatusCode == http.StatusMethodNotAllowed || enc == 0 {
+	if resp.StatusCode == http.StatusMethodNotAllowed || enc == "" {
 		a.message = string(raw)
 		return a
 	}
@@ -132,7 +144,7 @@ func TestHTTPLogs(t *testing.T) {
 	cfg.MaxRequestBytes = limit
 	w := &sink{}
 	s := newServer(t, cfg, w, true)
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 
 	random := make([]byte, limit+1)
 	_, _ = rand.Read(random)
@@ -212,7 +224,7 @@ func TestHTTPLogs(t *testing.T) {
 
 	t.Run("wrong content type", func(t *testing.T) {
 		for _, ct := range []string{"text/plain", "", "application/protobuf", "application/x-protobuf;;"} {
-			a := do(t, http.MethodPost, url, ct, "", 0, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
+			a := do(t, http.MethodPost, url, ct, "", "", bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
 			if a.status != http.StatusUnsupportedMediaType {
 				t.Errorf("Content-Type %q: status %d, want 415", ct, a.status)
 			}
@@ -227,7 +239,7 @@ func TestHTTPLogs(t *testing.T) {
 		}
 	})
 	t.Run("other paths", func(t *testing.T) {
-		a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+"/v1/metrics", encodingProto.mediaType(), "", 0, nil)
+		a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+"/v1/metrics", encodingProto.mediaType(), "", "", nil)
 		if a.status != http.StatusNotFound {
 			t.Errorf("status %d, want 404", a.status)
 		}
@@ -260,7 +272,7 @@ func TestHTTPStoreErrors(t *testing.T) {
 			cfg.RetryAfter = 1500 * time.Millisecond
 			s := newServer(t, cfg, &sink{fail: func(store.Batch) error { return tc.err }}, true)
 			for _, enc := range []encoding{encodingProto, encodingJSON} {
-				a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+pathLogs, enc.mediaType(), "", enc, bytes.NewReader(encode(t, enc, drift{valid: 1})))
+				a := do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+receiver.PathLogs, enc.mediaType(), "", enc, bytes.NewReader(encode(t, enc, drift{valid: 1})))
 				if a.status != tc.status || a.statusCode != tc.code || a.header.Get("Retry-After") != tc.retryAfter {
 					t.Errorf("%s: status %d code %s Retry-After %q (%s); want %d %s %q", enc.mediaType(), a.status, a.statusCode, a.header.Get("Retry-After"), a.message, tc.status, tc.code, tc.retryAfter)
 				}
@@ -274,13 +286,13 @@ func TestHTTPStoreErrors(t *testing.T) {
 		cfg.MaxPendingEvents = 2
 		w := &sink{gate: make(chan struct{}), entered: make(chan struct{}, 10)}
 		s := newServer(t, cfg, w, true)
-		url := "http://" + s.HTTPAddr().String() + pathLogs
+		url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 		first := make(chan httpAnswer, 1)
 		go func() {
-			first <- do(t, http.MethodPost, url, mediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 2})))
+			first <- do(t, http.MethodPost, url, receiver.MediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 2})))
 		}()
 		<-w.entered // the first request's batch is being written, and blocks
-		a := do(t, http.MethodPost, url, mediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
+		a := do(t, http.MethodPost, url, receiver.MediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
 		if a.status != 503 || a.statusCode != codes.Unavailable || a.header.Get("Retry-After") != "1" {
 			t.Errorf("status %d code %s Retry-After %q (%s); want 503 Unavailable 1", a.status, a.statusCode, a.header.Get("Retry-After"), a.message)
 		}
@@ -309,7 +321,7 @@ func TestShutdownFinishesRequests(t *testing.T) {
 	}
 	done := make(chan httpAnswer, 1)
 	go func() {
-		done <- do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+pathLogs, mediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 3})))
+		done <- do(t, http.MethodPost, "http://"+s.HTTPAddr().String()+receiver.PathLogs, receiver.MediaProto, "", encodingProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 3})))
 	}()
 	for s.tenants.def.b.Pending() == 0 {
 		time.Sleep(time.Millisecond)

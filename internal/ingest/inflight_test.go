@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -16,25 +17,6 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 )
-
-func TestJSONTooDeep(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		max  int
-		want bool
-	}{
-		{`{"a":[1,{"b":2}]}`, 3, false},
-		{`{"a":[1,{"b":2}]}`, 2, true},
-		{`{"a":"[[[[[[[[[["}`, 1, false}, // brackets in strings do not count
-		{`{"a":"\"[[[[["}`, 1, false},    // nor after an escaped quote
-		{`[[[]]][[[]]]`, 3, false},       // depth, not count
-		{strings.Repeat("[", 10000), 200, true},
-	} {
-		if got := jsonTooDeep([]byte(tc.in), tc.max); got != tc.want {
-			t.Errorf("jsonTooDeep(%.30q, %d) = %v, want %v", tc.in, tc.max, got, tc.want)
-		}
-	}
-}
 
 // nestedAttrJSON is a logs request in OTLP/JSON with one call record whose
 // extra attribute holds arrays nested levels deep.
@@ -56,7 +38,7 @@ func TestJSONNestingLimit(t *testing.T) {
 	w := &sink{}
 	s := newServer(t, testConfig(), w, true)
 	post := func(body []byte) (int, string) {
-		resp, err := http.Post("http://"+s.HTTPAddr().String()+pathLogs, mediaJSON, bytes.NewReader(body))
+		resp, err := http.Post("http://"+s.HTTPAddr().String()+receiver.PathLogs, receiver.MediaJSON, bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,30 +67,12 @@ func TestInflightBudgetHTTP(t *testing.T) {
 	cfg.MaxInflightBytes = 1 << 20
 	w := &sink{}
 	s := newServer(t, cfg, w, true)
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 	body := marshalLogs(t, drift{valid: 3})
 
-	// The first request announces 1 MiB and sends its body slowly.
-	pr, pw := io.Pipe()
-	first := make(chan int, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, url, pr)
-		req.Header.Set("Content-Type", mediaProto)
-		req.ContentLength = 1 << 20
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			first <- 0
-			return
-		}
-		resp.Body.Close()
-		first <- resp.StatusCode
-	}()
-	if _, err := pw.Write(body[:10]); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the first body to hold the budget", func() bool { return s.inflight.used.Load() > 0 })
+	release := holdInflight(t, s, 1<<20, body[:10])
 
-	resp, err := http.Post(url, mediaProto, bytes.NewReader(body))
+	resp, err := http.Post(url, receiver.MediaProto, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +84,36 @@ func TestInflightBudgetHTTP(t *testing.T) {
 	if n := s.Stats().Refused.Inflight; n != 1 {
 		t.Errorf("refused for the in-flight budget: %d, want 1", n)
 	}
-	pw.CloseWithError(io.ErrUnexpectedEOF)
-	<-first
-	waitFor(t, "the budget to be whole again", func() bool { return s.inflight.used.Load() == 0 })
+	release()
+	waitFor(t, "the budget to be whole again", func() bool { return s.recv.InflightBytes() == 0 })
 	if code := postProto(t, url, body); code != http.StatusOK {
 		t.Fatalf("after the first request ended: %d", code)
+	}
+}
+
+// holdInflight posts a logs request to s that announces n bytes and sends
+// only head, and waits until the receiver holds its bytes of the in-flight
+// budget; release ends the request, unanswered.
+func holdInflight(t *testing.T, s *Server, n int64, head []byte) (release func()) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+s.HTTPAddr().String()+receiver.PathLogs, pr)
+		req.Header.Set("Content-Type", receiver.MediaProto)
+		req.ContentLength = n
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	if _, err := pw.Write(head); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first body to hold the budget", func() bool { return s.recv.InflightBytes() > 0 })
+	return func() {
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		<-done
 	}
 }
 
@@ -136,18 +125,17 @@ func TestInflightBudgetGRPC(t *testing.T) {
 	cfg.MaxInflightBytes = 1 << 20
 	s := newServer(t, cfg, &sink{}, true)
 	c := grpcClient(t, s)
-	if !s.inflight.take(1 << 20) {
-		t.Fatal("cannot take the whole budget")
-	}
+	release := holdInflight(t, s, 1<<20, marshalLogs(t, drift{valid: 3})[:10])
 	_, err := export(t, c, drift{valid: 2})
 	if status.Code(err) != codes.ResourceExhausted || retryDelay(err) <= 0 {
 		t.Fatalf("export with the budget spent: %v (retry delay %v), want RESOURCE_EXHAUSTED with RetryInfo", err, retryDelay(err))
 	}
-	s.inflight.give(1 << 20)
+	release()
+	waitFor(t, "the budget to be whole again", func() bool { return s.recv.InflightBytes() == 0 })
 	if _, err := export(t, c, drift{valid: 2}); err != nil {
 		t.Fatalf("export once the budget is back: %v", err)
 	}
-	if used := s.inflight.used.Load(); used != 0 {
+	if used := s.recv.InflightBytes(); used != 0 {
 		t.Errorf("%d bytes of the budget still held after the export", used)
 	}
 }
@@ -164,8 +152,8 @@ func TestGRPCMalformedTraces(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, method := range []string{"/opentelemetry.proto.collector.trace.v1.TraceService/Export", "/opentelemetry.proto.collector.logs.v1.LogsService/Export"} {
-		var out rawResponse
-		err := cc.Invoke(ctx, method, rawResponse{0x0a, 0xff, 0xff}, &out, grpc.ForceCodecV2(rawCodec{}))
+		var out rawBytes
+		err := cc.Invoke(ctx, method, rawBytes{0x0a, 0xff, 0xff}, &out, grpc.ForceCodecV2(rawCodec{}))
 		if status.Code(err) != codes.InvalidArgument {
 			t.Errorf("%s with a malformed message: %v, want INVALID_ARGUMENT", method, err)
 		}
@@ -175,18 +163,21 @@ func TestGRPCMalformedTraces(t *testing.T) {
 	}
 }
 
-// rawCodec sends a rawResponse's bytes as they are, for a client that
+// rawBytes is a gRPC message sent and received as its bytes (rawCodec).
+type rawBytes []byte
+
+// rawCodec sends a rawBytes's bytes as they are, for a client that
 // sends what no encoder would.
 type rawCodec struct{}
 
 func (rawCodec) Name() string { return "proto" }
 
 func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(v.(rawResponse))}, nil
+	return mem.BufferSlice{mem.SliceBuffer(v.(rawBytes))}, nil
 }
 
 func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*rawResponse) = data.Materialize()
+	*v.(*rawBytes) = data.Materialize()
 	return nil
 }
 
@@ -203,7 +194,7 @@ func marshalLogs(t *testing.T, d drift) []byte {
 // postProto posts a protobuf logs request and returns the status.
 func postProto(t *testing.T, url string, body []byte) int {
 	t.Helper()
-	resp, err := http.Post(url, mediaProto, bytes.NewReader(body))
+	resp, err := http.Post(url, receiver.MediaProto, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
@@ -22,7 +23,7 @@ func TestSpoolReady(t *testing.T) {
 	if err := s.SpoolReady(); err != nil {
 		t.Fatalf("empty spool: %v", err)
 	}
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 	for i := 0; s.SpoolReady() == nil; i++ {
 		if i == 100 {
 			t.Fatalf("spool still ready after %d exports: %+v", i, s.Stats().Spool)

@@ -20,9 +20,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/internal/redact"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
+	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -71,7 +72,7 @@ func post(t *testing.T, hc *http.Client, url, authz string, d drift) httpAnswer 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", mediaProto)
+	req.Header.Set("Content-Type", receiver.MediaProto)
 	if authz != "" {
 		req.Header.Set("Authorization", authz)
 	}
@@ -90,7 +91,7 @@ func TestIngestTokens(t *testing.T) {
 	tokens, tk := ingestTokens(t)
 	w := &sink{}
 	s := newSecureServer(t, testConfig(), w, WithTokens(tokens))
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 	hc := &http.Client{Timeout: 10 * time.Second}
 
 	for _, c := range []struct {
@@ -173,13 +174,13 @@ func TestIngestTLS(t *testing.T) {
 	}
 	w := &sink{}
 	s := newSecureServer(t, testConfig(), w, WithTLS(srvTLS))
-	httpURL := "https://" + s.HTTPAddr().String() + pathLogs
+	httpURL := "https://" + s.HTTPAddr().String() + receiver.PathLogs
 	httpsClient := func(cfg *tls.Config) *http.Client {
 		return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
 	}
 	send := func(hc *http.Client, url string) error {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
-		req.Header.Set("Content-Type", mediaProto)
+		req.Header.Set("Content-Type", receiver.MediaProto)
 		resp, err := hc.Do(req)
 		if err != nil {
 			return err
@@ -200,7 +201,7 @@ func TestIngestTLS(t *testing.T) {
 		t.Error("with a certificate the CA did not sign: accepted")
 	}
 	// Plain HTTP on the TLS listener: Go's TLS server answers 400.
-	resp, err := http.Post("http://"+s.HTTPAddr().String()+pathLogs, mediaProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
+	resp, err := http.Post("http://"+s.HTTPAddr().String()+receiver.PathLogs, receiver.MediaProto, bytes.NewReader(encode(t, encodingProto, drift{valid: 1})))
 	if err == nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest {
@@ -245,7 +246,7 @@ func TestIngestRedacts(t *testing.T) {
 	lr.Attributes().PutStr(otelschema.AttrArgsNormalized, `{"password":"hunter2"}`)
 	lr.Attributes().PutStr("http.request.header.x-api-key", "k-123456")
 	lr.Attributes().PutStr("gen_ai.usage.input_tokens", "512")
-	sendLogs(t, "http://"+s.HTTPAddr().String()+pathLogs, ld)
+	sendLogs(t, "http://"+s.HTTPAddr().String()+receiver.PathLogs, ld)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.batches) != 1 || len(w.batches[0].Events) != 1 {
@@ -276,7 +277,7 @@ func sendLogs(t *testing.T, url string, ld plog.Logs) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(url, mediaProto, bytes.NewReader(body))
+	resp, err := http.Post(url, receiver.MediaProto, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestTenantSpoolsCount(t *testing.T) {
 	cfg.Ack = AckSpooled
 	w := &sink{fail: func(store.Batch) error { return errors.New("store down") }}
 	s := newSecureServer(t, cfg, w, WithTokens(tokens))
-	url := "http://" + s.HTTPAddr().String() + pathLogs
+	url := "http://" + s.HTTPAddr().String() + receiver.PathLogs
 	hc := &http.Client{Timeout: 10 * time.Second}
 	if a := post(t, hc, url, "Bearer "+tk["globex"], drift{valid: 40}); a.status != http.StatusOK {
 		t.Fatalf("globex: %d", a.status)

@@ -34,11 +34,10 @@ type tenants struct {
 	closed bool
 }
 
-// tenantFor returns the tenant ctx was authenticated for: Config.Tenant's
-// without tokens.
-func (s *Server) tenantFor(ctx context.Context) (*tenant, error) {
-	p, ok := ctx.Value(principalKey{}).(auth.Principal)
-	if !ok || p.Tenant == s.cfg.Tenant {
+// tenantFor returns the batcher of the tenant named, opening it on its
+// first request: Config.Tenant's is always open.
+func (s *Server) tenantFor(name string) (*tenant, error) {
+	if name == s.cfg.Tenant {
 		return s.tenants.def, nil
 	}
 	s.tenants.mu.Lock()
@@ -46,10 +45,10 @@ func (s *Server) tenantFor(ctx context.Context) (*tenant, error) {
 	if s.tenants.closed {
 		return nil, ErrShuttingDown
 	}
-	if t, ok := s.tenants.byName[p.Tenant]; ok {
+	if t, ok := s.tenants.byName[name]; ok {
 		return t, nil
 	}
-	return s.openTenantLocked(p.Tenant)
+	return s.openTenantLocked(name)
 }
 
 // openTenantLocked starts the batcher of name, with its spool, and loads
@@ -137,7 +136,7 @@ func (s *Server) seedRecent(t *tenant) {
 // records left by an earlier process, so that they are replayed whether or
 // not the tenant sends again.
 func (s *Server) openSpooledTenants() error {
-	if s.sec.tokens == nil || s.cfg.Spool.Dir == "" {
+	if !s.multiTenant || s.cfg.Spool.Dir == "" {
 		return nil
 	}
 	entries, err := os.ReadDir(filepath.Join(s.cfg.Spool.Dir, "tenants"))

@@ -10,18 +10,21 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/internal/selftrace"
 	"github.com/mcpdrift/mcpdrift/internal/spool"
-	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
 
-// WithTracer has the server trace its requests, batches and store inserts
-// with t (see package selftrace); store holds the attributes of every
-// insert span (selftrace.StoreAttributes). Without it, or with a nil t,
-// nothing is traced and no span is started.
+// WithTracer has the server trace its requests (receiver.WithTracer),
+// batches and store inserts with t (see package selftrace); store holds
+// the attributes of every insert span (selftrace.StoreAttributes). Without
+// it, or with a nil t, nothing is traced and no span is started.
 func WithTracer(t trace.Tracer, store ...attribute.KeyValue) Option {
-	return func(s *Server) { s.tr = tracing{tracer: t, store: store} }
+	return func(s *Server) {
+		s.tr = tracing{tracer: t, store: store}
+		s.recvOpts = append(s.recvOpts, receiver.WithTracer(t))
+	}
 }
 
 // tracing is the server's tracer; the zero value traces nothing, at the
@@ -108,25 +111,6 @@ func (s *spooledSpans) drop(end spool.Position) {
 	s.q = s.q[i:]
 }
 
-// startRequest starts the span of one export of signal (logs, traces); nil
-// without a tracer.
-func (t tracing) startRequest(ctx context.Context, signal string) (context.Context, trace.Span) {
-	if t.tracer == nil {
-		return ctx, nil
-	}
-	return t.tracer.Start(ctx, "ingest request", trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(selftrace.KeySignal.String(signal)))
-}
-
-// endRequest ends a request's span with what became of its records.
-func endRequest(span trace.Span, res otelschema.Result, err error) {
-	if span == nil {
-		return
-	}
-	span.SetAttributes(selftrace.KeyAccepted.Int(res.Accepted), selftrace.KeyRejected.Int(res.Rejected), selftrace.KeyIgnored.Int(res.Ignored))
-	endSpan(span, err)
-}
-
 // startBatch starts the span of writing bt, the child of the request that
 // gave its first part and linked to the others; the returned context only
 // carries the span. Nil without a tracer.
@@ -175,7 +159,7 @@ func endSpan(span trace.Span, err error) {
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, store.ErrPermanent), errors.Is(err, ErrInvalidData), errors.Is(err, errMalformed):
+	case errors.Is(err, store.ErrPermanent), errors.Is(err, ErrInvalidData):
 		span.SetStatus(codes.Error, "permanent")
 	default:
 		span.SetStatus(codes.Error, "retryable")

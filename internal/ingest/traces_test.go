@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 )
@@ -172,7 +173,7 @@ func TestHTTPTraces(t *testing.T) {
 	cfg.MaxRequestBytes = limit
 	w := &sink{}
 	s := newServer(t, cfg, w, true)
-	url := "http://" + s.HTTPAddr().String() + pathTraces
+	url := "http://" + s.HTTPAddr().String() + receiver.PathTraces
 
 	random := make([]byte, limit+1)
 	_, _ = rand.Read(random)
@@ -248,13 +249,13 @@ func TestHTTPTraces(t *testing.T) {
 	}
 
 	t.Run("wrong content type and method", func(t *testing.T) {
-		a := do(t, http.MethodPost, url, "text/plain", "", 0, bytes.NewReader(encodeTraces(t, encodingProto, mcpSpans{declared: 1})))
+		a := do(t, http.MethodPost, url, "text/plain", "", "", bytes.NewReader(encodeTraces(t, encodingProto, mcpSpans{declared: 1})))
 		if a.status != http.StatusUnsupportedMediaType {
 			t.Errorf("status %d, want 415", a.status)
 		}
-		a = do(t, http.MethodGet, url, mediaProto, "", encodingProto, nil)
-		if a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != http.MethodPost || !strings.Contains(a.message, pathTraces) {
-			t.Errorf("GET: status %d, Allow %q, %q; want 405, POST, naming %s", a.status, a.header.Get("Allow"), a.message, pathTraces)
+		a = do(t, http.MethodGet, url, receiver.MediaProto, "", encodingProto, nil)
+		if a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != http.MethodPost || !strings.Contains(a.message, receiver.PathTraces) {
+			t.Errorf("GET: status %d, Allow %q, %q; want 405, POST, naming %s", a.status, a.header.Get("Allow"), a.message, receiver.PathTraces)
 		}
 	})
 
@@ -278,7 +279,7 @@ func TestHTTPTraces(t *testing.T) {
 	}
 
 	st := s.Stats()
-	want := Stats{Spans: uint64(sent.total()), SpansAccepted: uint64(sent.declared + sent.invalid),
+	want := receiver.Stats{Spans: uint64(sent.total()), SpansAccepted: uint64(sent.declared + sent.invalid),
 		SpansRejected: uint64(sent.unknown), SpansIgnored: uint64(sent.other)}
 	if st.Spans != want.Spans || st.SpansAccepted != want.SpansAccepted || st.SpansRejected != want.SpansRejected || st.SpansIgnored != want.SpansIgnored {
 		t.Errorf("span stats %d/%d/%d/%d, want %d/%d/%d/%d", st.Spans, st.SpansAccepted, st.SpansRejected, st.SpansIgnored,
@@ -383,7 +384,7 @@ func TestGRPCTracesStoreErrors(t *testing.T) {
 				t.Fatalf("error %v, RetryInfo %s; want %s, %s", err, retryDelay(err), tc.code, tc.retry)
 			}
 			// Over HTTP too, with Retry-After when retryable.
-			a := postTraces(t, "http://"+s.HTTPAddr().String()+pathTraces, "", encodingJSON, bytes.NewReader(encodeTraces(t, encodingJSON, mcpSpans{invalid: 1})))
+			a := postTraces(t, "http://"+s.HTTPAddr().String()+receiver.PathTraces, "", encodingJSON, bytes.NewReader(encodeTraces(t, encodingJSON, mcpSpans{invalid: 1})))
 			if (a.status == 503) != (tc.retry > 0) || (a.header.Get("Retry-After") == "3") != (tc.retry > 0) || a.status == 200 {
 				t.Errorf("HTTP: status %d, Retry-After %q (%s)", a.status, a.header.Get("Retry-After"), a.message)
 			}

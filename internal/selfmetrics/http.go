@@ -46,7 +46,7 @@ func (h *HTTPRequests) Listener(name string) ListenerRequests {
 }
 
 // ListenerRequests records the requests of one listener; it implements the
-// request observers of internal/api and internal/ingest.
+// request observers of internal/api and internal/receiver.
 type ListenerRequests struct {
 	h        *HTTPRequests
 	listener string

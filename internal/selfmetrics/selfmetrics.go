@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
+	"github.com/mcpdrift/mcpdrift/internal/receiver"
 )
 
 // NewRegistry returns a registry holding the Go runtime and process
@@ -134,7 +135,7 @@ func (c *ingestCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.records, st.SpansAccepted, "spans", "accepted")
 	counter(c.records, st.SpansRejected, "spans", "rejected")
 	counter(c.records, st.SpansIgnored, "spans", "ignored")
-	for _, r := range ingest.RejectReasons() {
+	for _, r := range receiver.RejectReasons() {
 		counter(c.recordRejections, st.RejectedByReason[r], "logs", r)
 		counter(c.recordRejections, st.SpansRejectedByReason[r], "spans", r)
 	}

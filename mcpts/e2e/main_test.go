@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
-	"github.com/mcpdrift/mcpdrift/internal/app/apptest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/apptest"
 )
 
 // shared is the package's one mcpdrift serve (see apptest).

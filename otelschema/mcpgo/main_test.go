@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/internal/app"
-	"github.com/mcpdrift/mcpdrift/internal/app/apptest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/apptest"
 )
 
 // shared is the package's one mcpdrift serve (see apptest).

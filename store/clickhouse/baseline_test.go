@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 	"github.com/mcpdrift/mcpdrift/store/storetest"
 )

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 )
 
 func TestMain(m *testing.M) {

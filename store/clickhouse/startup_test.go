@@ -3,7 +3,7 @@ package clickhouse_test
 import (
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/clickhousetest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/clickhousetest"
 	"github.com/mcpdrift/mcpdrift/store/storetest"
 )
 

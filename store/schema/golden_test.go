@@ -303,5 +303,9 @@ func TestOptionsValidate(t *testing.T) {
 	f(func(o *Options) { o.RetentionDays = 0 }, "invalid retention")
 	f(func(o *Options) { o.AuditRetentionDays = -1 }, "invalid audit retention")
 	f(func(o *Options) { o.DeduplicationWindow = -1 }, "invalid deduplication window")
+	f(func(o *Options) { o.DailyRetentionDays = 400 }, "")
+	f(func(o *Options) { o.DailyRetentionDays = o.RetentionDays }, "")
+	f(func(o *Options) { o.DailyRetentionDays = o.RetentionDays - 1 }, "invalid daily retention of 29 days")
+	f(func(o *Options) { o.DailyRetentionDays = -1 }, "invalid daily retention")
 	f(func(o *Options) { o.DeduplicationWindow = 100 }, "")
 }

@@ -52,6 +52,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -76,6 +77,11 @@ type Options struct {
 	// AuditRetentionDays is how long call arguments are kept: at most
 	// RetentionDays, since they are columns of the events (a column TTL).
 	AuditRetentionDays int
+	// DailyRetentionDays is how long the daily rollups (calls_1d,
+	// repairs_1d, usage_1d) are kept: at least RetentionDays, so that
+	// usage history outlives the raw events at a fraction of their bytes.
+	// Zero keeps them for RetentionDays.
+	DailyRetentionDays int
 	// Cluster is the name of the ClickHouse cluster (a remote_servers entry,
 	// with {shard} and {replica} macros on every node) to create the schema
 	// on: ON CLUSTER DDL, Replicated engines under *_local names, Distributed
@@ -113,6 +119,9 @@ func (o Options) Validate() error {
 	if o.AuditRetentionDays > o.RetentionDays {
 		return fmt.Errorf("invalid audit retention of %d days: want at most the retention, %d days: call arguments are kept in the events", o.AuditRetentionDays, o.RetentionDays)
 	}
+	if o.DailyRetentionDays != 0 && o.DailyRetentionDays < o.RetentionDays {
+		return fmt.Errorf("invalid daily retention of %d days: want 0 (the retention) or at least the retention, %d days: the daily rollups are what is left of older events", o.DailyRetentionDays, o.RetentionDays)
+	}
 	if o.Cluster != "" && !clusterRE.MatchString(o.Cluster) {
 		return fmt.Errorf("invalid cluster %q: want letters, digits, '_', '-' or '.'", o.Cluster)
 	}
@@ -120,6 +129,23 @@ func (o Options) Validate() error {
 		return fmt.Errorf("invalid deduplication window of %d blocks: want 0 or more", o.DeduplicationWindow)
 	}
 	return nil
+}
+
+// DailyDays is how long the daily rollups are kept: DailyRetentionDays,
+// or RetentionDays when it is zero.
+func (o Options) DailyDays() int {
+	if o.DailyRetentionDays == 0 {
+		return o.RetentionDays
+	}
+	return o.DailyRetentionDays
+}
+
+// RegisterRetentionFlags binds o's retention settings to the flags every
+// binary that opens a store shares, with o's values as defaults.
+func (o *Options) RegisterRetentionFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.RetentionDays, "retention.days", o.RetentionDays, "days raw events and rollups are kept")
+	fs.IntVar(&o.AuditRetentionDays, "audit.retention.days", o.AuditRetentionDays, "days call arguments are kept for the audit (at most -retention.days)")
+	fs.IntVar(&o.DailyRetentionDays, "retention.daily.days", o.DailyRetentionDays, "days the daily rollups (usage, stale usage and repairs by day) are kept: 0 for -retention.days, else at least it")
 }
 
 // Migration is one versioned schema change.
@@ -482,8 +508,9 @@ func finish(ctx context.Context, db Execer, opts Options, versions []int) ([]int
 
 // Rollup tiers: the minutely tier (recent_calls, aggregated when read, and
 // repairs_1m) is kept at most MinuteTierDays and the hourly tier at most
-// HourTierDays, both capped by the retention setting;
-// the daily tier and the raw events are kept for the retention. Report
+// HourTierDays, both capped by the retention setting; the raw events are
+// kept for the retention and the daily tier for the daily retention
+// (Options.DailyDays), which may be longer. Report
 // queries read a window's minutes, hours and days from the tier that still
 // holds them (see queries/plan.go).
 const (
@@ -495,19 +522,19 @@ const (
 // migrations create them with the setting of the day, and every start-up
 // brings them to the current one, capped at maxDays when it is set.
 var retention = []struct {
-	table, expr string
-	audit       bool
-	maxDays     int
+	table, expr  string
+	audit, daily bool
+	maxDays      int
 }{
 	{table: "events", expr: "toDateTime(time)"},
 	{table: "recent_calls", expr: "toDateTime(time)", maxDays: MinuteTierDays},
 	{table: "calls_1h", expr: "hour", maxDays: HourTierDays},
-	{table: "calls_1d", expr: "day"},
+	{table: "calls_1d", expr: "day", daily: true},
 	{table: "repairs_1m", expr: "minute", maxDays: MinuteTierDays},
 	{table: "repairs_1h", expr: "hour", maxDays: HourTierDays},
-	{table: "repairs_1d", expr: "day"},
+	{table: "repairs_1d", expr: "day", daily: true},
 	{table: "usage_1h", expr: "hour", maxDays: HourTierDays},
-	{table: "usage_1d", expr: "day"},
+	{table: "usage_1d", expr: "day", daily: true},
 	// Rare rows, and no daily tier: kept for the retention.
 	{table: "rejected_1h", expr: "hour"},
 	{table: "adapted_1h", expr: "hour"},
@@ -526,8 +553,11 @@ func applyRetention(ctx context.Context, db Execer, opts Options) error {
 	var names, clauses []string
 	for _, r := range retention {
 		d := opts.RetentionDays
-		if r.audit {
+		switch {
+		case r.audit:
 			d = opts.AuditRetentionDays
+		case r.daily:
+			d = opts.DailyDays()
 		}
 		if r.maxDays > 0 && d > r.maxDays {
 			d = r.maxDays

@@ -67,6 +67,7 @@ func CheckStartupRunsNoDDL(t *testing.T, ex schema.Execer, opts schema.Options) 
 	if ttl != want || columns != 1 || len(got) != want+1 {
 		t.Errorf("a start-up with a retention of 10 days ran %d statements, %d of them MODIFY TTL and %d MODIFY COLUMN TTL, want %d and 1:\n%s", len(got), ttl, columns, want, strings.Join(got, ";\n"))
 	}
+	retained := len(got)
 	if got := start(shorter); len(got) != 0 {
 		t.Errorf("the start-up after the retention changed ran %d statements, want none:\n%s", len(got), strings.Join(got, ";\n"))
 	}
@@ -79,13 +80,39 @@ func CheckStartupRunsNoDDL(t *testing.T, ex schema.Execer, opts schema.Options) 
 	if got := start(audit); len(got) != 0 {
 		t.Errorf("the start-up after the audit retention changed ran %d statements, want none:\n%s", len(got), strings.Join(got, ";\n"))
 	}
+	// A daily retention: the three daily rollups, and nothing after.
+	daily := audit
+	daily.DailyRetentionDays = 400
+	got = start(daily)
+	tables := map[string]bool{}
+	for _, s := range got {
+		for _, table := range []string{"calls_1d", "repairs_1d", "usage_1d"} {
+			if strings.Contains(s, "."+table) && strings.Contains(s, " MODIFY TTL day + INTERVAL 400 DAY") {
+				tables[table] = true
+			}
+		}
+	}
+	if len(got) != 3 || len(tables) != 3 {
+		t.Errorf("a start-up with a daily retention of 400 days ran %d statements, want one MODIFY TTL for each daily rollup:\n%s", len(got), strings.Join(got, ";\n"))
+	}
+	if got := start(daily); len(got) != 0 {
+		t.Errorf("the start-up after the daily retention changed ran %d statements, want none:\n%s", len(got), strings.Join(got, ";\n"))
+	}
+	// A daily retention shorter than the retention is refused, with no
+	// statement run.
+	c := &Counting{Execer: ex}
+	shortDaily := daily
+	shortDaily.DailyRetentionDays = 9
+	if _, err := schema.Apply(ctx, c, shortDaily); err == nil || len(c.Stmts) != 0 {
+		t.Errorf("a daily retention of 9 days under a retention of 10: err %v, %d statements run; want an error and none", err, len(c.Stmts))
+	}
 	// An audit retention longer than the retention is refused, with no
 	// statement run.
 	longer := shorter
 	longer.AuditRetentionDays = 11
-	c := &Counting{Execer: ex}
+	c = &Counting{Execer: ex}
 	if _, err := schema.Apply(ctx, c, longer); err == nil || len(c.Stmts) != 0 {
 		t.Errorf("an audit retention of 11 days over a retention of 10: err %v, %d statements run; want an error and none", err, len(c.Stmts))
 	}
-	t.Logf("statements run: first start-up %d, second 0, with a new retention %d, after it 0", len(first.Stmts), len(got))
+	t.Logf("statements run: first start-up %d, second 0, with a new retention %d, a new daily retention %d, after each 0", len(first.Stmts), retained, len(got))
 }

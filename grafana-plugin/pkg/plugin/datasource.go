@@ -145,7 +145,7 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	var tools apiv1.ReportBody[apiv1.ToolRow]
 	// The token is the token field or a custom Authorization header.
 	tokenSent := d.settings.Token != "" || d.settings.HTTP.Header.Get("Authorization") != ""
-	v := url.Values{"from": {"-5m"}, "to": {"now"}}
+	v := url.Values{apiv1.ParamFrom: {"-5m"}, apiv1.ParamTo: {"now"}}
 	token := "token accepted"
 	if err := rn.c.get(ctx, "/api/v1/tools", v, &tools); err != nil {
 		if isAuthProblem(err) {

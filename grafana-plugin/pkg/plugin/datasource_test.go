@@ -22,8 +22,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/grafana-plugin/pkg/plugin"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 var update = flag.Bool("update", false, "regenerate the golden frames under testdata")

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // Query types: one per report (a table, as the API answers it), the history
@@ -199,19 +201,19 @@ func parseDuration(s string) (time.Duration, error) {
 // [from, to).
 func (q Query) filterParams(from, to time.Time) url.Values {
 	v := url.Values{}
-	v.Set("from", from.UTC().Format(time.RFC3339Nano))
-	v.Set("to", to.UTC().Format(time.RFC3339Nano))
+	v.Set(apiv1.ParamFrom, from.UTC().Format(time.RFC3339Nano))
+	v.Set(apiv1.ParamTo, to.UTC().Format(time.RFC3339Nano))
 	set := func(k, s string) {
 		if s != "" {
 			v.Set(k, s)
 		}
 	}
-	set("tool", q.Tool)
-	set("service", q.Service)
-	set("environment", q.Environment)
-	set("client", q.Client)
+	set(apiv1.ParamTool, q.Tool)
+	set(apiv1.ParamService, q.Service)
+	set(apiv1.ParamEnvironment, q.Environment)
+	set(apiv1.ParamClient, q.Client)
 	for _, c := range q.ExcludeClients {
-		v.Add("exclude_client", c)
+		v.Add(apiv1.ParamExcludeClient, c)
 	}
 	return v
 }
@@ -220,36 +222,36 @@ func (q Query) filterParams(from, to time.Time) url.Values {
 // window set, the window replaces from.
 func (q Query) retirementParams(v url.Values, window bool) {
 	if window && q.Window != "" {
-		v.Del("from")
-		v.Set("window", q.Window)
+		v.Del(apiv1.ParamFrom)
+		v.Set(apiv1.ParamWindow, q.Window)
 	}
 	if q.Adapter != "" {
-		v.Set("adapter", q.Adapter)
+		v.Set(apiv1.ParamAdapter, q.Adapter)
 	}
 	if q.MaxCalls != nil {
-		v.Set("max_calls", strconv.FormatInt(*q.MaxCalls, 10))
+		v.Set(apiv1.ParamMaxCalls, strconv.FormatInt(*q.MaxCalls, 10))
 	}
 	if s := strings.TrimSpace(q.MaxShare); s != "" {
-		v.Set("max_share", s)
+		v.Set(apiv1.ParamMaxShare, s)
 	}
 	if q.LongSession != "" {
-		v.Set("long_session", q.LongSession)
+		v.Set(apiv1.ParamLongSession, q.LongSession)
 	}
 	if q.TopClients != nil {
-		v.Set("top_clients", strconv.Itoa(*q.TopClients))
+		v.Set(apiv1.ParamTopClients, strconv.Itoa(*q.TopClients))
 	}
 }
 
 // auditParams adds the audit search parameters to v.
 func (q Query) auditParams(v url.Values) {
 	if q.Run != "" {
-		v.Set("run", q.Run)
+		v.Set(apiv1.ParamRun, q.Run)
 	}
 	if q.Session != "" {
-		v.Set("session", q.Session)
+		v.Set(apiv1.ParamSession, q.Session)
 	}
 	if q.RequestID != "" {
-		v.Set("request_id", q.RequestID)
+		v.Set(apiv1.ParamRequestID, q.RequestID)
 	}
 }
 

@@ -151,7 +151,7 @@ func (r *reportOf[T]) fetch(ctx context.Context, rn *runner, q Query, from, to t
 		}
 		rows = b.Rows
 	} else {
-		v.Set("limit", "1000")
+		v.Set(apiv1.ParamLimit, "1000")
 		for {
 			var b apiv1.ReportBody[T]
 			if err := rn.c.get(ctx, r.path, v, &b); err != nil {
@@ -165,7 +165,7 @@ func (r *reportOf[T]) fetch(ctx context.Context, rn *runner, q Query, from, to t
 				truncated = true
 				break
 			}
-			v.Set("cursor", b.Next)
+			v.Set(apiv1.ParamCursor, b.Next)
 		}
 	}
 	if r.keep != nil {

@@ -63,10 +63,10 @@ func (rn *runner) revisionsQuery(ctx context.Context, q Query) (*data.Frame, err
 	path := "/api/v1/tools/" + url.PathEscape(q.Tool) + "/revisions"
 	v := url.Values{}
 	if q.Service != "" {
-		v.Set("service", q.Service)
+		v.Set(apiv1.ParamService, q.Service)
 	}
 	if q.Environment != "" {
-		v.Set("environment", q.Environment)
+		v.Set(apiv1.ParamEnvironment, q.Environment)
 	}
 	var b apiv1.RevisionsBody
 	if err := rn.c.get(ctx, path, v, &b); err != nil {

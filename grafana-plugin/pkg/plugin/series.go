@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/mcpdrift/mcpdrift/apiv1"
 )
 
 // maxTimedBuckets bounds the buckets of a series bucketed from rows that
@@ -90,7 +91,7 @@ func (rn *runner) seriesQuery(ctx context.Context, q Query, dq backend.DataQuery
 		if q.Report == QueryTypeAudit {
 			q.auditParams(v)
 		}
-		v.Set("step", strconv.FormatInt(int64(step(from, to, dq)/time.Second), 10))
+		v.Set(apiv1.ParamStep, strconv.FormatInt(int64(step(from, to, dq)/time.Second), 10))
 		// The filters the series endpoint has no parameter for are
 		// dimensions: the points are grouped by them too and kept here.
 		keep := map[string]string{}
@@ -107,7 +108,7 @@ func (rn *runner) seriesQuery(ctx context.Context, q Query, dq backend.DataQuery
 			}
 		}
 		for _, g := range groupBy {
-			v.Add("group_by", g)
+			v.Add(apiv1.ParamGroupBy, g)
 		}
 		executed = "GET " + path + "?" + v.Encode()
 		var b seriesBody

@@ -14,8 +14,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/grafana-plugin/pkg/plugin"
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
-	"github.com/mcpdrift/mcpdrift/internal/auth/authtest"
-	"github.com/mcpdrift/mcpdrift/internal/reporttest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/authtest"
+	"github.com/mcpdrift/mcpdrift/internal/testing/reporttest"
 )
 
 // mtlsAPI is an API over the fixture serving mutual TLS with tokens on,

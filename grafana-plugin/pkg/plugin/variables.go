@@ -55,8 +55,8 @@ func (rn *runner) variableQuery(ctx context.Context, q Query, from, to time.Time
 		}
 	case VariableClients:
 		v := all.filterParams(from, to)
-		v.Set("group_by", "client")
-		v.Set("step", strconv.FormatInt(int64(ceilMinute(to.Sub(from))/time.Second), 10))
+		v.Set(apiv1.ParamGroupBy, "client")
+		v.Set(apiv1.ParamStep, strconv.FormatInt(int64(ceilMinute(to.Sub(from))/time.Second), 10))
 		path := reports[QueryTypeStaleUsage].seriesPath()
 		executed = path + "?" + v.Encode()
 		var b seriesBody

@@ -29,8 +29,7 @@ func New() *Section { return &Section{Config: embedded.DefaultConfig(app.Default
 // RegisterFlags implements app.StoreSection.
 func (s *Section) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Dir, "data.dir", s.Dir, "data directory of the embedded store (one process owns it)")
-	fs.IntVar(&s.Config.Schema.RetentionDays, "retention.days", s.Config.Schema.RetentionDays, "days raw events and rollups are kept")
-	fs.IntVar(&s.Config.Schema.AuditRetentionDays, "audit.retention.days", s.Config.Schema.AuditRetentionDays, "days call arguments are kept for the audit (at most -retention.days)")
+	s.Config.Schema.RegisterRetentionFlags(fs)
 }
 
 // Validate implements app.StoreSection.
@@ -49,7 +48,7 @@ func (s *Section) SpoolDir() string { return filepath.Join(s.Dir, "spool") }
 // Describe implements app.StoreSection.
 func (s *Section) Describe() []any {
 	return []any{"store", "embedded", "dir", s.Dir, "retention_days", s.Config.Schema.RetentionDays,
-		"audit_retention_days", s.Config.Schema.AuditRetentionDays}
+		"audit_retention_days", s.Config.Schema.AuditRetentionDays, "daily_retention_days", s.Config.Schema.DailyDays()}
 }
 
 // Location implements app.StoreSection.
