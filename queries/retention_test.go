@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
-	"github.com/mcpdrift/mcpdrift/internal/fixture"
+	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/schema"
