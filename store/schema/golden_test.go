@@ -29,6 +29,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 type recorder struct {
 	stmts []string
 	owner string
+	// fresh has the store hold no table but the migrations' own, so that
+	// Apply takes the baseline; otherwise it holds one, and replays.
+	fresh bool
 }
 
 func (r *recorder) Exec(_ context.Context, sql string, params store.Params) error {
@@ -56,6 +59,11 @@ func (r *recorder) Query(_ context.Context, q store.Query, params store.Params, 
 		return json.Unmarshal([]byte(fmt.Sprintf(`[{"owner":%q}]`, r.owner)), dst)
 	case "schema_lock_replicated":
 		return json.Unmarshal([]byte(`[{"ok":1}]`), dst)
+	case "schema_fresh":
+		if r.fresh {
+			return json.Unmarshal([]byte(`[{"n":0}]`), dst)
+		}
+		return json.Unmarshal([]byte(`[{"n":1}]`), dst)
 	default:
 		return nil
 	}
@@ -218,11 +226,18 @@ func (r *appliedRecorder) Query(ctx context.Context, q store.Query, params store
 // viewTableRE finds the tables a view statement names after TO and FROM.
 var viewTableRE = regexp.MustCompile(`\b(?:TO|FROM)\s+([A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)`)
 
-// TestClusterStatements checks properties every cluster statement must have.
+// TestClusterStatements checks properties every cluster statement must
+// have, on the migrations' path and on the baseline's.
 func TestClusterStatements(t *testing.T) {
+	for _, fresh := range []bool{false, true} {
+		t.Run(fmt.Sprintf("baseline=%v", fresh), func(t *testing.T) { clusterStatements(t, fresh) })
+	}
+}
+
+func clusterStatements(t *testing.T, fresh bool) {
 	opts := DefaultOptions()
 	opts.Cluster = "prod-1"
-	var r recorder
+	r := recorder{fresh: fresh}
 	if _, err := Apply(context.Background(), &r, opts); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,10 @@
 //
 // Migrations run under a lock that writers read before each insert, so
 // that the api can migrate while ingest runs (lock.go, docs/upgrade.md).
+// A fresh store runs the baseline instead of replaying the migrations
+// (baseline.go): one file that creates the schema as migrations 1 to NNNN
+// leave it, cut from them and checked against them on every backend.
+//
 // current.sql is the schema a fresh store ends with, and current.md which
 // view feeds which table and which report reads it, both checked against a
 // fresh store on every backend.
@@ -335,6 +339,10 @@ func Apply(ctx context.Context, db Execer, opts Options) ([]int, error) {
 // (WriteGuard) hold their batches, and a second migrator waits, then finds
 // the migrations recorded. A start-up that finds the schema, the retention
 // and the settings as opts say runs no DDL.
+//
+// A store with no migration recorded and no table of its own runs the
+// newest baseline at or below last instead of the migrations it stands
+// for, records them, then applies the migrations after it (baseline.go).
 func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int, error) {
 	if last < 0 {
 		return nil, fmt.Errorf("invalid last migration %d: want 0 (all) or a version", last)
@@ -383,7 +391,12 @@ func ApplyThrough(ctx context.Context, db Execer, opts Options, last int) ([]int
 			}
 		}
 		var versions []int
-		versions, err = applyPending(ctx, db, opts, migrations, done)
+		versions, err = applyFresh(ctx, db, opts, migrations, done)
+		if err == nil {
+			var more []int
+			more, err = applyPending(ctx, db, opts, migrations, done)
+			versions = append(versions, more...)
+		}
 		if rerr := l.release(ctx, err == nil); err == nil && rerr != nil {
 			err = rerr
 		}
@@ -431,6 +444,28 @@ func checkChecksums(migrations []Migration, done map[int]string) error {
 		}
 	}
 	return nil
+}
+
+// applyFresh runs the baseline on a store that takes one (baseline.go),
+// recording in done the migrations it stands for, and returns their
+// versions; on any other store it does nothing.
+func applyFresh(ctx context.Context, db Execer, opts Options, migrations []Migration, done map[int]string) ([]int, error) {
+	b, err := baselineFor(opts, migrations)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	ok, err := useBaseline(ctx, db, opts, done)
+	if err != nil || !ok {
+		return nil, err
+	}
+	versions, err := applyBaseline(ctx, db, opts, b, migrations)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range migrations[:len(versions)] {
+		done[m.Version] = m.Checksum
+	}
+	return versions, nil
 }
 
 // applyPending applies, in order, the migrations not recorded in done,
