@@ -118,7 +118,7 @@ func measureConsole(ctx context.Context, cfg Config, st *embedded.Store, db stri
 		{name: "adapters", path: "/adapters", want: 1},
 		{name: "adapter", path: "/adapters/" + url.PathEscape(adapter), want: 2},
 		{name: "tools", path: "/tools", want: 1},
-		{name: "tool", path: "/tools/" + url.PathEscape(web.tool), want: 4},
+		{name: "tool", path: "/tools/" + url.PathEscape(web.tool), want: 5},
 		{name: "violations", path: "/violations", want: 1},
 		{name: "audit", path: "/audit", want: 1},
 		{name: "check", path: "/check", want: 1, check: true},
