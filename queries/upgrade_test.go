@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/apiv1"
+	"github.com/mcpdrift/mcpdrift/internal/registry"
 	"github.com/mcpdrift/mcpdrift/internal/testing/fixture"
 	"github.com/mcpdrift/mcpdrift/queries"
 	"github.com/mcpdrift/mcpdrift/store"
@@ -644,6 +645,122 @@ func TestUpgradeViolationFacts(t *testing.T) {
 		}
 		if !reflect.DeepEqual(raw, want) {
 			t.Errorf("raw violations by pages of %d after the upgrade:\n%s\nwant %s", limit, js(raw), js(want))
+		}
+	}
+}
+
+// TestUpgradeAdaptedCascade upgrades a store as version 17 left it, with
+// half of tenant A's events stored before migration 18 (adapted_1h written
+// by its view on the events) and half after it (written through calls_1h):
+// adapted_1h, merged, holds what the latest store's does, and the adapter
+// retirement report, its series and its raw twin read the same as there.
+func TestUpgradeAdaptedCascade(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	old := database + "_v17"
+	opts := schema.DefaultOptions()
+	opts.Database = old
+	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
+	if _, err := schema.ApplyThrough(c, st, opts, 17); err != nil {
+		t.Fatal(err)
+	}
+	cols := strings.Trim(store.InsertColumns, "()")
+	copyHalf := func(half int) {
+		t.Helper()
+		sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events" +
+			" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
+		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).Int("half", int64(half))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyHalf(0)
+	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, 18)) {
+		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, 18))
+	}
+	copyHalf(1)
+
+	// The unknown ages reach adapted_1h by both paths: calls_1h counts
+	// them for the half stored after the upgrade only.
+	type counts struct {
+		Calls   uint64 `json:"calls"`
+		Unknown uint64 `json:"unknown"`
+	}
+	count := func(db, table string) counts {
+		t.Helper()
+		var rows []counts
+		q := store.Query{Name: "upgrade_unknown_age", SQL: "SELECT sum(calls) AS calls, sum(calls_unknown_age) AS unknown FROM " +
+			db + "." + table + " WHERE tenant = {tenant:String} AND adapter_id != ''"}
+		if err := st.Query(c, q, store.Params{}.String("tenant", fixture.TenantA), &rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows[0]
+	}
+	want, got, viaCalls := count(database, "adapted_1h"), count(old, "adapted_1h"), count(old, "calls_1h")
+	if want.Calls == 0 || want.Unknown == 0 {
+		t.Fatalf("the latest store's adapted_1h holds %d calls, %d of unknown age: the test needs both", want.Calls, want.Unknown)
+	}
+	if got != want {
+		t.Errorf("adapted_1h after the upgrade holds %+v, want %+v", got, want)
+	}
+	if viaCalls.Unknown == 0 || viaCalls.Unknown >= want.Unknown {
+		t.Errorf("calls_1h counts %d adapted calls of unknown age, want some of the %d: the half stored after the upgrade", viaCalls.Unknown, want.Unknown)
+	}
+	tenants := "'" + fixture.TenantA + "'"
+	summary := func(db string) [2]uint64 {
+		t.Helper()
+		var rows []struct {
+			N uint64 `json:"n"`
+			H uint64 `json:"h"`
+		}
+		sql := strings.NewReplacer("{db}", db, "{tenants}", tenants).Replace(rollupSummaries["adapted_1h"])
+		if err := st.Query(c, store.Query{Name: "upgrade_adapted_summary", SQL: sql}, nil, &rows); err != nil {
+			t.Fatal(err)
+		}
+		return [2]uint64{rows[0].N, rows[0].H}
+	}
+	if g, w := summary(old), summary(database); g != w {
+		t.Errorf("adapted_1h after the upgrade: %d rows, hash %d; want %d rows, hash %d", g[0], g[1], w[0], w[1])
+	}
+
+	latest := runner(t)
+	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }), queries.WithChanges(registry.ChangeOf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	month := queries.Filter{Tenant: fixture.TenantA, From: fixture.Now.Add(-30 * 24 * time.Hour), To: fixture.Now}
+	for _, f := range []queries.Filter{week(fixture.TenantA), month} {
+		wantRows, err := latest.AdapterRetirement(c, f, retire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(wantRows) == 0 {
+			t.Fatalf("no adapter in the latest store's retirement report from %s: the test needs some", f.From)
+		}
+		gotRows, err := upgraded.AdapterRetirement(c, f, retire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotRows, wantRows) {
+			t.Errorf("adapter retirement from %s after the upgrade %s\nwant %s", f.From, js(gotRows), js(wantRows))
+		}
+		rawRows, err := upgraded.RawAdapterRetirement(c, f, retire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(rawRows, wantRows) {
+			t.Errorf("raw adapter retirement from %s after the upgrade %s\nwant %s", f.From, js(rawRows), js(wantRows))
+		}
+		s := queries.SeriesOptions{Step: 24 * time.Hour, GroupBy: []string{"adapter"}}
+		wantSeries, err := latest.AdapterRetirementSeries(c, f, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotSeries, err := upgraded.AdapterRetirementSeries(c, f, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotSeries, wantSeries) {
+			t.Errorf("adapter retirement series from %s after the upgrade %s\nwant %s", f.From, js(gotSeries), js(wantSeries))
 		}
 	}
 }

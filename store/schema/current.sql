@@ -157,6 +157,7 @@ CREATE TABLE mcpdrift.calls_1h
     `retries` SimpleAggregateFunction(sum, UInt64),
     `calls_listed` SimpleAggregateFunction(sum, UInt64),
     `calls_inferred` SimpleAggregateFunction(sum, UInt64),
+    `calls_unknown_age` SimpleAggregateFunction(sum, UInt64),
     `sessions` AggregateFunction(uniqHLL12, String),
     `runs` AggregateFunction(uniqHLL12, String),
     `first_seen` SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
@@ -601,13 +602,13 @@ CREATE MATERIALIZED VIEW mcpdrift.adapted_1h_mv TO mcpdrift.adapted_1h
     `normalized` UInt64,
     `calls_unknown_age` UInt64,
     `sessions` AggregateFunction(uniqHLL12, String),
-    `first_seen` DateTime64(9, 'UTC'),
-    `last_seen` DateTime64(9, 'UTC'),
-    `max_session_age_s` Int64
+    `first_seen` SimpleAggregateFunction(min, DateTime64(9, 'UTC')),
+    `last_seen` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
+    `max_session_age_s` SimpleAggregateFunction(max, Int64)
 )
 AS SELECT
     tenant,
-    toStartOfHour(time) AS hour,
+    hour,
     adapter_id,
     tool,
     service,
@@ -615,15 +616,15 @@ AS SELECT
     client_name,
     client_version,
     privilege,
-    count() AS calls,
-    countIf(outcome = 'normalized') AS normalized,
-    countIf(session_age_s <= 0) AS calls_unknown_age,
-    uniqHLL12StateIf(if(session_id != '', session_id, run_id), (session_id != '') OR (run_id != '')) AS sessions,
-    min(time) AS first_seen,
-    max(time) AS last_seen,
-    max(session_age_s) AS max_session_age_s
-FROM mcpdrift.events
-WHERE (event_name = 'mcp.drift.call') AND (adapter_id != '')
+    sum(c.calls) AS calls,
+    sumIf(c.calls, outcome = 'normalized') AS normalized,
+    sum(calls_unknown_age) AS calls_unknown_age,
+    uniqHLL12MergeState(sessions) AS sessions,
+    min(first_seen) AS first_seen,
+    max(last_seen) AS last_seen,
+    max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1h AS c
+WHERE adapter_id != ''
 GROUP BY
     tenant,
     hour,
@@ -793,6 +794,7 @@ CREATE MATERIALIZED VIEW mcpdrift.calls_1h_mv TO mcpdrift.calls_1h
     `retries` UInt64,
     `calls_listed` UInt64,
     `calls_inferred` UInt64,
+    `calls_unknown_age` UInt64,
     `sessions` AggregateFunction(uniqHLL12, String),
     `runs` AggregateFunction(uniqHLL12, String),
     `first_seen` DateTime64(9, 'UTC'),
@@ -818,6 +820,7 @@ AS SELECT
     countIf(retry_of != '') AS retries,
     countIf(revision_client_source = 'listed') AS calls_listed,
     countIf(revision_client_source = 'inferred') AS calls_inferred,
+    countIf(session_age_s <= 0) AS calls_unknown_age,
     uniqHLL12StateIf(if(session_id != '', session_id, run_id), (session_id != '') OR (run_id != '')) AS sessions,
     uniqHLL12StateIf(run_id, run_id != '') AS runs,
     min(time) AS first_seen,

@@ -39,7 +39,8 @@ const (
 	// rounds is how many times the migrations from replayFrom on are
 	// applied again while the writers run: 8 rebuilds the call rollups
 	// from the events, 10 drops and creates events_mv and recent_calls_mv
-	// and rebuilds retries_1h, 12 alters the call views.
+	// and rebuilds retries_1h, 12 alters the call views, 18 drops and
+	// creates calls_1h_mv and adapted_1h_mv, which then reads calls_1h.
 	rounds     = 3
 	replayFrom = 8
 	// startAt is the version the store is at when the writers start: the
@@ -60,6 +61,7 @@ func TestMigrateUnderLoad(t *testing.T) {
 // load is what the writers acknowledged.
 type load struct {
 	calls, retries atomic.Int64
+	adapted        atomic.Int64 // calls through an adapter, none with a session age
 	batches        atomic.Int64
 	failures       atomic.Int64 // Write errors, each followed by a retry
 }
@@ -157,6 +159,10 @@ func migrateUnderLoad(t *testing.T, b *clickhousetest.Backend) {
 		{"calls_1h retries", "SELECT toInt64(sum(retries)) AS n FROM %s.calls_1h WHERE tenant = {tenant:String}", retries},
 		{"retries_1h", "SELECT toInt64(sum(retries)) AS n FROM %s.retries_1h WHERE tenant = {tenant:String}", retries},
 		{"rejected_1h", "SELECT toInt64(sum(calls)) AS n FROM %s.rejected_1h WHERE tenant = {tenant:String}", calls - retries},
+		// Fed from the events up to version 17, from calls_1h since 18:
+		// each adapted call counted once either way, its unknown age too.
+		{"adapted_1h", "SELECT toInt64(sum(calls)) AS n FROM %s.adapted_1h WHERE tenant = {tenant:String}", l.adapted.Load()},
+		{"adapted_1h unknown age", "SELECT toInt64(sum(calls_unknown_age)) AS n FROM %s.adapted_1h WHERE tenant = {tenant:String}", l.adapted.Load()},
 	}
 	for _, c := range checks {
 		var rows []struct {
@@ -175,7 +181,9 @@ func migrateUnderLoad(t *testing.T, b *clickhousetest.Backend) {
 // write stores batches until stop is closed, each retried under its token
 // until Write returns nil, as an ingester replays its spool; it counts
 // what was acknowledged in l. One call in retryEvery is a retry that
-// follows a rejection as stale; the others were rejected as stale.
+// follows a rejection as stale; the others were rejected as stale. Every
+// other call goes through an adapter and, as every call here, carries no
+// session age.
 func write(ctx context.Context, t *testing.T, s *clickhouse.Store, worker int, stop <-chan struct{}, l *load) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Hour).UTC()
 	for seq := 0; ; seq++ {
@@ -185,7 +193,7 @@ func write(ctx context.Context, t *testing.T, s *clickhouse.Store, worker int, s
 		default:
 		}
 		events := make([]otelschema.Event, batchEvents)
-		retries := 0
+		retries, adapted := 0, 0
 		for i := range events {
 			id := uint64(worker)<<40 | uint64(seq)<<16 | uint64(i)
 			e := otelschema.Event{ID: id, Name: otelschema.EventCall, Time: base.Add(time.Duration(seq%3600) * time.Second).UnixNano(),
@@ -196,6 +204,10 @@ func write(ctx context.Context, t *testing.T, s *clickhouse.Store, worker int, s
 				e.RetryOf = fmt.Sprintf("%d", id-1)
 				e.RetryAfter = otelschema.OutcomeRejectedStale
 				retries++
+			}
+			if i%2 == 1 {
+				e.AdapterID = fmt.Sprintf("tool%d/1-2", i%5)
+				adapted++
 			}
 			events[i] = e
 		}
@@ -215,5 +227,6 @@ func write(ctx context.Context, t *testing.T, s *clickhouse.Store, worker int, s
 		l.batches.Add(1)
 		l.calls.Add(int64(len(events)))
 		l.retries.Add(int64(retries))
+		l.adapted.Add(int64(adapted))
 	}
 }

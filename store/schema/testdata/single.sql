@@ -1918,6 +1918,49 @@ WHERE event_name = 'mcp.drift.call'
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=c94b6e5c33da981397163a8ae72b808c3b441db7bb1af5c48b3fb28cf6a352b5, name=violation_facts, version=17;
 
+ALTER TABLE mcpdrift.calls_1h
+    ADD COLUMN IF NOT EXISTS calls_unknown_age SimpleAggregateFunction(sum, UInt64) AFTER calls_inferred;
+
+DROP VIEW IF EXISTS mcpdrift.calls_1h_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.calls_1h_mv TO mcpdrift.calls_1h AS
+SELECT tenant, toStartOfHour(time) AS hour, tool, revision_client, revision_server,
+       outcome, adapter_id, service, environment, client_name, client_version,
+       privilege, error_code,
+       count() AS calls,
+       countIf(side_effect_started) AS side_effects,
+       countIf(retry_of != '') AS retries,
+       countIf(revision_client_source = 'listed') AS calls_listed,
+       countIf(revision_client_source = 'inferred') AS calls_inferred,
+       countIf(session_age_s <= 0) AS calls_unknown_age,
+       uniqHLL12StateIf(if(session_id != '', session_id, run_id), session_id != '' OR run_id != '') AS sessions,
+       uniqHLL12StateIf(run_id, run_id != '') AS runs,
+       min(time) AS first_seen,
+       max(time) AS last_seen,
+       max(session_age_s) AS max_session_age_s
+FROM mcpdrift.events
+WHERE event_name = 'mcp.drift.call'
+GROUP BY tenant, hour, tool, revision_client, revision_server, outcome,
+         adapter_id, service, environment, client_name, client_version, privilege, error_code;
+
+DROP VIEW IF EXISTS mcpdrift.adapted_1h_mv;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.adapted_1h_mv TO mcpdrift.adapted_1h AS
+SELECT tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege,
+       sum(c.calls) AS calls,
+       sumIf(c.calls, outcome = 'normalized') AS normalized,
+       sum(calls_unknown_age) AS calls_unknown_age,
+       uniqHLL12MergeState(sessions) AS sessions,
+       min(first_seen) AS first_seen,
+       max(last_seen) AS last_seen,
+       max(max_session_age_s) AS max_session_age_s
+FROM mcpdrift.calls_1h AS c
+WHERE adapter_id != ''
+GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, client_version, privilege;
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=d79820cc14b0c0ce67618479f0dda060f2e288be05c816b6b94694e408e23ccb, name=adapted_cascade, version=18;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})
