@@ -356,27 +356,22 @@ func versionsFrom(t *testing.T, opts schema.Options, first int) []int {
 	return vs
 }
 
-// TestUpgradeAudit upgrades a store as version 14 left it, with half of a
-// tenant's events stored before migration 15 (their calls audited in
-// audit_calls) and half after it (audited in events): the audit, its pages
-// and its series read both, each call once, as a store that was always at
-// the latest version does.
-func TestUpgradeAudit(t *testing.T) {
+// upgradeHalfway builds, beside the shared store, a database at version
+// before; stores in it half of tenant A's events (by event id), through
+// that version's views; upgrades it to the latest version and stores the
+// other half through the new views. cols names the columns copied from the
+// shared store's events: those the version before knows. It returns the
+// database's name; the database is dropped when the test ends.
+func upgradeHalfway(t *testing.T, before int, cols string) string {
+	t.Helper()
 	st := openStore(t)
 	c := ctx(t)
-	old := database + "_v14"
+	old := fmt.Sprintf("%s_v%d", database, before)
 	opts := schema.DefaultOptions()
 	opts.Database = old
 	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
-	if _, err := schema.ApplyThrough(c, st, opts, 14); err != nil {
+	if _, err := schema.ApplyThrough(c, st, opts, before); err != nil {
 		t.Fatal(err)
-	}
-	// The events as the ingester writes them, named column by column: the
-	// events table orders its columns otherwise than events_in.
-	// Less the cache hint's columns, which version 16 adds.
-	cols := strings.Replace(strings.Trim(store.InsertColumns, "()"), ", list_ttl_ms, list_cache_scope", "", 1)
-	if strings.Contains(cols, "list_ttl_ms") {
-		t.Fatalf("the insert's columns %s still name list_ttl_ms", cols)
 	}
 	copyHalf := func(half int) {
 		t.Helper()
@@ -387,10 +382,29 @@ func TestUpgradeAudit(t *testing.T) {
 		}
 	}
 	copyHalf(0)
-	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, 15)) {
-		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, 15))
+	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, before+1)) {
+		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, before+1))
 	}
 	copyHalf(1)
+	return old
+}
+
+// TestUpgradeAudit upgrades a store as version 14 left it, with half of a
+// tenant's events stored before migration 15 (their calls audited in
+// audit_calls) and half after it (audited in events): the audit, its pages
+// and its series read both, each call once, as a store that was always at
+// the latest version does.
+func TestUpgradeAudit(t *testing.T) {
+	st := openStore(t)
+	c := ctx(t)
+	// The events as the ingester writes them, named column by column: the
+	// events table orders its columns otherwise than events_in.
+	// Less the cache hint's columns, which version 16 adds.
+	cols := strings.Replace(strings.Trim(store.InsertColumns, "()"), ", list_ttl_ms, list_cache_scope", "", 1)
+	if strings.Contains(cols, "list_ttl_ms") {
+		t.Fatalf("the insert's columns %s still name list_ttl_ms", cols)
+	}
+	old := upgradeHalfway(t, 14, cols)
 
 	count := func(sql string) int {
 		t.Helper()
@@ -580,27 +594,7 @@ func TestUpgradeListCache(t *testing.T) {
 func TestUpgradeViolationFacts(t *testing.T) {
 	st := openStore(t)
 	c := ctx(t)
-	old := database + "_v16"
-	opts := schema.DefaultOptions()
-	opts.Database = old
-	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
-	if _, err := schema.ApplyThrough(c, st, opts, 16); err != nil {
-		t.Fatal(err)
-	}
-	cols := strings.Trim(store.InsertColumns, "()")
-	copyHalf := func(half int) {
-		t.Helper()
-		sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events" +
-			" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
-		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).Int("half", int64(half))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyHalf(0)
-	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, 17)) {
-		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, 17))
-	}
-	copyHalf(1)
+	old := upgradeHalfway(t, 16, strings.Trim(store.InsertColumns, "()"))
 
 	// Both halves hold violations: with a stored detail, and without.
 	for _, table := range []string{"violation_candidates", "adapter_call_candidates"} {
@@ -657,27 +651,7 @@ func TestUpgradeViolationFacts(t *testing.T) {
 func TestUpgradeAdaptedCascade(t *testing.T) {
 	st := openStore(t)
 	c := ctx(t)
-	old := database + "_v17"
-	opts := schema.DefaultOptions()
-	opts.Database = old
-	t.Cleanup(func() { _ = st.Exec(ctx(t), "DROP DATABASE IF EXISTS "+old+" SYNC", nil) })
-	if _, err := schema.ApplyThrough(c, st, opts, 17); err != nil {
-		t.Fatal(err)
-	}
-	cols := strings.Trim(store.InsertColumns, "()")
-	copyHalf := func(half int) {
-		t.Helper()
-		sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events" +
-			" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
-		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).Int("half", int64(half))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyHalf(0)
-	if versions, err := schema.Apply(c, st, opts); err != nil || !reflect.DeepEqual(versions, versionsFrom(t, opts, 18)) {
-		t.Fatalf("the upgrade applied %v (%v), want %v", versions, err, versionsFrom(t, opts, 18))
-	}
-	copyHalf(1)
+	old := upgradeHalfway(t, 17, strings.Trim(store.InsertColumns, "()"))
 
 	// The unknown ages reach adapted_1h by both paths: calls_1h counts
 	// them for the half stored after the upgrade only.
