@@ -147,6 +147,9 @@ func TestDecodeFullEvent(t *testing.T) {
 	v := reflect.ValueOf(got)
 	for i := 0; i < v.NumField(); i++ {
 		if v.Field(i).IsZero() {
+			if v.Type().Field(i).Name == "ClientView" {
+				continue // only a CLIENT span sets it (TestDecodeTraces)
+			}
 			t.Errorf("field %s is not set by the full record", v.Type().Field(i).Name)
 		}
 	}

@@ -37,6 +37,11 @@ type emitterSpan struct {
 //     an ERROR status without description; an MCP error sets error.type and
 //     rpc.response.status_code to its code and the status description to
 //     its message.
+//   - python_sdk_v2_client: the same SDK's CLIENT spans of the same calls,
+//     in the same traces: named `MCP send {method} {target}`, with
+//     mcp.method.name and jsonrpc.request.id only; an MCP error raised to
+//     the caller is recorded as an exception, with an ERROR status (an
+//     isError result is not an error to the client).
 //   - fastmcp_server: FastMCP's SERVER spans: rpc.system = mcp,
 //     rpc.service, rpc.method, mcp.method.name, fastmcp.server.name,
 //     fastmcp.component.type and fastmcp.component.key, which becomes
@@ -62,6 +67,17 @@ var emitters = map[string][]emitterSpan{
 		{name: "prompts/get summarize", kind: ptrace.SpanKindServer, attrs: map[string]any{"mcp.method.name": "prompts/get", "mcp.protocol.version": "2025-11-25",
 			"jsonrpc.request.id": "6", "gen_ai.prompt.name": "summarize"}},
 	},
+	"python_sdk_v2_client": {
+		{name: "MCP send initialize", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "initialize", "jsonrpc.request.id": "0"}},
+		{name: "MCP send tools/list", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "tools/list", "jsonrpc.request.id": "1"}},
+		{name: "MCP send tools/call search_books", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "tools/call", "jsonrpc.request.id": "2"}},
+		{name: "MCP send tools/call search_books", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "tools/call", "jsonrpc.request.id": "3"}},
+		{name: "MCP send tools/call reserve_book", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "tools/call", "jsonrpc.request.id": "4"},
+			errStatus: "Unknown tool: reserve_book", exception: "Unknown tool: reserve_book"},
+		{name: "MCP send tools/call search_books", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "tools/call", "jsonrpc.request.id": "5"},
+			errStatus: "Invalid request parameters", exception: "Invalid request parameters"},
+		{name: "MCP send prompts/get summarize", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "prompts/get", "jsonrpc.request.id": "6"}},
+	},
 	"fastmcp_server": {
 		{name: "tools/call greet", kind: ptrace.SpanKindServer, attrs: map[string]any{"rpc.system": "mcp", "rpc.service": "Greeter", "rpc.method": "tools/call",
 			"mcp.method.name": "tools/call", "fastmcp.server.name": "Greeter", "fastmcp.component.type": "tool", "fastmcp.component.key": "tool:greet@2"}},
@@ -86,6 +102,9 @@ var emitters = map[string][]emitterSpan{
 			"mcp.session.id": "191c4850af6c49e08843a3f6c80e5046"}},
 		{name: "tools/list", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "tools/list", "jsonrpc.request.id": "7",
 			"mcp.session.id": "191c4850af6c49e08843a3f6c80e5046", "server.address": "mcp.example.com", "server.port": int64(443)}},
+		{name: "tools/call get-weather", kind: ptrace.SpanKindClient, attrs: map[string]any{"mcp.method.name": "tools/call", "gen_ai.tool.name": "get-weather",
+			"gen_ai.operation.name": "execute_tool", "jsonrpc.request.id": "44", "mcp.session.id": "191c4850af6c49e08843a3f6c80e5046",
+			"mcp.protocol.version": "2025-06-18", "server.address": "mcp.example.com", "server.port": int64(443)}},
 	},
 }
 
@@ -97,7 +116,7 @@ func emitterTraces(name string) ptrace.Traces {
 	rs.Resource().Attributes().PutStr(AttrServiceName, strings.ReplaceAll(name, "_", "-"))
 	rs.Resource().Attributes().PutStr(AttrEnvironment, "emitters")
 	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName(map[string]string{"python_sdk_v2_server": "mcp-python-sdk", "fastmcp_server": "fastmcp",
+	ss.Scope().SetName(map[string]string{"python_sdk_v2_server": "mcp-python-sdk", "python_sdk_v2_client": "mcp-python-sdk", "fastmcp_server": "fastmcp",
 		"conventions": "io.opentelemetry.mcp"}[name])
 	start := time.Date(2026, 4, 30, 12, 0, 0, 0, time.UTC)
 	for i, s := range emitters[name] {
@@ -139,8 +158,8 @@ func emitterSummary(events []Event, res Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "accepted %d, rejected %d, ignored %d\n", res.Accepted, res.Rejected, res.Ignored)
 	for _, e := range events {
-		fmt.Fprintf(&b, "%s tool=%q outcome=%s inferred=%s revision.server=%q error=%q request=%q session=%q\n", e.Name, e.Tool, e.Outcome,
-			e.Attributes[OutcomeInferredAttr], e.RevisionServer, e.ErrorCode, e.RequestID, e.SessionID)
+		fmt.Fprintf(&b, "%s tool=%q outcome=%s inferred=%s revision.server=%q error=%q request=%q session=%q view=%q service=%q\n", e.Name, e.Tool, e.Outcome,
+			e.Attributes[OutcomeInferredAttr], e.RevisionServer, e.ErrorCode, e.RequestID, e.SessionID, e.ClientView, e.Service)
 	}
 	for _, err := range res.Errors {
 		fmt.Fprintf(&b, "rejected: %v\n", err)

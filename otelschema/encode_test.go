@@ -255,6 +255,9 @@ func TestEncodeRoundTripRandom(t *testing.T) {
 		if name == "ID" {
 			continue // derived by the decoder, compared above
 		}
+		if name == "ClientView" {
+			continue // the span kind sets it, no attribute
+		}
 		set := false
 		for i := range events {
 			if !reflect.ValueOf(events[i]).Field(f).IsZero() {

@@ -122,6 +122,23 @@ const (
 
 var revisionSourceNames = []string{"", "declared", "listed", "inferred"}
 
+// ClientView marks a call seen only from the client's side: a CLIENT span of
+// tools/call, such as the Python SDK v2 sends by default (`MCP send tools/call
+// {tool}`). The server's own span of the same call, when it comes, is the
+// authoritative one, so the store holds a client view back (held) and counts
+// it only when no server span of the call arrived within a hold time
+// (alone). No attribute sets it: the span's kind does.
+type ClientView uint8
+
+// Client views.
+const (
+	ClientViewNone  ClientView = iota // not a client view: a server's span, a log record
+	ClientViewHeld                    // a client view, held back until its server twin is known to be absent
+	ClientViewAlone                   // a client view released as the call's only record
+)
+
+var clientViewNames = []string{"", "held", "alone"}
+
 // String returns the wire value of the Outcome, "" when it is unset.
 func (v Outcome) String() string { return enumString(outcomeNames, v) }
 
@@ -145,6 +162,9 @@ func (v RefreshResult) String() string { return enumString(refreshResultNames, v
 
 // String returns the wire value of the RevisionSource, "" when it is unset.
 func (v RevisionSource) String() string { return enumString(revisionSourceNames, v) }
+
+// String returns the stored value of the ClientView, "" when it is none.
+func (v ClientView) String() string { return enumString(clientViewNames, v) }
 
 // ParseOutcome returns the Outcome for its wire value.
 func ParseOutcome(s string) (Outcome, bool) { return enumParse[Outcome](outcomeNames, s) }

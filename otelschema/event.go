@@ -99,6 +99,10 @@ type Event struct {
 	ArgsRaw        string
 	ArgsNormalized string
 
+	// ClientView marks a call seen only from the client's side (a CLIENT
+	// span); the span decoder sets it.
+	ClientView ClientView
+
 	// Attributes holds the record's other attributes, flattened to strings.
 	Attributes map[string]string
 }

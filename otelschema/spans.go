@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,10 @@ const (
 	// on a server span once the tool is found (`@` alone when it has no
 	// version): the one emitter that carries a tool version today.
 	SpanAttrFastMCPKey = "fastmcp.component.key"
+	// SpanAttrServerAddress and SpanAttrServerPort name the server a CLIENT
+	// span called: on a client view they are the service.
+	SpanAttrServerAddress = "server.address"
+	SpanAttrServerPort    = "server.port"
 )
 
 // OutcomeInferredAttr is the key, in Event.Attributes, that marks with the
@@ -165,6 +170,9 @@ type spanInputs struct {
 	clientName, clientVersion string
 	// fastMCPKey is FastMCP's component key.
 	fastMCPKey string
+	// serverAddress and serverPort are server.address and server.port, which
+	// identify the server on a CLIENT span.
+	serverAddress, serverPort string
 }
 
 // decodeSpan decodes a drift span into e, which holds the resource and
@@ -221,6 +229,14 @@ func (st *decodeState) decodeSpan(e *Event, name EventName, method string, sp pt
 			if v.Type() == pcommon.ValueTypeStr {
 				in.fastMCPKey = v.Str()
 			}
+		case SpanAttrServerAddress:
+			if v.Type() == pcommon.ValueTypeStr {
+				in.serverAddress = v.Str()
+			}
+		case SpanAttrServerPort:
+			if s, perr := codeString(k, v); perr == nil {
+				in.serverPort = s
+			}
 		}
 		pv := pdataValue(v)
 		a, legacy := lookupAttr(k)
@@ -273,6 +289,11 @@ func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in 
 				}
 				e.RevisionServer = version
 			}
+		}
+	}
+	if e.Name == EventCall && sp.Kind() == ptrace.SpanKindClient {
+		if err := st.clientView(e, in); err != nil {
+			return err
 		}
 	}
 	if e.ClientName == "" && e.ClientVersion == "" {
@@ -350,13 +371,45 @@ func (st *decodeState) completeSpan(e *Event, sp ptrace.Span, method string, in 
 	return nil
 }
 
-// spanTarget returns the target of a span named `{method} {target}`.
+// spanTarget returns the target of a span named `{method} {target}`, or
+// `{words} {method} {target}` as the Python SDK v2 names its CLIENT spans
+// (`MCP send tools/call {tool}`).
 func spanTarget(name, method string) (string, bool) {
-	target, ok := strings.CutPrefix(name, method+" ")
-	if !ok {
-		return "", false
+	for rest := name; ; {
+		if target, ok := strings.CutPrefix(rest, method+" "); ok {
+			return strings.TrimSpace(target), true
+		}
+		_, after, ok := strings.Cut(rest, " ")
+		if !ok {
+			return "", false
+		}
+		rest = after
 	}
-	return strings.TrimSpace(target), true
+}
+
+// clientView marks a CLIENT call span as a client view, held until the store
+// knows whether the server's span of the call came too. When the span
+// names the server it called (server.address, and server.port), that is
+// the event's service: the resource describes the client, whose
+// service.name and service.version become the client's name and version
+// unless the span declares them.
+func (st *decodeState) clientView(e *Event, in *spanInputs) error {
+	e.ClientView = ClientViewHeld
+	if in.serverAddress == "" {
+		return nil
+	}
+	service := in.serverAddress
+	if in.serverPort != "" {
+		service = net.JoinHostPort(in.serverAddress, in.serverPort)
+	}
+	if err := st.checkString(attrByName[AttrServiceName], service); err != nil {
+		return fmt.Errorf("%s: %w", SpanAttrServerAddress, err)
+	}
+	if e.ClientName == "" && e.ClientVersion == "" && in.clientName == "" && in.clientVersion == "" {
+		e.ClientName, e.ClientVersion = e.Service, e.ServiceVersion
+	}
+	e.Service, e.ServiceVersion, e.ServiceInstance = service, "", ""
+	return nil
 }
 
 // fastMCPTool reads a FastMCP component key of a tool, `tool:{name}@{version}`;
@@ -474,7 +527,8 @@ func writeSpanConventions(p func(format string, args ...any)) {
 	p("- the event time is the span's start time, else its end time, else the time it\n")
 	p("  was received; the trace and span ids are the span's;\n")
 	p("- a call without `%s` takes the span name's target, the rest of\n", AttrToolName)
-	p("  `{mcp.method.name} {target}`;\n")
+	p("  `{mcp.method.name} {target}`, after any words before the method (the Python\n")
+	p("  SDK v2 names its CLIENT spans `MCP send tools/call {tool}`);\n")
 	p("- a call without `%s` takes the version of FastMCP's `%s`,\n", AttrRevisionServer, SpanAttrFastMCPKey)
 	p("  `tool:{name}@{version}` (and its tool, when the call has none);\n")
 	p("- the event's error code is `%s`, else `%s`, else `%s`;\n", AttrErrorCode, SpanAttrRPCStatusCode, SpanAttrErrorType)
@@ -482,9 +536,20 @@ func writeSpanConventions(p func(format string, args ...any)) {
 	p("  or an ERROR status, except a SERVER span whose JSON-RPC code is an error in the\n")
 	p("  request (%s): the conventions say those SHOULD NOT mark a server span\n", codeList(sortedKeys(requestErrors)))
 	p("  as an error. A refresh without `%s` is `failed` or `ok` accordingly;\n", AttrRefreshResult)
-	p("- the other attributes of the span, such as `server.address` and `server.port`,\n")
-	p("  which identify the server on a CLIENT span, are kept as the event's extra\n")
-	p("  attributes.\n")
+	p("- the other attributes of the span are kept as the event's extra attributes.\n")
+	p("\n### Client views\n\n")
+	p("A CLIENT span of `%s` is the client's view of a call, which the server may\n", MethodToolsCall)
+	p("report too. The server's span is authoritative, so a call seen from both sides\n")
+	p("counts once:\n\n")
+	p("- the event is stored as a client view (`client_view` = `%s`), outside the\n", ClientViewHeld)
+	p("  events that reports read;\n")
+	p("- when the span has `%s` (and `%s`), that is the event's service, the\n", SpanAttrServerAddress, SpanAttrServerPort)
+	p("  server it called; the resource's `service.name` and `service.version` then\n")
+	p("  become the client's name and version, unless the span declares them;\n")
+	p("- after a hold time (`-client-views.hold`), a client view whose call has no\n")
+	p("  server span (the same trace id, `%s` and tool) is counted as the call's\n", AttrRequestID)
+	p("  only record (`client_view` = `%s`); one with a server span is dropped. A\n", ClientViewAlone)
+	p("  server span that arrives after the hold counts the call a second time.\n")
 	p("\nThese attributes inform the decoding of a span and have no column of their own:\n\n")
 	p("| Attribute | Type | Description |\n")
 	p("| --- | --- | --- |\n")

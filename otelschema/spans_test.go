@@ -152,6 +152,38 @@ func TestDecodeTraces(t *testing.T) {
 				e.Attributes[SpanAttrErrorType] = "-32602"
 			}},
 
+		// Client views: a CLIENT call span is held until its server twin
+		// is known to be absent.
+		{name: "Python SDK v2 client span", span: testSpan{name: "MCP send tools/call create_invoice", kind: ptrace.SpanKindClient,
+			attrs: []kv{{AttrMethodName, "tools/call"}, {AttrRequestID, "42"}}},
+			want: func(e *Event) {
+				e.ClientView = ClientViewHeld
+				e.SessionID, e.ProtocolVersion, e.Attributes = "", "", map[string]string{}
+				inferred(e, OutcomeCurrent)
+			}},
+		{name: "a client span names its server", span: withKind(serverCall(kv{SpanAttrServerAddress, "mcp.example.com"}, kv{SpanAttrServerPort, int64(443)}), ptrace.SpanKindClient),
+			want: func(e *Event) {
+				e.ClientView = ClientViewHeld
+				e.Service, e.ServiceVersion, e.ServiceInstance = "mcp.example.com:443", "", ""
+				e.ClientName, e.ClientVersion = "billing-mcp", "1.4.2"
+				e.Attributes[SpanAttrServerAddress], e.Attributes[SpanAttrServerPort] = "mcp.example.com", "443"
+				inferred(e, OutcomeCurrent)
+			}},
+		{name: "a client span keeps a declared client", span: withKind(serverCall(kv{SpanAttrServerAddress, "10.0.0.7"},
+			kv{AttrClientName, "codex"}, kv{AttrClientVersion, "0.9.1"}), ptrace.SpanKindClient),
+			want: func(e *Event) {
+				e.ClientView = ClientViewHeld
+				e.Service, e.ServiceVersion, e.ServiceInstance = "10.0.0.7", "", ""
+				e.ClientName, e.ClientVersion = "codex", "0.9.1"
+				e.Attributes[SpanAttrServerAddress] = "10.0.0.7"
+				inferred(e, OutcomeCurrent)
+			}},
+		{name: "a server span keeps its resource as the service", span: serverCall(kv{SpanAttrServerAddress, "mcp.example.com"}),
+			want: func(e *Event) {
+				e.Attributes[SpanAttrServerAddress] = "mcp.example.com"
+				inferred(e, OutcomeCurrent)
+			}},
+
 		// Inferred outcomes.
 		{name: "success is current, marked inferred", span: serverCall(),
 			want: func(e *Event) { inferred(e, OutcomeCurrent) }},
@@ -182,6 +214,7 @@ func TestDecodeTraces(t *testing.T) {
 			}},
 		{name: "invalid params seen by the client is failed", span: withKind(serverCall(kv{SpanAttrRPCStatusCode, int64(-32602)}), ptrace.SpanKindClient),
 			want: func(e *Event) {
+				e.ClientView = ClientViewHeld
 				e.ErrorCode, e.Attributes[SpanAttrRPCStatusCode] = "-32602", "-32602"
 				inferred(e, OutcomeFailed)
 			}},
@@ -198,6 +231,7 @@ func TestDecodeTraces(t *testing.T) {
 			}},
 		{name: "method not found seen by the client is failed", span: withKind(serverCall(kv{SpanAttrRPCStatusCode, "-32601"}), ptrace.SpanKindClient),
 			want: func(e *Event) {
+				e.ClientView = ClientViewHeld
 				e.ErrorCode, e.Attributes[SpanAttrRPCStatusCode] = "-32601", "-32601"
 				inferred(e, OutcomeFailed)
 			}},
@@ -218,6 +252,7 @@ func TestDecodeTraces(t *testing.T) {
 			}},
 		{name: "tool not found seen by the client is removed (TypeScript SDK)", span: withMessage(withKind(serverCall(kv{SpanAttrRPCStatusCode, int64(-32602)}), ptrace.SpanKindClient), "MCP error -32602: Tool create_invoice not found"),
 			want: func(e *Event) {
+				e.ClientView = ClientViewHeld
 				e.ErrorCode, e.Attributes[SpanAttrRPCStatusCode] = "-32602", "-32602"
 				inferred(e, OutcomeRemoved)
 			}},
