@@ -177,6 +177,7 @@ var EventColumns = []Column{
 	str("list_cache_scope", func(e *otelschema.Event) *string { return &e.ListCacheScope }),
 	str("args_raw", func(e *otelschema.Event) *string { return &e.ArgsRaw }),
 	str("args_normalized", func(e *otelschema.Event) *string { return &e.ArgsNormalized }),
+	enum("client_view", func(e *otelschema.Event) *otelschema.ClientView { return &e.ClientView }),
 	{Name: "attributes", Kind: KindMap, Map: func(e *otelschema.Event) *map[string]string { return &e.Attributes }},
 }
 

@@ -169,6 +169,83 @@ PARTITION BY toDate(hour)
 ORDER BY (tenant, tool, revision_client, revision_server, outcome, adapter_id, hour, service, environment, client_name, client_version, privilege, error_code)
 TTL hour + toIntervalDay(30);
 
+CREATE TABLE mcpdrift.client_view_claims
+(
+    `epoch` UInt64,
+    `owner` String,
+    `released_to` DateTime64(3, 'UTC'),
+    `at` DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = MergeTree
+ORDER BY epoch
+TTL toDateTime(at) + toIntervalDay(30);
+
+CREATE TABLE mcpdrift.client_views
+(
+    `tenant` String,
+    `event_id` UInt64,
+    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
+    `time` DateTime64(9, 'UTC'),
+    `trace_id` FixedString(16),
+    `span_id` FixedString(8),
+    `service` String,
+    `service_version` String,
+    `service_instance` String,
+    `service_namespace` String,
+    `environment` String,
+    `tool` String,
+    `method` String,
+    `request_id` String,
+    `session_id` String,
+    `protocol_version` String,
+    `client_name` String,
+    `client_version` String,
+    `revision_client` String,
+    `revision_client_source` Enum8('' = 0, 'declared' = 1, 'listed' = 2, 'inferred' = 3),
+    `revision_server` String,
+    `revision_validated` String,
+    `revision_before` String,
+    `revision_after` String,
+    `outcome` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    `adapter_id` String,
+    `change_class` Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    `side_effect_started` Bool,
+    `external_requests` Int64,
+    `external_target` String,
+    `error_code` String,
+    `required_action` String,
+    `retry_of` String,
+    `retry_attempt` Int64,
+    `retry_after` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    `idempotency_key` String,
+    `repair_action` Enum8('' = 0, 'refresh_retry' = 1, 'model_repair' = 2, 'human_approval' = 3, 'abandon' = 4),
+    `repair_automatic` Bool,
+    `repair_result` Enum8('' = 0, 'success' = 1, 'failure' = 2),
+    `repair_duration_ms` Int64,
+    `approval` Enum8('' = 0, 'none' = 1, 'session' = 2, 'per_call' = 3, 'denied' = 4),
+    `privilege` Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    `run_id` String,
+    `session_age_s` Int64,
+    `refresh_result` Enum8('' = 0, 'ok' = 1, 'failed' = 2),
+    `notification_lag_ms` Int64,
+    `adapter_revision_from` String,
+    `adapter_revision_to` String,
+    `adapter_window_end` DateTime('UTC'),
+    `contract_field` String,
+    `definition` String,
+    `list_ttl_ms` Int64,
+    `list_cache_scope` String,
+    `args_raw` String,
+    `args_normalized` String,
+    `client_view` Enum8('' = 0, 'held' = 1, 'alone' = 2),
+    `attributes` Map(String, String),
+    `held_at` DateTime64(3, 'UTC')
+)
+ENGINE = MergeTree
+PARTITION BY toDate(held_at)
+ORDER BY (tenant, held_at)
+TTL toDateTime(held_at) + toIntervalDay(7);
+
 CREATE TABLE mcpdrift.events
 (
     `tenant` LowCardinality(String),
@@ -223,6 +300,7 @@ CREATE TABLE mcpdrift.events
     `contract_field` LowCardinality(String),
     `args_raw` String CODEC(ZSTD(3)) TTL toDateTime(time) + toIntervalDay(30),
     `args_normalized` String CODEC(ZSTD(3)) TTL toDateTime(time) + toIntervalDay(30),
+    `client_view` Enum8('' = 0, 'held' = 1, 'alone' = 2),
     `audited` Bool,
     `definition` String,
     `list_ttl_ms` Int64,
@@ -294,6 +372,7 @@ CREATE TABLE mcpdrift.events_in
     `list_cache_scope` String,
     `args_raw` String,
     `args_normalized` String,
+    `client_view` Enum8('' = 0, 'held' = 1, 'alone' = 2),
     `attributes` Map(String, String)
 )
 ENGINE = `Null`;
@@ -843,6 +922,73 @@ GROUP BY
     privilege,
     error_code;
 
+CREATE MATERIALIZED VIEW mcpdrift.client_views_mv TO mcpdrift.client_views
+(
+    `tenant` String,
+    `event_id` UInt64,
+    `event_name` Enum8('' = 0, 'mcp.drift.call' = 1, 'mcp.drift.list_changed' = 2, 'mcp.drift.refresh' = 3, 'mcp.drift.repair' = 4, 'mcp.drift.contract_error' = 5, 'mcp.drift.adapter' = 6, 'mcp.drift.advertised' = 7),
+    `time` DateTime64(9, 'UTC'),
+    `trace_id` FixedString(16),
+    `span_id` FixedString(8),
+    `service` String,
+    `service_version` String,
+    `service_instance` String,
+    `service_namespace` String,
+    `environment` String,
+    `tool` String,
+    `method` String,
+    `request_id` String,
+    `session_id` String,
+    `protocol_version` String,
+    `client_name` String,
+    `client_version` String,
+    `revision_client` String,
+    `revision_client_source` Enum8('' = 0, 'declared' = 1, 'listed' = 2, 'inferred' = 3),
+    `revision_server` String,
+    `revision_validated` String,
+    `revision_before` String,
+    `revision_after` String,
+    `outcome` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    `adapter_id` String,
+    `change_class` Enum8('' = 0, 'additive' = 1, 'bounded_migration' = 2, 'semantic' = 3, 'authority' = 4, 'removal' = 5),
+    `side_effect_started` Bool,
+    `external_requests` Int64,
+    `external_target` String,
+    `error_code` String,
+    `required_action` String,
+    `retry_of` String,
+    `retry_attempt` Int64,
+    `retry_after` Enum8('' = 0, 'current' = 1, 'normalized' = 2, 'rejected_stale' = 3, 'rejected_incompatible' = 4, 'rejected_invalid' = 5, 'removed' = 6, 'failed' = 7),
+    `idempotency_key` String,
+    `repair_action` Enum8('' = 0, 'refresh_retry' = 1, 'model_repair' = 2, 'human_approval' = 3, 'abandon' = 4),
+    `repair_automatic` Bool,
+    `repair_result` Enum8('' = 0, 'success' = 1, 'failure' = 2),
+    `repair_duration_ms` Int64,
+    `approval` Enum8('' = 0, 'none' = 1, 'session' = 2, 'per_call' = 3, 'denied' = 4),
+    `privilege` Enum8('' = 0, 'read' = 1, 'write' = 2, 'destructive' = 3, 'credentialed' = 4),
+    `run_id` String,
+    `session_age_s` Int64,
+    `refresh_result` Enum8('' = 0, 'ok' = 1, 'failed' = 2),
+    `notification_lag_ms` Int64,
+    `adapter_revision_from` String,
+    `adapter_revision_to` String,
+    `adapter_window_end` DateTime('UTC'),
+    `contract_field` String,
+    `definition` String,
+    `list_ttl_ms` Int64,
+    `list_cache_scope` String,
+    `args_raw` String,
+    `args_normalized` String,
+    `client_view` Enum8('' = 0, 'held' = 1, 'alone' = 2),
+    `attributes` Map(String, String),
+    `held_at` DateTime64(3, 'UTC')
+)
+AS SELECT
+    *,
+    now64(3, 'UTC') AS held_at
+FROM mcpdrift.events_in
+WHERE client_view = 'held';
+
 CREATE MATERIALIZED VIEW mcpdrift.events_mv TO mcpdrift.events
 (
     `tenant` String,
@@ -900,13 +1046,15 @@ CREATE MATERIALIZED VIEW mcpdrift.events_mv TO mcpdrift.events
     `list_cache_scope` String,
     `args_raw` String,
     `args_normalized` String,
+    `client_view` Enum8('' = 0, 'held' = 1, 'alone' = 2),
     `attributes` Map(String, String),
     `audited` UInt8
 )
 AS SELECT
     *,
     event_name = 'mcp.drift.call' AS audited
-FROM mcpdrift.events_in;
+FROM mcpdrift.events_in
+WHERE client_view != 'held';
 
 CREATE MATERIALIZED VIEW mcpdrift.propagation_events_mv TO mcpdrift.propagation_events
 (

@@ -274,6 +274,7 @@ func templateData(opts Options) map[string]any {
 		"PrivilegeEnum":      enumType(otelschema.Privilege(0), 4),
 		"RefreshResultEnum":  enumType(otelschema.RefreshResult(0), 2),
 		"RevisionSourceEnum": enumType(otelschema.RevisionSource(0), 3),
+		"ClientViewEnum":     enumType(otelschema.ClientView(0), 2),
 	}
 }
 

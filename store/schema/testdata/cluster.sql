@@ -2157,6 +2157,54 @@ GROUP BY tenant, hour, adapter_id, tool, service, environment, client_name, clie
 INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
 -- params: checksum=d79820cc14b0c0ce67618479f0dda060f2e288be05c816b6b94694e408e23ccb, name=adapted_cascade, version=18;
 
+ALTER TABLE mcpdrift.events_in_local ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS client_view Enum8('' = 0, 'held' = 1, 'alone' = 2) AFTER args_normalized;
+
+ALTER TABLE mcpdrift.events_local ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS client_view Enum8('' = 0, 'held' = 1, 'alone' = 2) AFTER args_normalized;
+
+ALTER TABLE mcpdrift.events_in ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS client_view Enum8('' = 0, 'held' = 1, 'alone' = 2) AFTER args_normalized;
+
+ALTER TABLE mcpdrift.events ON CLUSTER 'mcpdrift'
+    ADD COLUMN IF NOT EXISTS client_view Enum8('' = 0, 'held' = 1, 'alone' = 2) AFTER args_normalized;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.client_views_local ON CLUSTER 'mcpdrift'
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toDate(held_at)
+ORDER BY (tenant, held_at)
+TTL toDateTime(held_at) + INTERVAL 7 DAY
+AS SELECT *, now64(3, 'UTC') AS held_at FROM mcpdrift.events_in_local WHERE 0;
+
+CREATE TABLE IF NOT EXISTS mcpdrift.client_views ON CLUSTER 'mcpdrift' AS mcpdrift.client_views_local
+ENGINE = Distributed('mcpdrift', mcpdrift, client_views_local, cityHash64(tenant, tool));
+
+CREATE TABLE IF NOT EXISTS mcpdrift.client_view_claims ON CLUSTER 'mcpdrift'
+(
+    epoch       UInt64,
+    owner       String,
+    released_to DateTime64(3, 'UTC'),
+    at          DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/{database}/{table}', '{replica}')
+ORDER BY epoch
+TTL toDateTime(at) + INTERVAL 30 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.client_views_mv ON CLUSTER 'mcpdrift' TO mcpdrift.client_views_local AS
+SELECT *, now64(3, 'UTC') AS held_at
+FROM mcpdrift.events_in_local
+WHERE client_view = 'held';
+
+DROP VIEW IF EXISTS mcpdrift.events_mv ON CLUSTER 'mcpdrift';
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS mcpdrift.events_mv ON CLUSTER 'mcpdrift' TO mcpdrift.events_local AS
+SELECT *, event_name = 'mcp.drift.call' AS audited
+FROM mcpdrift.events_in_local
+WHERE client_view != 'held';
+
+INSERT INTO mcpdrift.schema_migrations (version, name, checksum) VALUES ({version:UInt32}, {name:String}, {checksum:String})
+-- params: checksum=67eeeac434681356dc6bb5687bc98b586ce6aeb54dac8cd413eb68b6aa00787c, name=client_views, version=19;
+
 INSERT INTO mcpdrift.schema_lock (seq, owner)
 SETTINGS insert_deduplicate = 1, insert_deduplication_token = 'schema_lock_2'
 VALUES ({seq:UInt64}, {owner:String})
