@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/clientview"
+
 	"github.com/mcpdrift/mcpdrift/internal/api"
 	"github.com/mcpdrift/mcpdrift/internal/auth"
 	"github.com/mcpdrift/mcpdrift/internal/envflag"
@@ -85,6 +87,9 @@ type Config struct {
 	NoRedaction bool
 	// API is the report API (RoleServe, RoleAPI).
 	API api.Config
+	// ClientViews is when calls seen only from the client's side are
+	// counted (RoleServe, RoleAPI: the processes that migrate).
+	ClientViews clientview.Config
 	// Auth is the token file, and whether listeners may face other
 	// machines without one.
 	Auth auth.Flags
@@ -118,6 +123,7 @@ func DefaultConfig(role Role, program string, st StoreSection) Config {
 		Store:           st,
 		Ingest:          ingest.DefaultConfig(),
 		API:             api.DefaultConfig(),
+		ClientViews:     clientview.DefaultConfig(),
 		HealthListen:    "0.0.0.0:8081",
 		Migrate:         true,
 		MigrateWait:     2 * time.Minute,
@@ -147,6 +153,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	}
 	if c.Role.Serves() {
 		c.API.RegisterFlags(fs)
+		c.ClientViews.RegisterFlags(fs)
 	}
 	c.Auth.Register(fs)
 	switch c.Role {
@@ -215,6 +222,9 @@ func (c Config) Validate() error {
 	}
 	if c.Role.Serves() {
 		if err := c.API.Validate(); err != nil {
+			return err
+		}
+		if err := c.ClientViews.Validate(); err != nil {
 			return err
 		}
 		// With -migrate.only the API never listens.

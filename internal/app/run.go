@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/api"
+	"github.com/mcpdrift/mcpdrift/internal/clientview"
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/internal/logging"
 	"github.com/mcpdrift/mcpdrift/internal/registry"
@@ -129,6 +130,14 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 			return nil, err
 		}
 		p.api = srv
+		rel := clientview.New(st, sch.Database, c.ClientViews, log)
+		rctx, cancel := context.WithCancel(context.Background())
+		p.releaser, p.stopReleaser = make(chan struct{}), cancel
+		go func() {
+			defer close(p.releaser)
+			rel.Run(rctx)
+		}()
+		reg.MustRegister(selfmetrics.NewClientViewCollector(rel))
 	}
 	if c.Role == RoleIngest {
 		h, addr, err := startHealth(c.HealthListen, st, sch, p, reg, version, log)
@@ -186,9 +195,13 @@ type Process struct {
 	api        *api.Server
 	health     *http.Server
 	healthAddr string
-	traces     *Traces     // nil unless the environment asks for self-traces
-	draining   atomic.Bool // readiness fails from the start of the shutdown
-	done       bool
+	traces     *Traces // nil unless the environment asks for self-traces
+	// releaser is closed once the client views' releaser has stopped,
+	// which stopReleaser asks; nil for a role without one.
+	releaser     chan struct{}
+	stopReleaser context.CancelFunc
+	draining     atomic.Bool // readiness fails from the start of the shutdown
+	done         bool
 }
 
 // Traced reports whether the process exports self-traces (see
@@ -225,6 +238,7 @@ func (p *Process) Shutdown() error {
 	if p.api != nil {
 		errs = append(errs, p.api.Shutdown(ctx))
 	}
+	p.stopRelease()
 	if p.in != nil {
 		errs = append(errs, p.in.Shutdown(ctx))
 	}
@@ -249,6 +263,7 @@ func (p *Process) stop() {
 	if p.api != nil {
 		_ = p.api.Shutdown(ctx)
 	}
+	p.stopRelease()
 	if p.in != nil {
 		_ = p.in.Shutdown(ctx)
 	}
@@ -257,6 +272,16 @@ func (p *Process) stop() {
 	}
 	_ = p.traces.Shutdown(ctx)
 	_ = p.store.Close()
+}
+
+// stopRelease stops the client views' releaser and waits for it: a
+// release in flight ends with its context.
+func (p *Process) stopRelease() {
+	if p.releaser == nil {
+		return
+	}
+	p.stopReleaser()
+	<-p.releaser
 }
 
 // migrate applies the pending migrations.

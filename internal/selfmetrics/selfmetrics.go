@@ -205,3 +205,39 @@ func (c *apiCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.authFailur
 func (c *apiCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.authFailures, prometheus.CounterValue, float64(c.src.AuthFailures()))
 }
+
+// ClientViewSource is what the client views' releaser tells at scrape
+// time.
+type ClientViewSource interface {
+	// Released returns how many client views this process counted alone,
+	// and how many releases it ran.
+	Released() (views, runs uint64)
+}
+
+// clientViewCollector reads a ClientViewSource at scrape time.
+type clientViewCollector struct {
+	src            ClientViewSource
+	released, runs *prometheus.Desc
+}
+
+// NewClientViewCollector returns a collector of the client views'
+// releaser.
+func NewClientViewCollector(src ClientViewSource) prometheus.Collector {
+	return &clientViewCollector{
+		src: src,
+		released: desc("client_views_released_total",
+			"Calls seen only from the client's side (CLIENT spans) that this process counted, their server span absent after the hold.", nil, nil),
+		runs: desc("client_view_releases_total",
+			"Releases of held client views that this process ran.", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *clientViewCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.released; ch <- c.runs }
+
+// Collect implements prometheus.Collector.
+func (c *clientViewCollector) Collect(ch chan<- prometheus.Metric) {
+	views, runs := c.src.Released()
+	ch <- prometheus.MustNewConstMetric(c.released, prometheus.CounterValue, float64(views))
+	ch <- prometheus.MustNewConstMetric(c.runs, prometheus.CounterValue, float64(runs))
+}
