@@ -140,10 +140,22 @@ func TestClientViewsCountOnce(t *testing.T) {
 	if len(services.Rows) != 1 || services.Rows[0].Tool != "reserve_book" {
 		t.Errorf("stale usage of service books.example:443: %+v, want reserve_book alone", services.Rows)
 	}
-	for line := range strings.Lines(scrape(t, p.API().Addr())) {
-		if v, ok := strings.CutPrefix(line, "mcpdrift_client_views_released_total "); ok && strings.TrimSpace(v) != "1" {
-			t.Errorf("mcpdrift_client_views_released_total %s, want 1", strings.TrimSpace(v))
+	// The releaser counts what it released once its INSERT has returned,
+	// a moment after the report can see it.
+	released := func() string {
+		for line := range strings.Lines(scrape(t, p.API().Addr())) {
+			if v, ok := strings.CutPrefix(line, "mcpdrift_client_views_released_total "); ok {
+				return strings.TrimSpace(v)
+			}
 		}
+		return ""
+	}
+	for got := released(); got != "1"; got = released() {
+		if time.Now().After(deadline) {
+			t.Errorf("mcpdrift_client_views_released_total %s, want 1", got)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -172,7 +172,9 @@ func (r *Releaser) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		rctx, cancel := context.WithTimeout(ctx, r.cfg.Interval/2)
+		// A release ends within its period, before the next one's
+		// owner may start.
+		rctx, cancel := context.WithTimeout(ctx, r.cfg.Interval)
 		res, err := r.Release(rctx)
 		cancel()
 		switch {
