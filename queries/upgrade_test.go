@@ -108,7 +108,7 @@ func TestUpgradeBackfills(t *testing.T) {
 	// tenant, so that the old views leave partial states to merge.
 	for _, tenant := range []string{fixture.TenantA, fixture.TenantB} {
 		for half := range 2 {
-			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after, revision_client_source, definition, list_ttl_ms, list_cache_scope, args_raw, args_normalized, audited) FROM " + database + ".events" +
+			sql := "INSERT INTO " + old + ".events_in (* EXCEPT (args_raw, args_normalized)) SELECT * EXCEPT (retry_after, revision_client_source, definition, list_ttl_ms, list_cache_scope, args_raw, args_normalized, client_view, audited) FROM " + database + ".events" +
 				" WHERE tenant = {tenant:String} AND cityHash64(event_id) % 2 = {half:UInt8}"
 			if err := st.Exec(c, sql, store.Params{}.String("tenant", tenant).Int("half", int64(half))); err != nil {
 				t.Fatal(err)
@@ -261,11 +261,12 @@ func TestUpgradeRevisionSources(t *testing.T) {
 	// arguments (the source's events hold them from version 15; the
 	// reports compared here do not read them), and from version 13 the
 	// advertised definition, which the copy never reads (events holds it
-	// empty), and from version 16 the list's cache hint likewise.
+	// empty), and from version 16 the list's cache hint likewise, and from
+	// version 19 the client view (none in the fixture).
 	except := "args_raw, args_normalized"
 	copyTenant := func(as string) {
 		t.Helper()
-		sql := "INSERT INTO " + old + ".events_in (* EXCEPT (" + except + ")) SELECT * EXCEPT (definition, list_ttl_ms, list_cache_scope, args_raw, args_normalized, audited) REPLACE ({as:String} AS tenant) FROM " + database + ".events AS e WHERE e.tenant = {tenant:String}"
+		sql := "INSERT INTO " + old + ".events_in (* EXCEPT (" + except + ")) SELECT * EXCEPT (definition, list_ttl_ms, list_cache_scope, args_raw, args_normalized, client_view, audited) REPLACE ({as:String} AS tenant) FROM " + database + ".events AS e WHERE e.tenant = {tenant:String}"
 		if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA).String("as", as)); err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +278,7 @@ func TestUpgradeRevisionSources(t *testing.T) {
 	}
 	// The same events after the upgrade, through the new views.
 	after := fixture.TenantA + "-upgraded"
-	except += ", definition, list_ttl_ms, list_cache_scope"
+	except += ", definition, list_ttl_ms, list_cache_scope, client_view"
 	copyTenant(after)
 
 	latest := runner(t)
@@ -362,6 +363,12 @@ func versionsFrom(t *testing.T, opts schema.Options, first int) []int {
 // other half through the new views. cols names the columns copied from the
 // shared store's events: those the version before knows. It returns the
 // database's name; the database is dropped when the test ends.
+// columnsBefore19 are the columns of an insert into events_in before
+// version 19 added client_view.
+func columnsBefore19() string {
+	return strings.Replace(strings.Trim(store.InsertColumns, "()"), ", client_view", "", 1)
+}
+
 func upgradeHalfway(t *testing.T, before int, cols string) string {
 	t.Helper()
 	st := openStore(t)
@@ -400,7 +407,7 @@ func TestUpgradeAudit(t *testing.T) {
 	// The events as the ingester writes them, named column by column: the
 	// events table orders its columns otherwise than events_in.
 	// Less the cache hint's columns, which version 16 adds.
-	cols := strings.Replace(strings.Trim(store.InsertColumns, "()"), ", list_ttl_ms, list_cache_scope", "", 1)
+	cols := strings.Replace(columnsBefore19(), ", list_ttl_ms, list_cache_scope", "", 1)
 	if strings.Contains(cols, "list_ttl_ms") {
 		t.Fatalf("the insert's columns %s still name list_ttl_ms", cols)
 	}
@@ -509,7 +516,7 @@ func TestUpgradeListCache(t *testing.T) {
 	if _, err := schema.ApplyThrough(c, st, opts, 15); err != nil {
 		t.Fatal(err)
 	}
-	cols := strings.Replace(strings.Trim(store.InsertColumns, "()"), ", list_ttl_ms, list_cache_scope", "", 1)
+	cols := strings.Replace(columnsBefore19(), ", list_ttl_ms, list_cache_scope", "", 1)
 	sql := "INSERT INTO " + old + ".events_in (" + cols + ") SELECT " + cols + " FROM " + database + ".events WHERE tenant = {tenant:String}"
 	if err := st.Exec(c, sql, store.Params{}.String("tenant", fixture.TenantA)); err != nil {
 		t.Fatal(err)
@@ -594,7 +601,7 @@ func TestUpgradeListCache(t *testing.T) {
 func TestUpgradeViolationFacts(t *testing.T) {
 	st := openStore(t)
 	c := ctx(t)
-	old := upgradeHalfway(t, 16, strings.Trim(store.InsertColumns, "()"))
+	old := upgradeHalfway(t, 16, columnsBefore19())
 
 	// Both halves hold violations: with a stored detail, and without.
 	for _, table := range []string{"violation_candidates", "adapter_call_candidates"} {
@@ -651,7 +658,7 @@ func TestUpgradeViolationFacts(t *testing.T) {
 func TestUpgradeAdaptedCascade(t *testing.T) {
 	st := openStore(t)
 	c := ctx(t)
-	old := upgradeHalfway(t, 17, strings.Trim(store.InsertColumns, "()"))
+	old := upgradeHalfway(t, 17, columnsBefore19())
 
 	// The unknown ages reach adapted_1h by both paths: calls_1h counts
 	// them for the half stored after the upgrade only.
