@@ -80,7 +80,7 @@ func TestRevisionForms(t *testing.T) {
 	a.stop(t)
 	pb.stop(t)
 
-	runner, err := queries.New(st, db, queries.WithChanges(registry.ChangeOf))
+	runner, err := queries.New(st, db, queries.WithChanges(registry.ChangeOf), queries.WithSameContract(registry.SameContract))
 	if err != nil {
 		t.Fatal(err)
 	}
