@@ -14,7 +14,7 @@
 //	Rejections                                         rejected_* and usage_* (or calls_*)
 //	Repairs                                            usage_* (or calls_*) and repairs_1m / repairs_1h / repairs_1d
 //	AdapterRetirement                                  adapted_*, usage_* (or calls_*) and adapters
-//	Propagation                                        propagation_events (notices, refreshes, stale calls) and tool_revisions (list cache hints)
+//	Propagation                                        propagation_events (notices, refreshes, stale calls) and tool_revisions (list cache hints, pairs of one contract; their calls from events)
 //	Violations                                         violation_candidates (violations, by kind) and adapter_call_candidates
 //	Audit                                              audit_calls
 //	RevisionSources                                    calls_1h / calls_1d (+ recent_calls)
