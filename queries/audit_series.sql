@@ -2,7 +2,9 @@
 -- audit's filters (run, session, request id and the common filter),
 -- counted by the dimensions asked for: every call, the stale ones (a
 -- client revision and a server revision that differ, as the audit shows
--- them), those whose side effect had started, and their external requests.
+-- them, and are not one contract under two names: the pairs of
+-- {same_contract}), those whose side effect had started, and their
+-- external requests.
 -- Read from the audited calls (tiers.tmpl), as audit.sql.
 SELECT
     {{template "series_time"}},
@@ -17,7 +19,10 @@ SELECT
     {{dim .F.G.Service "t.service" "service"}},
     {{dim .F.G.Environment "t.environment" "environment"}},
     count() AS calls,
-    countIf(t.revision_client != '' AND t.revision_server != '' AND t.revision_client != t.revision_server) AS stale_calls,
+    countIf(t.revision_client != '' AND t.revision_server != '' AND t.revision_client != t.revision_server
+        {{- if .F.SameContract}}
+        AND NOT has({same_contract:Array(Tuple(String, String, String))}, (t.tool, t.revision_client, t.revision_server))
+        {{- end}}) AS stale_calls,
     countIf(t.side_effect_started) AS side_effect_started,
     toUInt64(sum(greatest(t.external_requests, 0))) AS external_requests
 FROM

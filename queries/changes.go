@@ -1,6 +1,7 @@
 package queries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -43,6 +44,19 @@ type ChangeFunc func(old, new ToolRevisionRow) (RevisionChange, error)
 // it those fields are null.
 func WithChanges(f ChangeFunc) Option { return func(r *Runner) { r.changeOf = f } }
 
+// SameContractFunc is internal/registry.SameContract: whether revision old
+// of a tool is revision new's contract under another name. It is cheap on
+// pairs it rejects (their revisions' forms decide), which are most.
+type SameContractFunc func(old, new ToolRevisionRow) bool
+
+// WithSameContract has the counts that SQL makes of stale calls (the
+// stale-usage and audit series, the propagation report and its series)
+// leave out the calls whose two revisions are one contract under two
+// names, as the stale-usage rows say (RevisionChange.SameContract). f
+// picks the candidate pairs from the registry; the ChangeFunc of
+// WithChanges confirms each, so without both no call is left out.
+func WithSameContract(f SameContractFunc) Option { return func(r *Runner) { r.sameContract = f } }
+
 // revisionPair is one tool's revisions as a report row pairs them: the
 // one a client planned with (or an adapter translates from) and the one
 // that executed (or it translates to).
@@ -76,6 +90,12 @@ func (r *Runner) changesOf(ctx context.Context, f Filter, pairs []revisionPair) 
 	if err != nil {
 		return nil, fmt.Errorf("registry of the %d tools of %d revision pairs: %w", len(tools), len(want), err)
 	}
+	return r.changesIn(stored, want), nil
+}
+
+// changesIn computes the change of each pair of want from the registry's
+// rows stored, as changesOf.
+func (r *Runner) changesIn(stored []ToolRevisionRow, want []revisionPair) map[revisionPair]RevisionChange {
 	out := make(map[revisionPair]RevisionChange, len(want))
 	for _, p := range want {
 		old, new, ok := pairIn(stored, p)
@@ -86,7 +106,63 @@ func (r *Runner) changesOf(ctx context.Context, f Filter, pairs []revisionPair) 
 			out[p] = c
 		}
 	}
+	return out
+}
+
+// sameContracts returns the pairs of revisions of f's tools (every tool
+// when f names none) that are one contract under two names, under f's
+// tenant, service and environment: the pairs whose stale-usage rows say
+// stale=false. The candidates are the registry's pairs of one tool that
+// one service advertised in one environment and that r.sameContract
+// accepts; each is confirmed as changesOf judges it, so that a pair is
+// left out of a count exactly when its stale-usage row is not stale.
+// Nil without WithChanges and WithSameContract.
+func (r *Runner) sameContracts(ctx context.Context, f Filter) ([]revisionPair, error) {
+	if r.changeOf == nil || r.sameContract == nil {
+		return nil, nil
+	}
+	var tools []string
+	if f.Tool != "" {
+		tools = []string{f.Tool}
+	}
+	stored, err := r.ToolRevisions(ctx, RegistryFilter{Tenant: f.Tenant, Tools: tools, Service: f.Service, Environment: f.Environment})
+	if err != nil {
+		return nil, fmt.Errorf("registry of %d tools for the pairs of one contract: %w", len(tools), err)
+	}
+	var candidates []revisionPair
+	for _, n := range stored {
+		for _, o := range stored {
+			p := revisionPair{n.Tool, o.Revision, n.Revision}
+			if o.Tool != n.Tool || o.Service != n.Service || o.Environment != n.Environment || o.Revision == n.Revision ||
+				slices.Contains(candidates, p) || !r.sameContract(o, n) {
+				continue
+			}
+			candidates = append(candidates, p)
+		}
+	}
+	var out []revisionPair
+	for p, c := range r.changesIn(stored, candidates) {
+		if c.SameContract {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b revisionPair) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
+	})
 	return out, nil
+}
+
+// bindSameContract binds pairs as {same_contract}, an Array(Tuple(String,
+// String, String)) of (tool, client revision, server revision), and asks
+// for the conditions that leave their calls out of the stale counts
+// (shape.SameContract); with no pair the SQL has none.
+func (c *call) bindSameContract(pairs []revisionPair) {
+	ts := make([][]string, len(pairs))
+	for i, p := range pairs {
+		ts[i] = []string{p.Tool, p.From, p.To}
+	}
+	c.params.Tuples("same_contract", ts)
+	c.shape.SameContract = len(pairs) > 0
 }
 
 // pairIn finds p's two revisions among the registry's rows as one service

@@ -123,7 +123,7 @@ func loadFixture(ctx context.Context, w store.Writer) error {
 func runner(t *testing.T) *queries.Runner {
 	t.Helper()
 	st := openStore(t)
-	r, err := queries.New(st, database, queries.WithClock(func() time.Time { return fixture.Now }), queries.WithChanges(registry.ChangeOf))
+	r, err := queries.New(st, database, queries.WithClock(func() time.Time { return fixture.Now }), queries.WithChanges(registry.ChangeOf), queries.WithSameContract(registry.SameContract))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,14 @@ func (r *Runner) propagation(ctx context.Context, f Filter, query string) ([]api
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
+	c := r.resolve(f).call()
+	same, err := r.sameContracts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	c.bindSameContract(same)
 	rows := []apiv1.PropagationRow{}
-	if err := r.run(ctx, query, r.resolve(f).call(), &rows); err != nil {
+	if err := r.run(ctx, query, c, &rows); err != nil {
 		return nil, err
 	}
 	return rows, nil

@@ -9,7 +9,9 @@
 -- did not fail at or after it, up to the window's end. A list_changed
 -- without a tool concerns every tool, and is reported under tool ''. Stale
 -- calls (on the notified tool, any tool for tool '') are counted at or
--- after the notification, and after_refresh at or after the first refresh.
+-- after the notification, and after_refresh at or after the first refresh;
+-- a call whose two revisions are one contract under two names (the pairs
+-- of {same_contract}) is not stale and not counted.
 -- Lags are exact (interpolated) quantiles over refreshed sessions. Service
 -- and environment filter the notifications; the client filter applies to
 -- the session's client, read from any of its rows here in the window (its

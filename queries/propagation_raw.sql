@@ -12,7 +12,8 @@
 --
 -- Stale calls: calls of the session, on the notified tool (any tool for
 -- tool ''), whose client revision is set and differs from the executing
--- revision, sent at or after the notification; after_refresh counts those
+-- revision, and is not its contract under another name (the pairs of
+-- {same_contract}), sent at or after the notification; after_refresh counts those
 -- sent after the session had refreshed (queued calls sent with old
 -- arguments). Lags are exact (interpolated) quantiles over refreshed
 -- sessions. The cache hint of each row is propagation.sql's
@@ -76,6 +77,9 @@ stale AS
         WHERE tenant = {tenant:String}
           AND event_name = 'mcp.drift.call'
           AND revision_client != '' AND revision_client != revision_server
+          {{- if .F.SameContract}}
+          AND NOT has({same_contract:Array(Tuple(String, String, String))}, (tool, revision_client, revision_server))
+          {{- end}}
           AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
           AND if(session_id != '', session_id, run_id) IN (SELECT session FROM notices)
     ) AS c ON c.session = f.session

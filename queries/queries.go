@@ -14,7 +14,7 @@
 //	Rejections                                         rejected_* and usage_* (or calls_*)
 //	Repairs                                            usage_* (or calls_*) and repairs_1m / repairs_1h / repairs_1d
 //	AdapterRetirement                                  adapted_*, usage_* (or calls_*) and adapters
-//	Propagation                                        propagation_events (notices, refreshes, stale calls) and tool_revisions (list cache hints)
+//	Propagation                                        propagation_events (notices, refreshes, stale calls) and tool_revisions (list cache hints, pairs of one contract; their calls from events)
 //	Violations                                         violation_candidates (violations, by kind) and adapter_call_candidates
 //	Audit                                              audit_calls
 //	RevisionSources                                    calls_1h / calls_1d (+ recent_calls)
@@ -149,7 +149,8 @@ type Runner struct {
 	rendered      sync.Map                      // renderKey → store.Query
 	retentionDays int
 	now           func() time.Time
-	changeOf      ChangeFunc // nil: rows carry no change (WithChanges)
+	changeOf      ChangeFunc       // nil: rows carry no change (WithChanges)
+	sameContract  SameContractFunc // nil: every pair of revisions that differ is stale (WithSameContract)
 }
 
 // shape says which optional conditions a call of a report needs: those
@@ -167,12 +168,16 @@ type shape struct {
 	// After is a page cursor; Removed says that {removed_adapters} names
 	// at least one adapter (violations.sql).
 	After, Removed bool
+	// SameContract says that {same_contract} names at least one pair of
+	// revisions that is one contract under two names, whose calls the
+	// stale counts leave out (call.bindSameContract).
+	SameContract bool
 	// G says which dimensions a series groups by (series.go).
 	G groups
 }
 
 // every is the shape with every condition: what Query returns.
-var every = shape{true, true, true, true, true, true, true, true, true, true, allGroups}
+var every = shape{true, true, true, true, true, true, true, true, true, true, true, allGroups}
 
 // shape returns the conditions f needs: those of its fields that are set.
 func (f Filter) shape() shape {

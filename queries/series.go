@@ -87,6 +87,11 @@ var seriesDimensions = map[string][]string{
 		"service", "environment"},
 }
 
+// sameContractSeries are the series that count stale calls: they leave out
+// the pairs of revisions that are one contract under two names
+// (Runner.sameContracts), as the stale-usage report's rows do.
+var sameContractSeries = []string{"stale-usage", "propagation", "audit"}
+
 // SeriesDimensions returns the dimensions the named report's series can
 // group by, and whether the report has a series.
 func SeriesDimensions(report string) ([]string, bool) {
@@ -206,6 +211,13 @@ func series[T any](ctx context.Context, r *Runner, report, query string, f Filte
 	c := p.bindSeries(f, g, step)
 	for _, b := range bind {
 		b(&c)
+	}
+	if slices.Contains(sameContractSeries, report) {
+		same, err := r.sameContracts(ctx, f)
+		if err != nil {
+			return Series[T]{}, err
+		}
+		c.bindSameContract(same)
 	}
 	if query == "violations_series" {
 		removed, err := r.removedAdapters(ctx, f.Tenant)

@@ -31,6 +31,7 @@ func TestShapeConditions(t *testing.T) {
 		{"RequestID", "{request_id:String}"},
 		{"After", "{after_id:UInt64}"},
 		{"Removed", "{removed_adapters:Array(String)}"},
+		{"SameContract", "{same_contract:Array(Tuple(String, String, String))}"},
 	}
 	// G, the series' groups, binds nothing: TestSeriesGroupsRendered.
 	if n := reflect.TypeFor[shape]().NumField() - 1; n != len(conditions) {

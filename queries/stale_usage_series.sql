@@ -1,6 +1,8 @@
 -- The stale-usage report's calls per bucket of {step} seconds (series.go):
 -- every call, the stale ones (planned with a revision other than the one
--- that executed), and the outcomes as stale_usage.sql counts them, grouped
+-- that executed, unless the two are one contract under two names: the
+-- pairs of {same_contract}, which StaleUsage's rows say are not stale),
+-- and the outcomes as stale_usage.sql counts them, grouped
 -- by the dimensions asked for (tool, revisions, client as name@version).
 -- Served from usage_* unless the filter names a client or the series groups
 -- by one, from the call rollups then ("traffic" in tiers.tmpl).
@@ -11,7 +13,10 @@ SELECT
     {{dim .F.G.RevisionServer "t.revision_server" "revision_server"}},
     {{dim .F.G.Client "if(t.client_version = '', t.client_name, concat(t.client_name, '@', t.client_version))" "client"}},
     sum(t.calls) AS calls,
-    sumIf(t.calls, t.revision_client != '' AND t.revision_client != t.revision_server) AS stale_calls,
+    sumIf(t.calls, t.revision_client != '' AND t.revision_client != t.revision_server
+        {{- if .F.SameContract}}
+        AND NOT has({same_contract:Array(Tuple(String, String, String))}, (t.tool, t.revision_client, t.revision_server))
+        {{- end}}) AS stale_calls,
     sum(t.calls_current) AS current,
     sum(t.calls_normalized) AS normalized,
     sum(t.calls_rejected) AS rejected,

@@ -704,7 +704,7 @@ func TestUpgradeAdaptedCascade(t *testing.T) {
 	}
 
 	latest := runner(t)
-	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }), queries.WithChanges(registry.ChangeOf))
+	upgraded, err := queries.New(st, old, queries.WithClock(func() time.Time { return fixture.Now }), queries.WithChanges(registry.ChangeOf), queries.WithSameContract(registry.SameContract))
 	if err != nil {
 		t.Fatal(err)
 	}

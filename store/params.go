@@ -36,25 +36,54 @@ func (p Params) Strings(name string, vs []string) Params {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteByte('\'')
-		for _, r := range v {
-			switch r {
-			case '\'', '\\':
-				b.WriteByte('\\')
-				b.WriteRune(r)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\t':
-				b.WriteString(`\t`)
-			case 0:
-				b.WriteString(`\0`)
-			default:
-				b.WriteRune(r)
-			}
-		}
-		b.WriteByte('\'')
+		quote(&b, v)
 	}
 	b.WriteByte(']')
 	p[name] = b.String()
 	return p
+}
+
+// Tuples binds an Array(Tuple(String, ...)) parameter: one tuple per
+// element of ts, each of the same length, the tuple's type's arity.
+func (p Params) Tuples(name string, ts [][]string) Params {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j, v := range t {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			quote(&b, v)
+		}
+		b.WriteByte(')')
+	}
+	b.WriteByte(']')
+	p[name] = b.String()
+	return p
+}
+
+// quote writes v as a quoted String literal of a composite parameter's
+// text form.
+func quote(b *strings.Builder, v string) {
+	b.WriteByte('\'')
+	for _, r := range v {
+		switch r {
+		case '\'', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		case 0:
+			b.WriteString(`\0`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
 }

@@ -428,6 +428,19 @@ func TestDrifttestDeployed(t *testing.T) {
 	if check.OldCache == nil || check.OldCache.TTLMs != 172800000 || check.OldCache.Scope != "shared" {
 		t.Errorf("old_cache %+v, want 172800000 shared", check.OldCache)
 	}
+	// The drift test against the hinted list: the verdicts of old.json,
+	// each reason naming the hint with the check's words and figures.
+	code, out, stderr = send("-deployed", "-service", "driftserver", "-environment", "hinted", "-api", api, "-format", "json")
+	got, r = verdicts(out)
+	if code != 0 || !reflect.DeepEqual(got, want) || r.OldCache == nil || r.OldCache.TTLMs != 172800000 || r.OldCache.Scope != "shared" {
+		t.Fatalf("drifttest -deployed hinted: exit %d, old_cache %+v, results:\n%s\nwant exit 0, 172800000 shared and those of old.json%s",
+			code, r.OldCache, strings.Join(got, "\n"), stderr)
+	}
+	for _, res := range r.Results {
+		if !strings.HasSuffix(res.Reason, "; "+hint) {
+			t.Errorf("drifttest -deployed hinted: %s %s reason %q, want it to end with the hint", res.Tool, res.Pass, res.Reason)
+		}
+	}
 }
 
 // postDriftTest posts body to the drift test endpoint of the API at base,

@@ -102,7 +102,8 @@ func (r *readFlags) open(ctx context.Context, stderr io.Writer) (source, error) 
 		return source{}, err
 	}
 	sch := r.store.Schema()
-	runner, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays), queries.WithChanges(registry.ChangeOf))
+	runner, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays),
+		queries.WithChanges(registry.ChangeOf), queries.WithSameContract(registry.SameContract))
 	if err != nil {
 		st.Close()
 		return source{}, err

@@ -110,7 +110,8 @@ func Start(ctx context.Context, c Config, version string, stdout, stderr io.Writ
 		reg.MustRegister(selfmetrics.NewIngestCollector(in))
 	}
 	if c.Role.Serves() {
-		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays), queries.WithChanges(registry.ChangeOf),
+		reports, err := queries.New(st, sch.Database, queries.WithRetentionDays(sch.RetentionDays),
+			queries.WithChanges(registry.ChangeOf), queries.WithSameContract(registry.SameContract),
 			queries.WithTracer(p.traces.Tracer("github.com/mcpdrift/mcpdrift/queries"), storeAttrs...))
 		if err != nil {
 			return nil, err

@@ -118,6 +118,15 @@ func Run(ctx context.Context, old toolchange.List, opts Options) (Report, error)
 	if reverse != nil {
 		judgeReverse(r.Results, opts.Reverse)
 	}
+	if old.Cache != nil && old.Cache.TTLMs > 0 {
+		cache := *old.Cache
+		r.OldCache = &cache
+		for i := range r.Results {
+			if res := &r.Results[i]; res.Verdict != "" {
+				res.Reason += "; " + cache.Reason()
+			}
+		}
+	}
 	return r, nil
 }
 

@@ -375,3 +375,65 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (run with -update to rewrite it):\n%s", path, got)
 	}
 }
+
+// TestOldListCacheHint runs the drift test of the old list, as sent with
+// a cache hint (ttlMs 172800000, cacheScope shared: clients may keep it
+// 48 hours) and without, against the server that forgets
+// deploy_preview's adapter: every verdict, passing or not, is the same,
+// and its reason is the one without the hint followed by the release
+// check's clause with the figures; the report carries the hint and its
+// Markdown says it once, and again in each failure's reason.
+func TestOldListCacheHint(t *testing.T) {
+	b, err := os.ReadFile(oldList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["ttlMs"], doc["cacheScope"] = 172800000, "shared"
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	hinted, err := toolchange.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := serveHTTP(t, "-release", "2", "-fault", "no-adapter")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runWith := func(old toolchange.List) drifttest.Report {
+		t.Helper()
+		r, err := drifttest.Run(ctx, old, drifttest.Options{Target: drifttest.Target{URL: endpoint}, AllowHosts: []string{"127.0.0.1"},
+			MaxCallsPerTool: 2, Version: "test", RunID: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain, got := runWith(readOld(t)), runWith(hinted)
+
+	const hint = "clients may keep the old list for up to 48h without listing again (ttlMs 172800000, cacheScope shared)"
+	if plain.OldCache != nil || got.OldCache == nil || got.OldCache.TTLMs != 172800000 || got.OldCache.Scope != "shared" {
+		t.Errorf("old_cache without the hint %+v, with it %+v: want none, then 172800000 shared", plain.OldCache, got.OldCache)
+	}
+	if len(got.Results) != 8 || len(plain.Results) != len(got.Results) {
+		t.Fatalf("%d results with the hint, %d without: want 8 each", len(got.Results), len(plain.Results))
+	}
+	for i, res := range got.Results {
+		p := plain.Results[i]
+		if res.Verdict != p.Verdict || res.Reason != p.Reason+"; "+hint || strings.Contains(p.Reason, "ttlMs") {
+			t.Errorf("%s %s: %s %q, without the hint %s %q: want the same verdict, its reason followed by %q",
+				res.Tool, res.Pass, res.Verdict, res.Reason, p.Verdict, p.Reason, hint)
+		}
+	}
+	var md bytes.Buffer
+	if err := got.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(md.String(), hint); got.Pass() || n != 1+got.Failures() ||
+		!strings.Contains(md.String(), "Cache hint of the old list: "+hint+"; old calls can arrive that long after the deploy.\n") {
+		t.Errorf("Markdown names the hint %d times, want once and in each of the %d failures:\n%s", n, got.Failures(), md.String())
+	}
+}

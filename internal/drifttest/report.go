@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpdrift/mcpdrift/internal/registry"
+	"github.com/mcpdrift/mcpdrift/internal/toolchange"
 	"github.com/mcpdrift/mcpdrift/otelschema/mcpgo"
 )
 
@@ -31,6 +32,12 @@ type Report struct {
 	// Results are the calls, tool by tool, each argument object in the
 	// declared pass then the stock pass.
 	Results []Result `json:"results"`
+	// OldCache is the old list's cache hint, when it had one (the
+	// tools/list result's ttlMs and cacheScope, or the registry's for a
+	// -deployed list): clients may keep planning with the old list that
+	// long after the deploy, so each verdict's reason names it, and the
+	// adapters and rejections it judged must serve that long.
+	OldCache *toolchange.Cache `json:"old_cache,omitempty"`
 	// Deployed, when the old list came from the registry (drifttest
 	// -deployed), is that list and where it was advertised; Markdown
 	// leaves it to the caller (registry.Deployed.WriteMarkdown).
@@ -101,6 +108,9 @@ func (r Report) Markdown(w io.Writer) error {
 	}
 	if len(r.Unchanged) > 0 {
 		fmt.Fprintf(&b, "Unchanged, not called: `%s`.\n\n", strings.Join(r.Unchanged, "`, `"))
+	}
+	if r.OldCache != nil {
+		fmt.Fprintf(&b, "Cache hint of the old list: %s; old calls can arrive that long after the deploy.\n\n", r.OldCache.Reason())
 	}
 	if r.Reverse != nil {
 		r.Reverse.markdown(&b)

@@ -32,7 +32,8 @@ import (
 // and an addition: revisions of two forms compare by their definitions.
 // The 3 calls ran as current, D → T, and the stale-usage row says no
 // change and not stale (one contract under two names), from the rollups
-// and from the raw events.
+// and from the raw events; the stale-usage and audit series count the 3
+// calls and 0 stale ones.
 func TestRevisionForms(t *testing.T) {
 	ctx := context.Background()
 	st, db := backends[0].open(t)
@@ -80,7 +81,7 @@ func TestRevisionForms(t *testing.T) {
 	a.stop(t)
 	pb.stop(t)
 
-	runner, err := queries.New(st, db, queries.WithChanges(registry.ChangeOf))
+	runner, err := queries.New(st, db, queries.WithChanges(registry.ChangeOf), queries.WithSameContract(registry.SameContract))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +140,25 @@ func TestRevisionForms(t *testing.T) {
 		if want := `[D→T 3 calls, 3 current stale=false "" "no change"]`; fmt.Sprint(got) != want {
 			t.Errorf("stale usage from the %s:\n got %s\nwant %s", name, got, want)
 		}
+	}
+	// The series count those calls, none of them stale.
+	usage, err := runner.StaleUsageSeries(ctx, f, queries.SeriesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := runner.AuditSeries(ctx, queries.AuditFilter{Filter: f}, queries.SeriesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums [4]uint64
+	for _, p := range usage.Points {
+		sums[0], sums[1] = sums[0]+p.Calls, sums[1]+p.StaleCalls
+	}
+	for _, p := range audit.Points {
+		sums[2], sums[3] = sums[2]+p.Calls, sums[3]+p.StaleCalls
+	}
+	if sums != [4]uint64{3, 0, 3, 0} {
+		t.Errorf("stale-usage series %d calls, %d stale; audit series %d calls, %d stale: want 3 and 0 each", sums[0], sums[1], sums[2], sums[3])
 	}
 }
 

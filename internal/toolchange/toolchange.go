@@ -194,15 +194,17 @@ func Compare(old, new List, opts Options) Report {
 		r.OldCache = &cache
 		for i := range r.Tools {
 			if c := &r.Tools[i]; c.Verdict != VerdictSafe {
-				c.Reason += "; " + cache.reason()
+				c.Reason += "; " + cache.Reason()
 			}
 		}
 	}
 	return r
 }
 
-// reason says, in words, how long clients may keep the old list.
-func (c Cache) reason() string {
+// Reason says, in words and with the figures, how long clients may keep
+// the old list: the clause the release check appends to the reason of
+// each change that is not safe, and the drift test to each verdict's.
+func (c Cache) Reason() string {
 	s := fmt.Sprintf("clients may keep the old list for up to %s without listing again (ttlMs %d", humanize.Age(c.TTLMs/1000), c.TTLMs)
 	if c.Scope != "" {
 		s += ", cacheScope " + c.Scope

@@ -122,7 +122,7 @@ func load(ctx context.Context) (*Fixture, error) {
 		}
 	}
 	r, err := queries.New(st, cfg.Schema.Database, queries.WithClock(func() time.Time { return fixture.Now }),
-		queries.WithChanges(registry.ChangeOf))
+		queries.WithChanges(registry.ChangeOf), queries.WithSameContract(registry.SameContract))
 	if err != nil {
 		return fail(err)
 	}

@@ -11,7 +11,8 @@ SELECT
     t.service AS service,
     t.environment AS environment,
     count() AS calls,
-    countIf(t.revision_client != '' AND t.revision_server != '' AND t.revision_client != t.revision_server) AS stale_calls,
+    countIf(t.revision_client != '' AND t.revision_server != '' AND t.revision_client != t.revision_server
+        AND NOT has({same_contract:Array(Tuple(String, String, String))}, (t.tool, t.revision_client, t.revision_server))) AS stale_calls,
     countIf(t.side_effect_started) AS side_effect_started,
     toUInt64(sum(greatest(t.external_requests, 0))) AS external_requests
 FROM

@@ -39,6 +39,25 @@ stale AS
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
     GROUP BY session
 ),
+same_calls AS
+(
+    SELECT if(session_id != '', session_id, run_id) AS session, tool, time
+    FROM mcpdrift.events
+    WHERE tenant = {tenant:String} AND event_name = 'mcp.drift.call'
+      AND (tool, revision_client, revision_server) IN (SELECT arrayJoin({same_contract:Array(Tuple(String, String, String))}))
+      AND (session_id != '' OR run_id != '')
+      AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
+),
+same_contract AS
+(
+    SELECT session, tool, false AS all_tools, groupArray(time) AS times
+    FROM same_calls
+    GROUP BY session, tool
+    UNION ALL
+    SELECT session, '' AS tool, true AS all_tools, groupArray(time) AS times
+    FROM same_calls
+    GROUP BY session
+),
 firsts AS
 (
     SELECT n.tool AS tool, n.session AS session, n.sent AS sent,
@@ -51,10 +70,11 @@ counted AS
 (
     SELECT f.tool AS tool, f.sent AS sent, f.refreshed AS refreshed,
            toUnixTimestamp64Milli(f.refreshed_at) - toUnixTimestamp64Milli(f.sent) AS lag_ms,
-           arrayCount(t -> t >= f.sent, c.times) AS after_notice,
-           if(f.refreshed, arrayCount(t -> t >= f.refreshed_at, c.times), 0) AS after_refresh
+           toUInt64(arrayCount(t -> t >= f.sent, c.times) - arrayCount(t -> t >= f.sent, x.times)) AS after_notice,
+           if(f.refreshed, toUInt64(arrayCount(t -> t >= f.refreshed_at, c.times) - arrayCount(t -> t >= f.refreshed_at, x.times)), 0) AS after_refresh
     FROM firsts AS f
     LEFT JOIN stale AS c ON c.session = f.session AND c.tool = f.tool AND c.all_tools = (f.tool = '')
+    LEFT JOIN same_contract AS x ON x.session = f.session AND x.tool = f.tool AND x.all_tools = (f.tool = '')
 )
 SELECT
     toDateTime(intDiv(toUInt32(toDateTime(greatest(sent, {from:DateTime64(9, 'UTC')}), 'UTC')), {step:UInt32}) * {step:UInt32}, 'UTC') AS time,

@@ -5,7 +5,8 @@ SELECT
     t.revision_server AS revision_server,
     if(t.client_version = '', t.client_name, concat(t.client_name, '@', t.client_version)) AS client,
     sum(t.calls) AS calls,
-    sumIf(t.calls, t.revision_client != '' AND t.revision_client != t.revision_server) AS stale_calls,
+    sumIf(t.calls, t.revision_client != '' AND t.revision_client != t.revision_server
+        AND NOT has({same_contract:Array(Tuple(String, String, String))}, (t.tool, t.revision_client, t.revision_server))) AS stale_calls,
     sum(t.calls_current) AS current,
     sum(t.calls_normalized) AS normalized,
     sum(t.calls_rejected) AS rejected,
