@@ -12,6 +12,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // ackSpooledConfig returns a test configuration acknowledging once
@@ -98,7 +99,7 @@ func testAckSpooledGroupsInserts(t *testing.T, cacheEvents int) {
 		}
 		// One record under its own token, or a group under the group's:
 		// both derive from the content, so a replay repeats them.
-		if one, many := groupablePrefix+batchToken(bt.Tenant, bt.Events), groupToken(bt.Tenant, bt.Events); bt.Token != one && bt.Token != many {
+		if one, many := groupablePrefix+batchToken(bt.Tenant, bt.Events), "group:"+batchToken(bt.Tenant, bt.Events); bt.Token != one && bt.Token != many {
 			t.Errorf("insert %d of %d events: token %q, want %q or %q", i, len(bt.Events), bt.Token, one, many)
 		}
 		for _, e := range bt.Events {
@@ -209,6 +210,16 @@ func (r *recorder) Write(ctx context.Context, b store.Batch) error {
 	return r.Writer.Write(ctx, b)
 }
 
+// WriteNative records and forwards a replayed group, which the replayer
+// hands a store that takes Native blocks (both do) as one.
+func (r *recorder) WriteNative(ctx context.Context, token string, blk *chwire.NativeBlock) error {
+	r.mu.Lock()
+	r.tokens = append(r.tokens, token)
+	r.sizes = append(r.sizes, blk.Rows())
+	r.mu.Unlock()
+	return r.Writer.(nativeWriter).WriteNative(ctx, token, blk)
+}
+
 // TestInflightGroupReplayedWhole plays the restart after a process died in
 // the middle of a grouped insert, against the real store: the group had
 // reached the store (wholly here; partly is the same to deduplication)
@@ -243,7 +254,7 @@ func TestInflightGroupReplayedWhole(t *testing.T) {
 			end = next
 		}
 	}
-	token := groupToken(tenant, group)
+	token := "group:" + batchToken(tenant, group)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// What the dead process had written, and recorded as in flight.

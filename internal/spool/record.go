@@ -536,3 +536,10 @@ func payloadHead(p []byte) (tenant, token string, events int, err error) {
 	}
 	return tenant, token, int(n), nil
 }
+
+// DecodePayload decodes a record's payload (Payload.Bytes), its events
+// appended to dst, for a reader that cannot take payloads as they are.
+// The record's strings alias p, which must not change afterwards.
+func DecodePayload(p []byte, dst []otelschema.Event) (Record, error) {
+	return decodePayload(p, dst)
+}
