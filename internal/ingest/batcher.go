@@ -115,6 +115,13 @@ type batcher struct {
 	inflight map[uint64]partRef
 }
 
+// insertRowsLimiter is a store that bounds the rows of one INSERT. Its
+// Write splits a larger batch; a Native block cannot be split, so the
+// replayer gathers no group past the bound.
+type insertRowsLimiter interface {
+	MaxInsertRows() int
+}
+
 // batch is a set of events written with one store.Write.
 type batch struct {
 	events *[]otelschema.Event
@@ -186,6 +193,11 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 	b.cond.L = &b.mu
 	b.insertDelay = cfg.InsertMaxDelay
 	b.native = b.w.nw != nil
+	if m, ok := w.(insertRowsLimiter); ok && b.native && m.MaxInsertRows() > 0 {
+		// A native block is one INSERT: a store that bounds its INSERTs
+		// (the server's store.insert.max-rows) bounds the groups.
+		b.insertMax = min(b.insertMax, m.MaxInsertRows())
+	}
 	b.keepID = func(id uint64) bool {
 		b.ids.add(id)
 		return true

@@ -413,3 +413,68 @@ func replayBacklog(t *testing.T, cfg Config, sizes []int) (*batcher, *sink) {
 	}
 	return b, w
 }
+
+// limitedRecorder is a recorder of a store that bounds its INSERTs, as
+// the server store does (store.insert.max-rows).
+type limitedRecorder struct {
+	*recorder
+	max int
+}
+
+func (r limitedRecorder) MaxInsertRows() int { return r.max }
+
+// TestReplayGroupsWithinTheInsertRows: against a store that bounds its
+// INSERTs' rows, the replayer gathers no group past the bound (a Native
+// block is one INSERT; Write would split it), and the real store holds
+// every event once.
+func TestReplayGroupsWithinTheInsertRows(t *testing.T) {
+	st := openStore(t)
+	cfg := ackSpooledConfig(t, 1000)
+	tenant := fmt.Sprintf("limited-%d", time.Now().UnixNano())
+	cfg.Tenant = tenant
+	cfg.BatchMaxEvents = 10
+	sp, err := spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	for i := range 10 {
+		ev := events(fmt.Sprintf("%s-%d", tenant, i), 10)
+		for j := range ev {
+			ev[j].Time = now
+		}
+		if _, err := sp.Append(spool.Record{Tenant: tenant, Token: groupablePrefix + batchToken(tenant, ev), Events: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp.Close()
+	sp, err = spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	rec := limitedRecorder{recorder: &recorder{Writer: st}, max: 25}
+	b := newBatcher(cfg, rec, sp, &counters{}, nil, tracing{})
+	waitFor(t, "the replay", func() bool { return sp.Stats().Records == 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	sizes := slices.Clone(rec.sizes)
+	rec.mu.Unlock()
+	if want := []int{20, 20, 20, 20, 20}; !slices.Equal(sizes, want) {
+		t.Errorf("insert sizes %v, want %v: groups of whole records within 25 rows", sizes, want)
+	}
+	var n []struct {
+		N int `json:"n"`
+	}
+	q := store.Query{Name: "limited_count", SQL: "SELECT count() AS n FROM mcpdrift.events WHERE tenant = {tenant:String}"}
+	if err := st.Query(ctx, q, store.Params{}.String("tenant", tenant), &n); err != nil {
+		t.Fatal(err)
+	}
+	if len(n) != 1 || n[0].N != 100 {
+		t.Fatalf("the store holds %v events of the tenant, want 100", n)
+	}
+}

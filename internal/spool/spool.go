@@ -66,10 +66,10 @@ type Config struct {
 	// fsync before it returns. Without it a record survives the death of
 	// the process but not of the machine.
 	Fsync bool
-	// CacheEvents bounds the events of the records lately appended that
-	// the spool keeps in memory, so that reading them back does not decode
-	// them from disk (cache.go); 0 keeps none. An append that would go
-	// past it is not kept, and is read from disk.
+	// CacheEvents bounds the events of the records lately appended whose
+	// payloads the spool keeps in memory, so that reading them back does
+	// not read and check them from disk (cache.go); 0 keeps none. An
+	// append that would go past it is not kept, and is read from disk.
 	CacheEvents int
 }
 
