@@ -129,16 +129,26 @@ func (b *NativeBlock) Rollback() {
 // bytes the rows b holds take (nothing when b is empty), as Append's
 // reserve does: a caller appending row by row otherwise lets append grow
 // each column in steps of a quarter.
-func (b *NativeBlock) Grow(rows int) {
-	if b.rows == 0 || rows <= 0 {
+func (b *NativeBlock) Grow(rows int) { b.Reserve(rows, rows) }
+
+// Reserve makes room in every column for need more rows, estimated as
+// Grow estimates them; a column short of that room is grown for want
+// rows (at least need) at once. A caller adding records one at a time
+// to a block that reaches a large size calls it before each record with
+// the record's rows as need and, as want, the rows it expects or as many
+// as the block holds: each column then grows in a step or two, or
+// doubles, where append's quarter steps past 256 elements copy a column
+// about five times over, every copy fresh memory to fault in.
+func (b *NativeBlock) Reserve(need, want int) {
+	if b.rows == 0 || need <= 0 {
 		return
 	}
+	want = max(want, need)
 	grow := func(buf []byte) []byte {
-		need := len(buf) * rows / b.rows
-		if cap(buf)-len(buf) >= need {
+		if cap(buf)-len(buf) >= len(buf)*need/b.rows {
 			return buf
 		}
-		return slices.Grow(buf, need)
+		return slices.Grow(buf, len(buf)*want/b.rows)
 	}
 	for i := range b.cols {
 		b.cols[i] = grow(b.cols[i])

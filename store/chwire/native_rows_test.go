@@ -113,3 +113,42 @@ func TestRowsMatchAppend(t *testing.T) {
 		t.Fatal("Grow changed the block")
 	}
 }
+
+// TestReserve: a column short of room for need rows is grown for want
+// rows at once, one with room is left alone, and the block's content does
+// not change.
+func TestReserve(t *testing.T) {
+	g, err := simulate.NewGenerator(simulate.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec simulate.Record
+	var events []otelschema.Event
+	for len(events) < 100 && g.Next(&rec) {
+		events = append(events, rec.Event)
+	}
+	var b NativeBlock
+	b.Append("acme", events)
+	before := bytes.Join(b.Chunks(), nil)
+	caps := func() []int {
+		var c []int
+		for _, col := range b.cols {
+			c = append(c, cap(col))
+		}
+		return c
+	}
+	b.Reserve(100, 1000)
+	if !bytes.Equal(bytes.Join(b.Chunks(), nil), before) {
+		t.Fatal("Reserve changed the block")
+	}
+	grown := caps()
+	for i, col := range b.cols {
+		if want := len(col) * 11; len(col) > 0 && cap(col) < want {
+			t.Errorf("column %d: capacity %d after Reserve(100, 1000) of 100 rows of %d bytes, want at least %d", i, cap(col), len(col), want)
+		}
+	}
+	b.Reserve(100, 5000) // room for 100 more rows: nothing grows
+	if got := caps(); !slices.Equal(got, grown) {
+		t.Errorf("capacities %v after a Reserve the block had room for, want %v", got, grown)
+	}
+}
