@@ -13,6 +13,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // batcher gathers the events of many requests into batches and writes them
@@ -37,7 +38,7 @@ import (
 // (group commit), and the replayer writes the spool to the store in
 // inserts of up to insertMax events gathered from consecutive records.
 type batcher struct {
-	w          store.Writer
+	w          *loggedWriter
 	tenant     string
 	maxEvents  int
 	maxDelay   time.Duration
@@ -60,9 +61,18 @@ type batcher struct {
 	// for more records (see flushing).
 	flushed   chan struct{}
 	flushOnce sync.Once
-	// groupBuf holds the events of the replayer's groups, grown on demand;
-	// only the replayer uses it.
+	// What only the replayer uses: groupBuf holds the events of its groups
+	// for a writer that takes events only, grown on demand; with a native
+	// one (native), groupBlk holds the groups' rows, tc transcodes each
+	// record's payload into it, and keepID adds the id of each event to
+	// ids, the group token's hash. recBuf holds the payload read last.
 	groupBuf []otelschema.Event
+	native   bool
+	groupBlk *chwire.NativeBlock
+	tc       spool.Transcoder
+	ids      tokenHash
+	keepID   func(id uint64) bool
+	recBuf   []byte
 	// spooling sends batches to the spool only: it holds records, or the
 	// store failed or was too slow. Set by the writer goroutine, cleared by
 	// the replayer once the spool is empty and no abandoned write is
@@ -103,6 +113,13 @@ type batcher struct {
 	// is not batched again, and its request waits for that part instead.
 	// Nil when recent is.
 	inflight map[uint64]partRef
+}
+
+// insertRowsLimiter is a store that bounds the rows of one INSERT. Its
+// Write splits a larger batch; a Native block cannot be split, so the
+// replayer gathers no group past the bound.
+type insertRowsLimiter interface {
+	MaxInsertRows() int
 }
 
 // batch is a set of events written with one store.Write.
@@ -175,6 +192,16 @@ func newBatcher(cfg Config, w store.Writer, sp *spool.Spool, stats *counters, lo
 	}
 	b.cond.L = &b.mu
 	b.insertDelay = cfg.InsertMaxDelay
+	b.native = b.w.nw != nil
+	if m, ok := w.(insertRowsLimiter); ok && b.native && m.MaxInsertRows() > 0 {
+		// A native block is one INSERT: a store that bounds its INSERTs
+		// (the server's store.insert.max-rows) bounds the groups.
+		b.insertMax = min(b.insertMax, m.MaxInsertRows())
+	}
+	b.keepID = func(id uint64) bool {
+		b.ids.add(id)
+		return true
+	}
 	if sp != nil {
 		if b.ackSpooled || sp.Stats().Records > 0 {
 			// Replay what an earlier process left before writing anew.

@@ -80,10 +80,11 @@ type Config struct {
 	// several spooled batches (AckSpooled). Larger inserts cost the store
 	// less per event — each feeds every materialised view once and leaves
 	// fewer parts to merge — at the price of the replayer holding that many
-	// decoded events (608 bytes each before their strings) and their
-	// encoding while it writes them. Each tenant's spool also keeps up to
-	// that many of the events it was last given in memory, for the
-	// replayer to take without reading them back from disk
+	// events' Native encoding while it writes them (the spooled payloads
+	// are transcoded into it, not decoded). Each tenant's spool also keeps
+	// the payloads of up to that many of the events it was last given in
+	// memory (365 bytes per event of the bench's mix), for the replayer
+	// to take without reading them back from disk
 	// (spool.Config.CacheEvents), and ends a segment at that many events
 	// (spool.Config.SegmentEvents), so that the groups, which do not span
 	// segments, are not cut short where a segment's bytes run out.

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // ackSpooledConfig returns a test configuration acknowledging once
@@ -98,7 +99,7 @@ func testAckSpooledGroupsInserts(t *testing.T, cacheEvents int) {
 		}
 		// One record under its own token, or a group under the group's:
 		// both derive from the content, so a replay repeats them.
-		if one, many := groupablePrefix+batchToken(bt.Tenant, bt.Events), groupToken(bt.Tenant, bt.Events); bt.Token != one && bt.Token != many {
+		if one, many := groupablePrefix+batchToken(bt.Tenant, bt.Events), "group:"+batchToken(bt.Tenant, bt.Events); bt.Token != one && bt.Token != many {
 			t.Errorf("insert %d of %d events: token %q, want %q or %q", i, len(bt.Events), bt.Token, one, many)
 		}
 		for _, e := range bt.Events {
@@ -209,6 +210,16 @@ func (r *recorder) Write(ctx context.Context, b store.Batch) error {
 	return r.Writer.Write(ctx, b)
 }
 
+// WriteNative records and forwards a replayed group, which the replayer
+// hands a store that takes Native blocks (both do) as one.
+func (r *recorder) WriteNative(ctx context.Context, token string, blk *chwire.NativeBlock) error {
+	r.mu.Lock()
+	r.tokens = append(r.tokens, token)
+	r.sizes = append(r.sizes, blk.Rows())
+	r.mu.Unlock()
+	return r.Writer.(nativeWriter).WriteNative(ctx, token, blk)
+}
+
 // TestInflightGroupReplayedWhole plays the restart after a process died in
 // the middle of a grouped insert, against the real store: the group had
 // reached the store (wholly here; partly is the same to deduplication)
@@ -243,7 +254,7 @@ func TestInflightGroupReplayedWhole(t *testing.T) {
 			end = next
 		}
 	}
-	token := groupToken(tenant, group)
+	token := "group:" + batchToken(tenant, group)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// What the dead process had written, and recorded as in flight.
@@ -401,4 +412,69 @@ func replayBacklog(t *testing.T, cfg Config, sizes []int) (*batcher, *sink) {
 		t.Fatal(err)
 	}
 	return b, w
+}
+
+// limitedRecorder is a recorder of a store that bounds its INSERTs, as
+// the server store does (store.insert.max-rows).
+type limitedRecorder struct {
+	*recorder
+	max int
+}
+
+func (r limitedRecorder) MaxInsertRows() int { return r.max }
+
+// TestReplayGroupsWithinTheInsertRows: against a store that bounds its
+// INSERTs' rows, the replayer gathers no group past the bound (a Native
+// block is one INSERT; Write would split it), and the real store holds
+// every event once.
+func TestReplayGroupsWithinTheInsertRows(t *testing.T) {
+	st := openStore(t)
+	cfg := ackSpooledConfig(t, 1000)
+	tenant := fmt.Sprintf("limited-%d", time.Now().UnixNano())
+	cfg.Tenant = tenant
+	cfg.BatchMaxEvents = 10
+	sp, err := spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	for i := range 10 {
+		ev := events(fmt.Sprintf("%s-%d", tenant, i), 10)
+		for j := range ev {
+			ev[j].Time = now
+		}
+		if _, err := sp.Append(spool.Record{Tenant: tenant, Token: groupablePrefix + batchToken(tenant, ev), Events: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp.Close()
+	sp, err = spool.Open(cfg.Spool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	rec := limitedRecorder{recorder: &recorder{Writer: st}, max: 25}
+	b := newBatcher(cfg, rec, sp, &counters{}, nil, tracing{})
+	waitFor(t, "the replay", func() bool { return sp.Stats().Records == 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	sizes := slices.Clone(rec.sizes)
+	rec.mu.Unlock()
+	if want := []int{20, 20, 20, 20, 20}; !slices.Equal(sizes, want) {
+		t.Errorf("insert sizes %v, want %v: groups of whole records within 25 rows", sizes, want)
+	}
+	var n []struct {
+		N int `json:"n"`
+	}
+	q := store.Query{Name: "limited_count", SQL: "SELECT count() AS n FROM mcpdrift.events WHERE tenant = {tenant:String}"}
+	if err := st.Query(ctx, q, store.Params{}.String("tenant", tenant), &n); err != nil {
+		t.Fatal(err)
+	}
+	if len(n) != 1 || n[0].N != 100 {
+		t.Fatalf("the store holds %v events of the tenant, want 100", n)
+	}
 }

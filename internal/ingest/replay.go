@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/spool"
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // Replay backoff bounds.
@@ -86,7 +88,9 @@ func (b *batcher) replay() {
 			// Under modeMu no record is appended meanwhile: the spool is
 			// empty for sure when Peek finds nothing.
 			b.modeMu.Lock()
-			if _, _, more, _ := b.sp.Peek(); !more && b.abandonedDone() && !b.ackSpooled {
+			p, _, more, _ := b.sp.PeekPayload(b.recBuf)
+			b.recBuf = p.Bytes
+			if !more && b.abandonedDone() && !b.ackSpooled {
 				b.spooling.Store(false)
 				st := b.sp.Stats()
 				b.logger.Info("spool replayed: writing to the store directly", "replayed", st.Replayed, "quarantined", st.Quarantined)
@@ -103,13 +107,18 @@ func (b *batcher) replay() {
 			batches = b.tr.spooled.upTo(g.next)
 			b.modeMu.Unlock()
 		}
-		ctx, span := b.tr.startInsert(ctx, batches, len(g.events), selftrace.KeyReplay.Bool(true))
+		ctx, span := b.tr.startInsert(ctx, batches, g.rows, selftrace.KeyReplay.Bool(true))
 		start := time.Now()
-		err := b.w.Write(ctx, store.Batch{Tenant: g.tenant, Token: g.token, Events: g.events})
+		var err error
+		if g.blk != nil {
+			err = b.w.WriteNative(ctx, g.token, g.blk)
+		} else {
+			err = b.w.Write(ctx, store.Batch{Tenant: g.tenant, Token: g.token, Events: g.events})
+		}
 		b.stats.observeWrite(start)
 		endSpan(span, err)
 		cancel()
-		n := len(g.events)
+		n := g.rows
 		switch {
 		case err == nil:
 			backoff = replayMinBackoff
@@ -167,13 +176,24 @@ const groupablePrefix = "g:"
 
 // group is what one replayer insert writes: records spooled one after the
 // other, from the spool's cursor up to next.
+//
+// With a store that takes a Native block (nativeWriter, both stores), the
+// records' payloads are transcoded into blk as they are read
+// (spool.Transcoder), with no otelschema.Event in between; the group's
+// token is hashed from the event ids the transcoder hands its keep
+// callback. With any other writer the payloads are decoded onto events,
+// the replayer's buffer (group.buffer), and written with Write.
 type group struct {
 	tenant  string
 	token   string
-	events  []otelschema.Event
+	rows    int // the events of its records
 	records int
 	next    spool.Position
-	// buffered says that events lie in the replayer's buffer (group.buffer).
+	// blk holds the rows, for a native writer (the replayer's groupBlk).
+	blk *chwire.NativeBlock
+	// events holds them otherwise; buffered says that they lie in the
+	// replayer's buffer (group.buffer).
+	events   []otelschema.Event
 	buffered bool
 }
 
@@ -185,36 +205,39 @@ type group struct {
 // record at the cursor was seen; a group of several records is made
 // durable as the inflight one before it is written.
 func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) {
-	rec, next, ok, err := b.sp.Peek()
-	if err != nil || !ok {
+	g, p, err := b.firstGroup()
+	if g == nil || err != nil {
 		return nil, err
 	}
-	g := &group{tenant: rec.Tenant, token: rec.Token, events: rec.Events, records: 1, next: next}
 	if in := resume; in != nil {
 		// Exactly the records of the group cut short, under its token.
 		for g.next != in.End {
-			r, n, ok, err := b.sp.PeekAt(g.next, g.buffer(&b.groupBuf))
+			r, n, ok, err := b.sp.PeekPayloadAt(g.next, b.recBuf)
 			if err != nil && !errors.Is(err, spool.ErrGroupBoundary) {
 				return nil, err
+			}
+			if ok {
+				b.recBuf = r.Bytes
+				ok = b.add(g, r, n) == nil
 			}
 			if !ok {
 				b.logger.Warn("the spool's inflight group cannot be read whole: replaying its records anew",
 					"records", g.records, "end_segment", in.End.Seg, "end_offset", in.End.Off)
 				_ = b.sp.ClearInflight()
-				return &group{tenant: rec.Tenant, token: rec.Token, events: rec.Events, records: 1, next: next}, nil
+				g, _, err := b.firstGroup()
+				return g, err
 			}
-			g.add(r, n, &b.groupBuf)
 		}
 		g.token = in.Token
 		return g, nil
 	}
-	if alone || !b.ackSpooled || !strings.HasPrefix(rec.Token, groupablePrefix) {
+	if alone || !b.ackSpooled || !strings.HasPrefix(p.Token, groupablePrefix) {
 		return g, nil
 	}
 	deadline := time.Now().Add(b.insertDelay)
-	for len(g.events) < b.insertMax {
-		b.growGroup(g, len(rec.Events))
-		r, n, ok, err := b.sp.PeekAt(g.next, g.buffer(&b.groupBuf))
+	for g.rows < b.insertMax {
+		b.growGroup(g, p.Events)
+		r, n, ok, err := b.sp.PeekPayloadAt(g.next, b.recBuf)
 		if errors.Is(err, spool.ErrGroupBoundary) {
 			break
 		}
@@ -222,10 +245,14 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 			return nil, err
 		}
 		if ok {
-			if r.Tenant != g.tenant || !strings.HasPrefix(r.Token, groupablePrefix) || len(r.Events) > b.insertMax {
+			b.recBuf = r.Bytes
+			if r.Tenant != g.tenant || !strings.HasPrefix(r.Token, groupablePrefix) || g.rows+r.Events > b.insertMax {
 				break
 			}
-			g.add(r, n, &b.groupBuf)
+			if b.add(g, r, n) != nil {
+				// Read again at the cursor, where it is quarantined.
+				break
+			}
 			continue
 		}
 		if b.flushing() || b.sp.Full() {
@@ -239,7 +266,7 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 		}
 	}
 	if g.records > 1 {
-		g.token = groupToken(g.tenant, g.events)
+		g.token = "group:" + b.ids.token(g.rows)
 		if err := b.sp.SetInflight(spool.Inflight{End: g.next, Token: g.token}); err != nil {
 			return nil, err
 		}
@@ -247,13 +274,71 @@ func (b *batcher) nextGroup(alone bool, resume *spool.Inflight) (*group, error) 
 	return g, nil
 }
 
-// buffer returns the slice the next record of g is decoded onto
-// (spool.PeekAt appends to it): g's events in buf, the replayer's buffer
-// reused from group to group, so that a group is neither regrown nor copied
-// record by record. The first record, read by Peek on its own, is moved
-// there on the first call. buf grows as the groups need, up to insertMax
-// events: a quiet ingester does not hold a buffer sized for the busiest
-// (200,000 events, 116 MiB, by default).
+// firstGroup returns a group of the record at the cursor, nil when the
+// spool is empty, and that record's payload. A record at the cursor that
+// does not transcode or decode, which PeekPayload checked already for
+// one read from disk, is quarantined and the next one taken.
+func (b *batcher) firstGroup() (*group, spool.Payload, error) {
+	for {
+		p, next, ok, err := b.sp.PeekPayload(b.recBuf)
+		if err != nil || !ok {
+			return nil, spool.Payload{}, err
+		}
+		b.recBuf = p.Bytes
+		// Cloned: p's strings alias recBuf, which the next read reuses.
+		g := &group{tenant: strings.Clone(p.Tenant), token: strings.Clone(p.Token)}
+		if b.native {
+			if b.groupBlk == nil {
+				b.groupBlk = new(chwire.NativeBlock)
+			}
+			b.groupBlk.Reset()
+			g.blk = b.groupBlk
+		}
+		b.ids.reset(p.Tenant)
+		aerr := b.add(g, p, next)
+		if aerr == nil {
+			return g, p, nil
+		}
+		b.stats.spoolErrors.Add(1)
+		b.logger.Error("a spooled batch cannot be read: quarantined", "events", p.Events, "token", p.Token, "error", aerr)
+		if qerr := b.sp.Quarantine(next, aerr.Error()); qerr != nil {
+			return nil, spool.Payload{}, qerr
+		}
+	}
+}
+
+// add appends the events of p, the record ending at next, to g.
+func (b *batcher) add(g *group, p spool.Payload, next spool.Position) error {
+	if g.blk != nil {
+		_, _, n, err := b.tc.AppendPayload(g.blk, p.Bytes, b.keepID)
+		if err != nil {
+			return err
+		}
+		g.rows += n
+	} else {
+		// Decoded from a copy: the events' strings alias it, and a test
+		// writer may keep them past the write.
+		rec, err := spool.DecodePayload(bytes.Clone(p.Bytes), g.buffer(&b.groupBuf))
+		if err != nil {
+			return err
+		}
+		for i := range rec.Events[len(g.events):] {
+			b.ids.add(rec.Events[len(g.events)+i].ID)
+		}
+		g.events = rec.Events
+		b.groupBuf = g.events
+		g.rows = len(g.events)
+	}
+	g.records++
+	g.next = next
+	return nil
+}
+
+// buffer returns the slice the next record of g is decoded onto: g's
+// events in buf, the replayer's buffer reused from group to group, so
+// that a group is neither regrown nor copied record by record. buf grows
+// as the groups need, up to insertMax events: a quiet ingester does not
+// hold a buffer sized for the busiest.
 func (g *group) buffer(buf *[]otelschema.Event) []otelschema.Event {
 	if !g.buffered {
 		g.events = append((*buf)[:0], g.events...)
@@ -273,35 +358,34 @@ func (g *group) buffer(buf *[]otelschema.Event) []otelschema.Event {
 // group in steps, every one of them fresh memory to fault in and to
 // collect; sized from the backlog, it takes a step or two. Sized by the
 // first record alone, a small one understated the backlog and left the
-// growth to PeekAt, which doubles the buffer past the bound, where it is
-// held, for events no group takes, as long as the replayer runs; PeekAt
-// still grows it so for a record larger than the group's mean appended
-// between the count and the read.
+// growth to decoding, which doubles the buffer past the bound, where it
+// is held, for events no group takes, as long as the replayer runs.
+//
+// A native block is grown alike, in bytes estimated from those of the
+// rows it holds (NativeBlock.Reserve, a no-op once the block kept from
+// group to group has the room): left to append, its columns of tens of
+// megabytes grew in quarter steps, each a copy into fresh memory (a
+// quarter of the replayer's CPU in a 500,000-event bench run).
 func (b *batcher) growGroup(g *group, size int) {
+	size = max(size, g.rows/max(g.records, 1), 1)
+	backlog := int(min(b.sp.Stats().Records, math.MaxInt32/int64(size))) * size
+	if g.blk != nil {
+		g.blk.Reserve(size, min(max(backlog, 2*g.rows), b.insertMax+b.maxEvents)-g.rows)
+		return
+	}
 	buf := g.buffer(&b.groupBuf)
-	size = max(size, len(buf)/max(g.records, 1), 1)
 	if cap(buf)-len(buf) >= size {
 		return
 	}
-	backlog := int(min(b.sp.Stats().Records, math.MaxInt32/int64(size))) * size
 	want := min(max(backlog, 2*cap(buf)), b.insertMax+b.maxEvents)
 	if backlog <= len(buf) || want <= cap(buf) {
-		// Nothing more spooled yet, or a record past the bound: PeekAt
+		// Nothing more spooled yet, or a record past the bound: decoding
 		// grows the buffer for a record that comes.
 		return
 	}
 	grown := make([]otelschema.Event, len(buf), want)
 	copy(grown, buf)
 	g.events, b.groupBuf = grown, grown
-}
-
-// add takes r, read by PeekAt onto g.buffer and ending at next, into g:
-// r.Events are g's events followed by the record's.
-func (g *group) add(r spool.Record, next spool.Position, buf *[]otelschema.Event) {
-	g.events = r.Events
-	*buf = g.events
-	g.records++
-	g.next = next
 }
 
 // waitAppend waits up to d for an append to the spool; false when the
@@ -328,11 +412,6 @@ func (b *batcher) flushing() bool {
 	default:
 		return false
 	}
-}
-
-// groupToken identifies a group by its events, like batchToken.
-func groupToken(tenant string, events []otelschema.Event) string {
-	return "group:" + batchToken(tenant, events)
 }
 
 // abandonedDone reports whether no write left running past spoolAfter is

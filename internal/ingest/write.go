@@ -260,12 +260,33 @@ func (b *batcher) writeEvents(tctx context.Context, events []otelschema.Event) (
 // batchToken identifies a batch by its tenant and its events' identities, so
 // that writing the same batch again yields the same token.
 func batchToken(tenant string, events []otelschema.Event) string {
-	d := xxhash.New()
-	_, _ = d.WriteString(tenant)
-	var buf [8]byte
+	var h tokenHash
+	h.reset(tenant)
 	for i := range events {
-		binary.LittleEndian.PutUint64(buf[:], events[i].ID)
-		_, _ = d.Write(buf[:])
+		h.add(events[i].ID)
 	}
-	return fmt.Sprintf("%016x-%d", d.Sum64(), len(events))
+	return h.token(len(events))
+}
+
+// tokenHash hashes a tenant and event ids, in order, into batchToken's
+// token, for a caller that sees the ids one by one (the replayer's
+// transcoder).
+type tokenHash struct {
+	d   xxhash.Digest
+	buf [8]byte
+}
+
+func (h *tokenHash) reset(tenant string) {
+	h.d.Reset()
+	_, _ = h.d.WriteString(tenant)
+}
+
+func (h *tokenHash) add(id uint64) {
+	binary.LittleEndian.PutUint64(h.buf[:], id)
+	_, _ = h.d.Write(h.buf[:])
+}
+
+// token is the token of the ids added, n of them.
+func (h *tokenHash) token(n int) string {
+	return fmt.Sprintf("%016x-%d", h.d.Sum64(), n)
 }

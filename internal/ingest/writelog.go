@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // writeLogEvery bounds how often failing store writes are logged.
@@ -19,6 +20,7 @@ const writeLogEvery = 10 * time.Second
 // ingester's metrics; this is what an operator reads in the logs.
 type loggedWriter struct {
 	w     store.Writer
+	nw    nativeWriter // w, when it takes Native blocks; nil otherwise
 	log   *slog.Logger
 	every time.Duration
 	now   func() time.Time
@@ -33,7 +35,28 @@ type loggedWriter struct {
 }
 
 func newLoggedWriter(w store.Writer, log *slog.Logger) *loggedWriter {
-	return &loggedWriter{w: w, log: log, every: writeLogEvery, now: time.Now}
+	nw, _ := w.(nativeWriter)
+	return &loggedWriter{w: w, nw: nw, log: log, every: writeLogEvery, now: time.Now}
+}
+
+// nativeWriter is a store that takes an insert already encoded as a
+// Native block, as both stores do: the replayer transcodes spooled
+// records into one (spool.Transcoder) rather than decoding them to
+// events that the store encodes again. WriteNative stores blk's rows
+// under token as Write stores a batch of the same events under it.
+type nativeWriter interface {
+	WriteNative(ctx context.Context, token string, blk *chwire.NativeBlock) error
+}
+
+// WriteNative writes through nw, logged as Write is; only called when nw
+// is set.
+func (l *loggedWriter) WriteNative(ctx context.Context, token string, blk *chwire.NativeBlock) error {
+	err := l.nw.WriteNative(ctx, token, blk)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err
+	}
+	l.note(err, blk.Rows())
+	return err
 }
 
 // Write implements store.Writer.

@@ -1,10 +1,12 @@
 package spool
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/internal/simulate"
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // simRecords returns simulator events as the ingester spools them: records
@@ -69,4 +71,57 @@ func BenchmarkDecodePayload(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}
+
+// BenchmarkToNative compares two ways from simulator records' payloads
+// (10 records of 2,000 events) to one Native block, kept from iteration
+// to iteration as the embedded store keeps its own: "decode" decodes each
+// payload into a reused []Event and appends them with NativeBlock.Append,
+// as replay and the store do today; "transcode" appends each payload with
+// Transcoder.AppendPayload. Both call a keep callback per event (dedup's
+// place). B/op and allocs/op are per iteration, ns/event per event.
+func BenchmarkToNative(b *testing.B) {
+	recs := simRecords(b)
+	var payloads [][]byte
+	for i := range recs {
+		payloads = append(payloads, appendRecord(nil, &recs[i])[headerSize:])
+	}
+	keep := func(id uint64) bool { return id != 0 }
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		var blk chwire.NativeBlock
+		var events int
+		buf := make([]otelschema.Event, 0, 2000)
+		for b.Loop() {
+			blk.Reset()
+			for _, p := range payloads {
+				rec, err := decodePayload(p, buf[:0])
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = rec.Events
+				kept := slices.DeleteFunc(rec.Events, func(e otelschema.Event) bool { return !keep(e.ID) })
+				blk.Append(rec.Tenant, kept)
+				events += len(kept)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	})
+	b.Run("transcode", func(b *testing.B) {
+		b.ReportAllocs()
+		var blk chwire.NativeBlock
+		var tr Transcoder
+		var events int
+		for b.Loop() {
+			blk.Reset()
+			for _, p := range payloads {
+				_, _, n, err := tr.AppendPayload(&blk, p, keep)
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += n
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	})
 }

@@ -1,9 +1,11 @@
 package spool
 
 import (
+	"bytes"
 	"errors"
 	"math/bits"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
@@ -241,27 +243,29 @@ func TestValidateCacheEvents(t *testing.T) {
 // queue included.
 func TestCacheReusesSlicesOfVaryingSizes(t *testing.T) {
 	sizes := []int{300, 120, 500, 80, 450, 200, 499, 10}
-	recs := make([]Record, len(sizes))
+	payloads := make([][]byte, len(sizes))
 	for i, n := range sizes {
-		recs[i] = testRecord(i, n)
+		r := testRecord(i, n)
+		payloads[i] = appendPayload(nil, &r)
 	}
 	c := cache{max: 4000}
-	dst := make([]otelschema.Event, 0, 500) // the replayer's buffer
-	pos := make([]Position, len(recs))
+	dst := make([]byte, 0, 1<<20) // the replayer's buffer
+	pos := make([]Position, len(payloads))
 	turn := 0
 	round := func() {
 		// Each round in another order, so that a slice recycled from a
 		// small record meets a large one.
 		turn++
-		for i := range recs {
+		for i := range payloads {
 			pos[i] = Position{Seg: 1, Off: int64(i) * 10}
-			c.add(pos[i], Position{Seg: 1, Off: pos[i].Off + 10}, &recs[(i*3+turn)%len(recs)])
+			k := (i*3 + turn) % len(payloads)
+			c.add(pos[i], Position{Seg: 1, Off: pos[i].Off + 10}, payloads[k], sizes[k])
 		}
 		// Every other record is passed, as a read from disk passes the
 		// records the cache held meanwhile; the last is dropped by a
 		// commit.
 		for i := 0; i < len(pos)-1; i += 2 {
-			if _, _, ok := c.take(pos[i], dst[:0]); !ok {
+			if _, _, _, ok := c.take(pos[i], dst); !ok {
 				t.Fatalf("the cache lost the record at %v", pos[i])
 			}
 		}
@@ -269,34 +273,30 @@ func TestCacheReusesSlicesOfVaryingSizes(t *testing.T) {
 	}
 	round()
 	if allocs := testing.AllocsPerRun(50, round); allocs != 0 {
-		t.Errorf("a round of %d adds and takes allocated %.1f times: the cache does not recycle its slices, or they do not fit", len(recs), allocs)
+		t.Errorf("a round of %d adds and takes allocated %.1f times: the cache does not recycle its slices, or they do not fit", len(payloads), allocs)
+	}
+	if _, events, _ := c.stats(); events != 0 || c.bytes != 0 || c.freeCap > c.max*c.perEvent {
+		t.Errorf("after the rounds the cache holds %d events, %d bytes, %d free against a bound of %d", events, c.bytes, c.freeCap, c.max*c.perEvent)
 	}
 }
 
-// TestCacheFreeSlicesHoldNothing: a slice kept for the next adds holds no
-// event, to its capacity, so that it keeps no batch's strings alive.
-func TestCacheFreeSlicesHoldNothing(t *testing.T) {
+// TestCacheTakeCopiesOut: the payload take returns is the caller's, not
+// the cache's: records added after it, into recycled slices, leave it as
+// it was, and what the caller passed to add may change once add returns.
+func TestCacheTakeCopiesOut(t *testing.T) {
 	c := cache{max: 1000}
-	big, small := testRecord(1, 300), testRecord(2, 100)
+	a, b := testRecord(1, 300), testRecord(2, 300)
+	pa, pb := appendPayload(nil, &a), appendPayload(nil, &b)
+	want := slices.Clone(pa)
 	at := func(i int) Position { return Position{Seg: 1, Off: int64(i) * 10} }
-	c.add(at(0), at(1), &big)
-	c.add(at(1), at(2), &big)
-	// One copied out, one passed by a commit.
-	if _, _, ok := c.take(at(0), make([]otelschema.Event, 0, 300)); !ok {
-		t.Fatal("the cache lost its first record")
+	c.add(at(0), at(1), pa, 300)
+	clear(pa) // the appender reuses its buffer
+	got, events, next, ok := c.take(at(0), nil)
+	if !ok || events != 300 || next != at(1) || !bytes.Equal(got, want) {
+		t.Fatalf("take: ok %v, %d events, next %v, payload equal %v", ok, events, next, bytes.Equal(got, want))
 	}
-	c.dropBefore(at(2))
-	// A smaller record reuses a large slice and leaves it again.
-	c.add(at(2), at(3), &small)
-	c.dropBefore(at(3))
-	if len(c.free) == 0 {
-		t.Fatal("no slice was kept for the next adds")
-	}
-	for k, f := range c.free {
-		for i, e := range f[:cap(f)] {
-			if !reflect.ValueOf(e).IsZero() {
-				t.Fatalf("free slice %d (capacity %d) holds event %d: %+v", k, cap(f), i, e)
-			}
-		}
+	c.add(at(1), at(2), pb, 300) // into the slice take copied from
+	if !bytes.Equal(got, want) {
+		t.Fatal("a later add changed the payload take returned")
 	}
 }

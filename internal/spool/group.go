@@ -44,40 +44,55 @@ var ErrGroupBoundary = errors.New("spool: no record to group at this position")
 // cursor nor quarantines: Peek does that when the cursor reaches a corrupt
 // record.
 func (s *Spool) PeekAt(pos Position, dst []otelschema.Event) (rec Record, next Position, ok bool, err error) {
+	p, next, ok, err := s.PeekPayloadAt(pos, nil)
+	if err != nil || !ok {
+		return Record{}, Position{}, ok, err
+	}
+	rec, err = decodePayload(p.Bytes, dst)
+	if err != nil {
+		return Record{}, Position{}, false, ErrGroupBoundary
+	}
+	return rec, next, true, nil
+}
+
+// PeekPayloadAt is PeekAt without decoding the events: the record's
+// payload, copied to dst from its start, checked as PeekPayload checks
+// it. A record that does not check out is ErrGroupBoundary.
+func (s *Spool) PeekPayloadAt(pos Position, dst []byte) (p Payload, next Position, ok bool, err error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return Record{}, Position{}, false, ErrClosed
+		return Payload{}, Position{}, false, ErrClosed
 	}
 	i := slices.IndexFunc(s.segs, func(sg segment) bool { return sg.seq == pos.Seg })
 	if i < 0 {
 		s.mu.Unlock()
-		return Record{}, Position{}, false, ErrGroupBoundary
+		return Payload{}, Position{}, false, ErrGroupBoundary
 	}
 	limit := s.segs[i].size
 	last := i == len(s.segs)-1
 	s.mu.Unlock()
 	if pos.Off >= limit {
 		if last {
-			return Record{}, Position{}, false, nil
+			return Payload{}, Position{}, false, nil
 		}
-		return Record{}, Position{}, false, ErrGroupBoundary
+		return Payload{}, Position{}, false, ErrGroupBoundary
 	}
-	if rec, next, ok := s.cache.take(pos, dst); ok {
-		return rec, next, true, nil
+	if p, next, ok := s.fromCache(pos, dst); ok {
+		return p, next, true, nil
 	}
 	f, err := s.reader(pos.Seg)
 	if err != nil {
-		return Record{}, Position{}, false, err
+		return Payload{}, Position{}, false, err
 	}
-	rec, n, rerr := readRecord(f, pos.Off, limit, dst)
+	p, n, rerr := s.readPayload(f, pos.Off, limit, dst)
 	if rerr != nil {
 		if errors.Is(rerr, errIO) {
-			return Record{}, Position{}, false, rerr
+			return Payload{}, Position{}, false, rerr
 		}
-		return Record{}, Position{}, false, ErrGroupBoundary
+		return Payload{}, Position{}, false, ErrGroupBoundary
 	}
-	return rec, Position{Seg: pos.Seg, Off: pos.Off + n}, true, nil
+	return p, Position{Seg: pos.Seg, Off: pos.Off + n}, true, nil
 }
 
 // CommitGroup records that the n records before next are stored, as n

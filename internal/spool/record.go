@@ -510,3 +510,36 @@ func growEvents(dst []otelschema.Event, n int) []otelschema.Event {
 	}
 	return slices.Grow(dst, max(n, cap(dst)))
 }
+
+// payloadHead reads the head of a payload: its tenant and token (aliasing
+// p) and its event count, without reading the events.
+func payloadHead(p []byte) (tenant, token string, events int, err error) {
+	r := &reader{b: p, whole: unsafe.String(unsafe.SliceData(p), len(p))}
+	v := r.byte1("version")
+	if r.err == nil && v != payloadVersion && v != payloadVersionV1 {
+		return "", "", 0, fmt.Errorf("%w: unknown version %d", errPayload, v)
+	}
+	tenant, token = r.str("tenant"), r.str("token")
+	if v == payloadVersion {
+		if bytes.HasPrefix(r.b, columnsHeader) {
+			r.b = r.b[len(columnsHeader):]
+		} else {
+			readColumns(r)
+		}
+	}
+	n := r.uvarint("event count")
+	if r.err != nil {
+		return "", "", 0, r.err
+	}
+	if n > uint64(len(r.b)) {
+		return "", "", 0, fmt.Errorf("%w: %d events cannot fit in %d bytes", errPayload, n, len(r.b))
+	}
+	return tenant, token, int(n), nil
+}
+
+// DecodePayload decodes a record's payload (Payload.Bytes), its events
+// appended to dst, for a reader that cannot take payloads as they are.
+// The record's strings alias p, which must not change afterwards.
+func DecodePayload(p []byte, dst []otelschema.Event) (Record, error) {
+	return decodePayload(p, dst)
+}

@@ -41,6 +41,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/dirlock"
 	"github.com/mcpdrift/mcpdrift/otelschema"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // Config configures a spool.
@@ -65,10 +66,10 @@ type Config struct {
 	// fsync before it returns. Without it a record survives the death of
 	// the process but not of the machine.
 	Fsync bool
-	// CacheEvents bounds the events of the records lately appended that
-	// the spool keeps in memory, so that reading them back does not decode
-	// them from disk (cache.go); 0 keeps none. An append that would go
-	// past it is not kept, and is read from disk.
+	// CacheEvents bounds the events of the records lately appended whose
+	// payloads the spool keeps in memory, so that reading them back does
+	// not read and check them from disk (cache.go); 0 keeps none. An
+	// append that would go past it is not kept, and is read from disk.
 	CacheEvents int
 }
 
@@ -183,6 +184,12 @@ type Spool struct {
 	rseq  uint64
 
 	cache cache // the records lately appended, in memory
+
+	// vmu guards checker and check, which readPayload checks a payload
+	// read from disk with.
+	vmu     sync.Mutex
+	checker Transcoder
+	check   chwire.NativeBlock
 
 	notify chan struct{} // signalled after each append
 	lock   *os.File      // holds the directory's lock until Close
@@ -404,7 +411,7 @@ func (s *Spool) append(r Record, next *Position) error {
 	s.mu.Unlock()
 	// Before the notification, so that a replayer woken by it finds the
 	// record in memory.
-	s.cache.add(Position{Seg: next.Seg, Off: size}, *next, &r)
+	s.cache.add(Position{Seg: next.Seg, Off: size}, *next, s.buf[headerSize:], len(r.Events))
 	s.appended.Add(1)
 	select {
 	case s.notify <- struct{}{}:
@@ -527,17 +534,48 @@ func (s *Spool) Stats() Stats {
 // past it, to pass to Commit once the record is stored; ok is false when
 // there is none. Corrupt stretches met on the way are quarantined.
 func (s *Spool) Peek() (rec Record, next Position, ok bool, err error) {
+	p, next, ok, err := s.PeekPayload(nil)
+	if err != nil || !ok {
+		return Record{}, Position{}, ok, err
+	}
+	rec, err = decodePayload(p.Bytes, nil)
+	if err != nil {
+		return Record{}, Position{}, false, fmt.Errorf("record at %d:%d: %w", next.Seg, next.Off, err)
+	}
+	return rec, next, true, nil
+}
+
+// Payload is a spooled record as its segment holds it: the payload
+// bytes, which Transcoder.AppendPayload appends to a store insert, and
+// the fields of their head.
+type Payload struct {
+	// Tenant and Token are the record's; they alias Bytes.
+	Tenant, Token string
+	// Events is the number of events the record holds.
+	Events int
+	// Bytes is the payload (the record without its header).
+	Bytes []byte
+}
+
+// PeekPayload is Peek without decoding the events: the payload of the
+// oldest record not yet replayed, copied to dst from its start (dst's
+// array reused when it has room; Payload.Bytes is the slice). A payload
+// read from disk has been checked whole — checksum, then every value
+// (Transcoder) — so that a record that would not transcode is
+// quarantined here, as Peek quarantines one that does not decode; one
+// taken from the cache is what Append encoded.
+func (s *Spool) PeekPayload(dst []byte) (p Payload, next Position, ok bool, err error) {
 	for {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
-			return Record{}, Position{}, false, ErrClosed
+			return Payload{}, Position{}, false, ErrClosed
 		}
 		cur := s.cursor
 		i := slices.IndexFunc(s.segs, func(sg segment) bool { return sg.seq == cur.Seg })
 		if i < 0 {
 			s.mu.Unlock()
-			return Record{}, Position{}, false, nil
+			return Payload{}, Position{}, false, nil
 		}
 		limit := s.segs[i].size
 		last := i == len(s.segs)-1
@@ -549,25 +587,25 @@ func (s *Spool) Peek() (rec Record, next Position, ok bool, err error) {
 
 		if cur.Off >= limit {
 			if last {
-				return Record{}, Position{}, false, nil
+				return Payload{}, Position{}, false, nil
 			}
 			// The segment is done: move to the next one.
 			s.commit(Position{Seg: nextSeq})
 			continue
 		}
-		if rec, next, ok := s.cache.take(cur, nil); ok {
-			return rec, next, true, nil
+		if p, next, ok := s.fromCache(cur, dst); ok {
+			return p, next, true, nil
 		}
 		f, err := s.reader(cur.Seg)
 		if err != nil {
-			return Record{}, Position{}, false, err
+			return Payload{}, Position{}, false, err
 		}
-		rec, n, rerr := readRecord(f, cur.Off, limit, nil)
+		p, n, rerr := s.readPayload(f, cur.Off, limit, dst)
 		if rerr == nil {
-			return rec, Position{Seg: cur.Seg, Off: cur.Off + n}, true, nil
+			return p, Position{Seg: cur.Seg, Off: cur.Off + n}, true, nil
 		}
 		if errors.Is(rerr, errIO) {
-			return Record{}, Position{}, false, rerr
+			return Payload{}, Position{}, false, rerr
 		}
 		end, found := resync(f, cur.Off+1, limit)
 		if !found {
@@ -578,6 +616,59 @@ func (s *Spool) Peek() (rec Record, next Position, ok bool, err error) {
 			s.log.Warn("cannot move the spool cursor past a quarantined record", "error", err)
 		}
 	}
+}
+
+// fromCache takes the record at pos from the cache, its payload copied to
+// dst.
+func (s *Spool) fromCache(pos Position, dst []byte) (Payload, Position, bool) {
+	b, events, next, ok := s.cache.take(pos, dst)
+	if !ok {
+		return Payload{}, Position{}, false
+	}
+	tenant, token, _, err := payloadHead(b)
+	if err != nil {
+		// Append encoded it: never. Read from disk, where the record is
+		// checked and quarantined if need be.
+		return Payload{}, Position{}, false
+	}
+	return Payload{Tenant: tenant, Token: token, Events: events, Bytes: b}, next, true
+}
+
+// readPayload reads and checks the record at off in f, whose first limit
+// bytes are durable: its header and checksum, then every value, through
+// the spool's own Transcoder keeping no event. It returns the payload,
+// read into dst from its start, and the record's framed size.
+func (s *Spool) readPayload(f io.ReaderAt, off, limit int64, dst []byte) (Payload, int64, error) {
+	var h [headerSize]byte
+	if limit-off < headerSize {
+		return Payload{}, 0, fmt.Errorf("%w: %d bytes at the end of the segment (torn write)", errShortHeader, limit-off)
+	}
+	if _, err := f.ReadAt(h[:], off); err != nil {
+		return Payload{}, 0, fmt.Errorf("%w: cannot read header at %d: %w", errIO, off, err)
+	}
+	n, crc, err := parseHeader(h[:], limit-off-headerSize)
+	if err != nil {
+		return Payload{}, 0, err
+	}
+	b := slices.Grow(dst[:0], int(n))[:n]
+	if _, err := f.ReadAt(b, off+headerSize); err != nil {
+		return Payload{}, 0, fmt.Errorf("%w: cannot read %d bytes at %d: %w", errIO, n, off+headerSize, err)
+	}
+	if err := checkPayload(h[:], b, crc); err != nil {
+		return Payload{}, 0, err
+	}
+	s.vmu.Lock()
+	s.check.Reset()
+	_, _, _, err = s.checker.AppendPayload(&s.check, b, func(uint64) bool { return false })
+	s.vmu.Unlock()
+	if err != nil {
+		return Payload{}, 0, err
+	}
+	tenant, token, events, err := payloadHead(b)
+	if err != nil {
+		return Payload{}, 0, err
+	}
+	return Payload{Tenant: tenant, Token: token, Events: events, Bytes: b}, headerSize + n, nil
 }
 
 // reader returns the open file of segment seq, for Peek.

@@ -34,6 +34,9 @@ type NativeBlock struct {
 	// starts is Append's scratch: the length of each buffer (cols, then
 	// the map's three) before its rows (see reserve).
 	starts []int
+	// mark and markCount are the lengths and map count Mark recorded.
+	mark      []int
+	markCount uint64
 }
 
 // encodeChunk is how many events Encode reads a column of at a time: a

@@ -110,18 +110,21 @@ func (in *inserter) release(c *ch.Client, i int) {
 }
 
 // insert runs sql, an INSERT … VALUES naming store.InsertColumns, with
-// settings, sending c's events as one block. ready, when not nil, is
+// settings, sending c's events as one block (c.blk as it is, when set). ready, when not nil, is
 // called once a connection is at hand, just before the INSERT is sent: an
 // error from it is returned and nothing is sent.
 func (in *inserter) insert(ctx context.Context, sql string, settings clickhouse.Settings, c *chunk, ready func() error) error {
-	blk, _ := in.blocks.Get().(*chwire.NativeBlock)
+	blk := c.blk
 	if blk == nil {
-		blk = new(chwire.NativeBlock)
-	}
-	defer in.blocks.Put(blk)
-	blk.Reset()
-	for _, p := range c.parts {
-		blk.Append(p.tenant, p.events)
+		blk, _ = in.blocks.Get().(*chwire.NativeBlock)
+		if blk == nil {
+			blk = new(chwire.NativeBlock)
+		}
+		defer in.blocks.Put(blk)
+		blk.Reset()
+		for _, p := range c.parts {
+			blk.Append(p.tenant, p.events)
+		}
 	}
 	cols := blk.Columns()
 	input := make(proto.Input, 0, len(cols))

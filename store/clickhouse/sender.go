@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 )
 
 // part is a run of events of one tenant.
@@ -25,7 +26,10 @@ type chunk struct {
 	// stored once and the chunk is stored whatever was stored before.
 	token string
 	parts []part
-	rows  int
+	// blk, when set, is the chunk's rows encoded by the caller
+	// (Store.WriteNative), sent as it is; parts is then empty.
+	blk  *chwire.NativeBlock
+	rows int
 
 	done chan struct{} // closed once err is set
 	err  error

@@ -27,6 +27,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 
@@ -231,6 +232,36 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	}
 	return s.sender.write(ctx, b)
 }
+
+// WriteNative stores the rows of blk, a block encoded by the caller (the
+// ingester's replayer transcodes spooled records into one), as Write
+// stores a batch of the same events under token, deduplicated on token
+// the same way; each row carries its tenant. The block is sent whole, in
+// one INSERT retried as Write's are: it is not split at
+// store.insert.max-rows, since a block cannot be cut without decoding it,
+// so its writer keeps it within MaxInsertRows (the replayer does). blk
+// is only read, and the caller may reuse it once WriteNative returns.
+func (s *Store) WriteNative(ctx context.Context, token string, blk *chwire.NativeBlock) error {
+	if blk.Rows() == 0 {
+		return nil
+	}
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if token == "" {
+		token = store.UniqueToken()
+	}
+	return s.sender.send(ctx, &chunk{token: token, blk: blk, rows: blk.Rows(), done: make(chan struct{})})
+}
+
+// MaxInsertRows is store.insert.max-rows, the most rows one INSERT
+// sends: Write splits a larger batch, WriteNative sends its block whole,
+// so a caller that gathers blocks (the ingester's replayer) keeps them
+// within it.
+func (s *Store) MaxInsertRows() int { return s.cfg.Insert.MaxRows }
 
 // insertSettings returns the settings of the INSERT of c.
 func (s *Store) insertSettings(c *chunk) clickhouse.Settings {

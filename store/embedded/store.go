@@ -252,8 +252,29 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 			*blk = chwire.NativeBlock{}
 		}
 	}()
+	return s.insert(b.Token, blk)
+}
+
+// WriteNative stores the rows of blk, a block encoded by the caller (the
+// ingester's replayer transcodes spooled records into one), as Write
+// stores a batch of the same events under token: one INSERT into
+// events_in, deduplicated on token the same way. Each row carries its
+// tenant. blk is only read, and the caller may reuse it once WriteNative
+// returns.
+func (s *Store) WriteNative(ctx context.Context, token string, blk *chwire.NativeBlock) error {
+	if blk.Rows() == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.insert(token, blk)
+}
+
+// insert sends blk in one INSERT under token.
+func (s *Store) insert(token string, blk *chwire.NativeBlock) error {
 	chunks := blk.Chunks()
-	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns + insertSettings(b.Token)
+	sql := "INSERT INTO " + s.cfg.Schema.Database + ".events_in " + store.InsertColumns + insertSettings(token)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -267,9 +288,9 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 		}
 		var qe *QueryError
 		if errors.As(err, &qe) && qe.permanent() {
-			return fmt.Errorf("cannot insert %d events (%d bytes): %w: %w", len(b.Events), size, store.ErrPermanent, err)
+			return fmt.Errorf("cannot insert %d events (%d bytes): %w: %w", blk.Rows(), size, store.ErrPermanent, err)
 		}
-		return fmt.Errorf("cannot insert %d events (%d bytes): %w", len(b.Events), size, err)
+		return fmt.Errorf("cannot insert %d events (%d bytes): %w", blk.Rows(), size, err)
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ func (s *Suite) RunAll(t *testing.T) {
 	t.Run("RetriedBatchNarrowTables", s.testRetriedBatchNarrow)
 	t.Run("UntokenedBatchStoredEachTime", s.testUntokenedBatch)
 	t.Run("EventIDsSince", s.testEventIDsSince)
+	t.Run("NativeBatch", s.testNativeBatch)
 }
 
 // testTimeZone checks that bound times are read as UTC whatever the time

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/ingest"
 	"github.com/mcpdrift/mcpdrift/store"
+	"github.com/mcpdrift/mcpdrift/store/chwire"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
 )
 
@@ -135,6 +136,25 @@ var errInjected = errors.New("injected store outage")
 
 // Write implements store.Writer.
 func (f *faultWriter) Write(ctx context.Context, b store.Batch) error {
+	if err := f.fault(); err != nil {
+		return err
+	}
+	return f.Store.Write(ctx, b)
+}
+
+// WriteNative is the store's, with the same faults as Write: the
+// replayer writes its groups through it.
+func (f *faultWriter) WriteNative(ctx context.Context, token string, blk *chwire.NativeBlock) error {
+	if err := f.fault(); err != nil {
+		return err
+	}
+	return f.Store.WriteNative(ctx, token, blk)
+}
+
+// fault applies the mode: an error to return, or a hang past the
+// write's context, as a stuck engine would, until the hang ends: then
+// the write goes ahead all the same.
+func (f *faultWriter) fault() error {
 	f.mu.Lock()
 	mode, release := f.mode, f.release
 	f.mu.Unlock()
@@ -142,11 +162,9 @@ func (f *faultWriter) Write(ctx context.Context, b store.Batch) error {
 	case "fail":
 		return errInjected
 	case "hang":
-		// Hangs past the write's context, as a stuck engine would, until
-		// the hang ends: then the batch is written all the same.
 		<-release
 	}
-	return f.Store.Write(ctx, b)
+	return nil
 }
 
 func printCounts(ctx context.Context, st *embedded.Store) error {
