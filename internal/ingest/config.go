@@ -82,10 +82,11 @@ type Config struct {
 	// fewer parts to merge — at the price of the replayer holding that many
 	// events' Native encoding while it writes them (the spooled payloads
 	// are transcoded into it, not decoded). Each tenant's spool also keeps
-	// the payloads of up to that many of the events it was last given in
-	// memory (365 bytes per event of the bench's mix), for the replayer
-	// to take without reading them back from disk
-	// (spool.Config.CacheEvents), and ends a segment at that many events
+	// the payloads of up to twice that many of the events it was last
+	// given in memory (365 bytes per event of the bench's mix), for the
+	// replayer to take without reading them back from disk
+	// (spool.Config.CacheEvents): the insert being written and the next
+	// one, which fills meanwhile. It ends a segment at InsertMaxEvents
 	// (spool.Config.SegmentEvents), so that the groups, which do not span
 	// segments, are not cut short where a segment's bytes run out.
 	InsertMaxEvents int
@@ -144,7 +145,7 @@ func DefaultConfig() Config {
 // the replayer's inserts (InsertMaxEvents).
 func (c Config) tenantSpool() spool.Config {
 	sc := c.Spool
-	sc.CacheEvents = c.InsertMaxEvents
+	sc.CacheEvents = 2 * c.InsertMaxEvents
 	sc.SegmentEvents = c.InsertMaxEvents
 	return sc
 }
