@@ -18,9 +18,9 @@ import (
 type Store interface {
 	store.Store
 	store.EventIDLister
-	// Exec runs one statement that returns no rows: the client views'
+	// Execer runs statements that return no rows: the client views'
 	// releaser inserts with it.
-	Exec(ctx context.Context, sql string, params store.Params) error
+	schema.Execer
 }
 
 // StoreSection is the store part of a Config: one backend's configuration.

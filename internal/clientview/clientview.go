@@ -74,16 +74,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// DB is what a Releaser needs of the store.
-type DB interface {
-	store.Querier
-	// Exec runs one statement that returns no rows.
-	Exec(ctx context.Context, sql string, params store.Params) error
-}
-
 // Releaser releases the client views held in one store's database.
 type Releaser struct {
-	db    DB
+	db    schema.Execer
 	cfg   Config
 	owner string
 	log   *slog.Logger
@@ -97,10 +90,9 @@ type Releaser struct {
 //go:embed *.sql
 var files embed.FS
 
-// New returns a Releaser of database's client views; cluster is the
-// store's cluster mode, where client views are read through the
-// Distributed tables.
-func New(db DB, database string, cfg Config, log *slog.Logger) *Releaser {
+// New returns a Releaser of database's client views, read and written
+// through the database's tables (the Distributed ones on a cluster).
+func New(db schema.Execer, database string, cfg Config, log *slog.Logger) *Releaser {
 	if cfg.MaxWindow <= 0 {
 		cfg.MaxWindow = DefaultConfig().MaxWindow
 	}

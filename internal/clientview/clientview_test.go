@@ -12,12 +12,13 @@ import (
 	"github.com/mcpdrift/mcpdrift/otelschema"
 	"github.com/mcpdrift/mcpdrift/store"
 	"github.com/mcpdrift/mcpdrift/store/embedded"
+	"github.com/mcpdrift/mcpdrift/store/schema"
 )
 
 // testStore is a migrated store and its database.
 type testStore interface {
 	store.Store
-	DB
+	schema.Execer
 }
 
 func TestMain(m *testing.M) {
