@@ -68,8 +68,9 @@ func TestSuiteSmoke(t *testing.T) {
 	if f := rep.Floors; f == nil || f.Block != insertEvents || f.Inserts != events/insertEvents {
 		t.Errorf("floors: %+v, want %d inserts of %d events, as run (c) groups them", f, events/insertEvents, insertEvents)
 	}
-	if s := rep.Server; s == nil || s.StoredEvents != events || s.Inserts == 0 || s.ServerCPU <= 0 || s.IngestCPU <= 0 {
-		t.Errorf("the ingest role into a server: %+v, want %d events stored, its inserts and both processes' CPU", s, events)
+	if s := rep.Server; s == nil || s.StoredEvents != events || s.Inserts == 0 || s.ServerCPU <= 0 || s.IngestCPU <= 0 ||
+		s.InsertCPU <= 0 || s.InsertCPU > s.ServerCPU || s.InsertPeakBytes <= 0 {
+		t.Errorf("the ingest role into a server: %+v, want %d events stored, its inserts, their CPU (within the server's) and peak memory, and both processes' CPU", s, events)
 	}
 	if s := rep.Server; s != nil {
 		// Every view of the schema ran on every insert; events_mv wrote

@@ -9,7 +9,9 @@
 //	   included, checking that every event sent was stored; and the
 //	   scale-out ingest role, assembled as `ingest` runs it, into a
 //	   ClickHouse server run from libchdb in its own process, CPU of both
-//	   processes counted, and the rows per INSERT the server ran; then
+//	   processes counted, the rows per INSERT the server ran, the CPU
+//	   and the peak memory of those INSERTs and the merges they left
+//	   (-server-flags gives that ingest role other flags); then
 //	   the engine's floors for the same rows: Native blocks of 200,000
 //	   inserted by the engine itself into the raw table alone and into
 //	   events_in with every view, each store figure beside its ratio to
@@ -119,6 +121,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -143,6 +146,7 @@ func main() {
 	flag.StringVar(&cfg.CollectorBin, "collector-bin", "", "the Collector the collector suite runs, built from deploy/otelcol/bench-builder.yaml; empty: scripts/otelcol-build.sh builds it (minutes the first time) or takes it from its cache")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingester process during run (c), the store run, to this file")
 	flag.StringVar(&cfg.ServerCPUProfile, "server-cpuprofile", "", "write a CPU profile of the ingest role's process (this one, not the server's) during run (c) into a ClickHouse server, to this file")
+	serverFlags := flag.String("server-flags", "", "space-separated flags given to the ingest role of run (c) into a ClickHouse server after its own, to measure an alternative to its defaults (e.g. \"-store.insert.max-rows=200000 -store.compression=none\")")
 	flag.BoolVar(&cfg.SkipStore, "skip-store", false, "skip run (c), for machines without libchdb")
 	flag.BoolVar(&cfg.Redact, "redact", cfg.Redact, "run the ingesters with the default redaction rules, as the commands always do; -redact=false leaves redaction out, to show its share")
 	flag.BoolVar(&cfg.SkipServer, "skip-server", false, "skip run (c) of the ingest role into a ClickHouse server (run from libchdb)")
@@ -181,6 +185,7 @@ func main() {
 		}
 		return
 	}
+	cfg.ServerFlags = strings.Fields(*serverFlags)
 	var err error
 	cfg.Command = commandLine(os.Args[1:])
 	if cfg.Suites, err = ParseSuites(*suites); err != nil {

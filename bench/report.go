@@ -623,6 +623,10 @@ func (r *Report) table() string {
 		fmt.Fprintf(&out, "(c) ingest role → ClickHouse %s server (libchdb run as a server, its own process): %d of %d events stored in %d INSERTs;\n"+
 			"    CPU %.2f s in the ingest process + %.2f s in the server, %.2f s of it after the last answer until both were idle\n",
 			r.Machine.ClickHouseServer, p.StoredEvents, p.Events, p.Inserts, p.IngestCPU, p.ServerCPU, p.Settle)
+		if p.InsertCPU > 0 {
+			fmt.Fprintf(&out, "    the server's INSERTs took %.2f s of its CPU, views included, and at most %.0f MiB of memory each; %d merges read %d rows (%.1f× the events)\n",
+				p.InsertCPU, float64(p.InsertPeakBytes)/(1<<20), p.Merges, p.MergedRows, float64(p.MergedRows)/float64(max(p.Events, 1)))
+		}
 		writeViewCosts(&out, p.Views, p.Events, p.ServerCPU)
 	}
 	if p := r.Collector; p != nil {

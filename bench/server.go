@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -29,6 +30,15 @@ type ServerPhase struct {
 	// query_log); StoredEvents the events it holds afterwards.
 	Inserts      int64 `json:"inserts"`
 	StoredEvents int64 `json:"stored_events"`
+	// InsertCPU is the CPU the server's INSERTs took, their views
+	// included, in seconds (query_log); InsertPeakBytes the most memory
+	// one of them held.
+	InsertCPU       float64 `json:"insert_cpu_s,omitempty"`
+	InsertPeakBytes int64   `json:"insert_peak_bytes,omitempty"`
+	// Merges is the background merges the server launched and
+	// MergedRows the rows they read (system.events).
+	Merges     int64 `json:"merges,omitempty"`
+	MergedRows int64 `json:"merged_rows,omitempty"`
 	// Views is each materialised view's part of the server's work.
 	Views []ViewCost `json:"views,omitempty"`
 }
@@ -73,6 +83,7 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 
 	args := append(ingestArgs(cfg, rs), "-store.dsn="+node.DSN(), "-health.listen=127.0.0.1:0",
 		"-ingest.spool.dir="+filepath.Join(dir, "spool"))
+	args = append(args, cfg.ServerFlags...)
 	c := app.DefaultConfig(app.RoleIngest, "ingest", app.NewServerStore())
 	if err := c.Parse(args, os.Stderr); err != nil {
 		return err
@@ -170,16 +181,8 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 	if err := st.Exec(ctx, "SYSTEM FLUSH LOGS", nil); err != nil {
 		return err
 	}
-	var ins []struct {
-		N uint64 `json:"n"`
-	}
-	q := store.Query{Name: "bench_server_inserts", SQL: "SELECT count() AS n FROM system.query_log WHERE type = 'QueryFinish'" +
-		" AND query_kind = 'Insert' AND startsWith(query, 'INSERT INTO mcpdrift.events_in ')"}
-	if err := st.Query(ctx, q, nil, &ins); err != nil {
+	if err := serverWork(ctx, st, ph); err != nil {
 		return err
-	}
-	if len(ins) == 1 {
-		ph.Inserts = int64(ins[0].N)
 	}
 	if ph.Views, err = viewCosts(ctx, st); err != nil {
 		return err
@@ -193,6 +196,31 @@ func runServer(ctx context.Context, cfg Config, rs *requestSet, rep *Report) err
 	case n != int64(rs.total):
 		return fmt.Errorf("ingest → server: the server holds %d events, %d were sent", n, rs.total)
 	}
+	return nil
+}
+
+//go:embed server.sql
+var serverSQL string
+
+// serverWork reads the server's INSERTs and merges (server.sql) into ph,
+// from a server whose logs are flushed.
+func serverWork(ctx context.Context, q store.Querier, ph *ServerPhase) error {
+	var rows []struct {
+		Inserts    uint64 `json:"inserts"`
+		CPUus      uint64 `json:"insert_cpu_us"`
+		PeakBytes  uint64 `json:"insert_peak_bytes"`
+		Merges     uint64 `json:"merges"`
+		MergedRows uint64 `json:"merged_rows"`
+	}
+	if err := q.Query(ctx, store.Query{Name: "bench_server_work", SQL: serverSQL}, nil, &rows); err != nil {
+		return fmt.Errorf("cannot read the server's inserts and merges: %w", err)
+	}
+	if len(rows) != 1 {
+		return fmt.Errorf("the server's inserts and merges: got %d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	ph.Inserts, ph.InsertCPU, ph.InsertPeakBytes = int64(r.Inserts), float64(r.CPUus)/1e6, int64(r.PeakBytes)
+	ph.Merges, ph.MergedRows = int64(r.Merges), int64(r.MergedRows)
 	return nil
 }
 

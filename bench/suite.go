@@ -97,6 +97,10 @@ type Config struct {
 	// ServerCPUProfile, when set, is where a CPU profile of this process,
 	// the ingest role, is written during run (c) into a ClickHouse server.
 	ServerCPUProfile string
+	// ServerFlags are flags given to the ingest role of the run into a
+	// ClickHouse server after its own (-store.insert.max-rows=…,
+	// -store.compression=…), to measure an alternative to its defaults.
+	ServerFlags []string
 	// SkipStore skips the store run (c).
 	SkipStore bool
 	// SkipServer skips the run of the ingest role into a ClickHouse
