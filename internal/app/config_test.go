@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,6 +134,33 @@ func TestParse(t *testing.T) {
 		if _, err := parse(tc.binary, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %v: %v, want an error naming %q", tc.binary, tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestIngestDefaultGroupsFitOneInsert: the ingest role's replayer
+// gathers groups of up to -ingest.insert.max-events events and sends each
+// as one block, which the server store bounds at -store.insert.max-rows
+// (the replayer then gathers no more). With the bound under the groups'
+// size by default, every group was cut down to it: more INSERTs, each
+// running every materialised view and leaving a part in every table for
+// the server to merge.
+func TestIngestDefaultGroupsFitOneInsert(t *testing.T) {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	c := roles()["ingest"]
+	c.RegisterFlags(fs)
+	def := func(name string) int {
+		f := fs.Lookup(name)
+		if f == nil {
+			t.Fatalf("ingest has no -%s", name)
+		}
+		n, err := strconv.Atoi(f.DefValue)
+		if err != nil {
+			t.Fatalf("-%s: default %q: %v", name, f.DefValue, err)
+		}
+		return n
+	}
+	if rows, group := def("store.insert.max-rows"), def("ingest.insert.max-events"); rows < group {
+		t.Errorf("-store.insert.max-rows defaults to %d, under -ingest.insert.max-events's %d: the default groups are cut into smaller INSERTs", rows, group)
 	}
 }
 

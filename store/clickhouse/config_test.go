@@ -49,7 +49,7 @@ func TestConfigValidate(t *testing.T) {
 	f("lifetime", func(c *Config) { c.ConnMaxLifetime = 0 }, "store.conn-max-lifetime")
 	f("max rows", func(c *Config) { c.Insert.MaxRows = 0 }, "store.insert.max-rows")
 	f("max rows huge", func(c *Config) { c.Insert.MaxRows = 2_000_000 }, "store.insert.max-rows")
-	f("min rows", func(c *Config) { c.Insert.MinRows = 200_000 }, "store.insert.min-rows")
+	f("min rows over max rows", func(c *Config) { c.Insert.MinRows = c.Insert.MaxRows + 1 }, "store.insert.min-rows")
 	f("max delay", func(c *Config) { c.Insert.MaxDelay = 0 }, "store.insert.max-delay")
 	f("senders", func(c *Config) { c.Insert.Senders = 0 }, "store.insert.senders")
 	f("senders over pool", func(c *Config) { c.Insert.Senders = 17 }, "store.insert.senders")
