@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"sort"
@@ -42,9 +43,11 @@ type inserter struct {
 	blocks sync.Pool
 }
 
-// idleConn is a connection kept for the next INSERT, to address addr.
+// idleConn is a connection kept for the next INSERT, to address addr,
+// with buf, the buffer its INSERTs are encoded into (see room).
 type idleConn struct {
 	c    *ch.Client
+	buf  *proto.Buffer
 	addr int
 }
 
@@ -76,13 +79,13 @@ func newInserter(o *clickhouse.Options, database string, maxConns int) *inserter
 	return in
 }
 
-// conn returns an idle connection, or a new one, and its address.
-func (in *inserter) conn(ctx context.Context) (*ch.Client, int, error) {
+// conn returns an idle connection, or a new one.
+func (in *inserter) conn(ctx context.Context) (idleConn, error) {
 	for {
 		select {
 		case ic := <-in.idle:
 			if !ic.c.IsClosed() {
-				return ic.c, ic.addr, nil
+				return ic, nil
 			}
 			continue
 		default:
@@ -91,21 +94,46 @@ func (in *inserter) conn(ctx context.Context) (*ch.Client, int, error) {
 		if in.spread {
 			i = int(in.rr.Add(1)) % len(in.opts)
 		}
-		c, err := ch.Dial(ctx, in.opts[i])
+		buf := new(proto.Buffer)
+		c, err := ch.DialWithBuffer(ctx, in.opts[i], buf)
 		if err != nil {
-			return nil, i, fmt.Errorf("cannot connect to %s: %w", in.opts[i].Address, err)
+			return idleConn{addr: i}, fmt.Errorf("cannot connect to %s: %w", in.opts[i].Address, err)
 		}
-		return c, i, nil
+		return idleConn{c: c, buf: buf, addr: i}, nil
 	}
 }
 
-// release keeps c, a connection to address i, for the next INSERT, or
-// closes it when enough are kept.
-func (in *inserter) release(c *ch.Client, i int) {
+// release keeps ic for the next INSERT, or closes it when enough are
+// kept.
+func (in *inserter) release(ic idleConn) {
 	select {
-	case in.idle <- idleConn{c: c, addr: i}:
+	case in.idle <- ic:
 	default:
-		_ = c.Close()
+		_ = ic.c.Close()
+	}
+}
+
+// room makes buf, a connection's buffer, hold an INSERT of cols in one
+// allocation. ch-go encodes the whole block into that buffer before it
+// compresses it (the compressed block then takes its place, no larger
+// than the codec's bound): grown by append, the buffer reached a block of
+// tens of megabytes in some twenty steps, each a copy into fresh memory
+// and garbage for the collector, on every new connection: the one-step
+// room is TestInsertBufferGrownOnce's. The buffer is kept with its connection, as
+// ch-go kept it, so a connection holds the room of its largest INSERT.
+func room(buf *proto.Buffer, cols []chwire.Column) {
+	n := 0
+	for _, col := range cols {
+		n += len(col.Name) + len(col.Type) + 2*binary.MaxVarintLen64
+		for _, d := range col.Data {
+			n += len(d)
+		}
+	}
+	// lz4's bound is n + n/255 + 16, zstd's n + n/128 + 64 KiB at most;
+	// the packet's headers and the block's take a few hundred bytes.
+	need := len(buf.Buf) + n + n/128 + 128<<10
+	if cap(buf.Buf) < need {
+		buf.Buf = append(make([]byte, 0, need), buf.Buf...)
 	}
 }
 
@@ -144,20 +172,22 @@ func (in *inserter) insert(ctx context.Context, sql string, settings clickhouse.
 	for _, k := range keys {
 		q.Settings = append(q.Settings, ch.Setting{Key: k, Value: fmt.Sprint(settings[k])})
 	}
-	conn, i, err := in.conn(ctx)
+	ic, err := in.conn(ctx)
+	i := ic.addr
 	if err == nil && ready != nil {
 		if rerr := ready(); rerr != nil {
-			in.release(conn, i)
+			in.release(ic)
 			return rerr
 		}
 	}
 	if err == nil {
-		if err = conn.Do(ctx, q); err == nil {
-			in.release(conn, i)
+		room(ic.buf, cols)
+		if err = ic.c.Do(ctx, q); err == nil {
+			in.release(ic)
 			return nil
 		}
 		// The connection's state after a failed INSERT is unknown.
-		_ = conn.Close()
+		_ = ic.c.Close()
 	}
 	if e, ok := ch.AsException(err); ok {
 		// As clickhouse-go reports it, for isPermanent and unavailable.
@@ -190,7 +220,7 @@ func (in *inserter) forget(i int) {
 		}
 	}
 	for _, ic := range keep {
-		in.release(ic.c, ic.addr)
+		in.release(ic)
 	}
 }
 
