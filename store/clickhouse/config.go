@@ -29,7 +29,8 @@ type Config struct {
 	// (cluster mode when set) and the deduplication window.
 	Schema schema.Options
 	// Compression is the block compression of the native protocol: lz4,
-	// zstd or none.
+	// zstd, none, or auto (the default): lz4 unless every address of the
+	// DSN is a loopback one (see loopbackOnly).
 	Compression string
 	// DialTimeout bounds connecting to one address.
 	DialTimeout time.Duration
@@ -84,7 +85,7 @@ func DefaultConfig(dsn string) Config {
 	return Config{
 		DSN:             dsn,
 		Schema:          sch,
-		Compression:     "lz4",
+		Compression:     "auto",
 		DialTimeout:     10 * time.Second,
 		ReadTimeout:     5 * time.Minute,
 		MaxOpenConns:    16,
@@ -150,6 +151,29 @@ func (ic InsertConfig) validate(maxOpenConns int) error {
 	return nil
 }
 
+// loopbackOnly reports whether every address in addrs (host:port, as
+// validated by options) is a loopback one: localhost, 127.0.0.0/8 or ::1,
+// by name only (nothing is resolved). Compression trades CPU on both
+// sides for bytes on a wire; over loopback there is no wire to spare.
+// The ingest role into a server on the same host, lz4 against none, cost
+// 20.65 and 19.38 against 15.92 and 14.62 CPU-µs per event across both
+// processes, the server's peak memory per INSERT 426 against 327–329 MiB
+// (bench -suite ingest -events 1000000 -skip-store -server-flags
+// -store.compression=…, alternated). Any other address keeps lz4, which
+// divides the bytes a real network carries.
+func loopbackOnly(addrs []string) bool {
+	for _, addr := range addrs {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return false
+		}
+		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+			return false
+		}
+	}
+	return len(addrs) > 0
+}
+
 // RedactedDSN returns the DSN with its password replaced, for logs.
 func (c Config) RedactedDSN() string { return redact(c.DSN) }
 
@@ -208,7 +232,14 @@ func (c Config) options() (*clickhouse.Options, error) {
 	opts.Auth.Database = ""
 	q := u.Query()
 	if !q.Has("compress") {
-		switch c.Compression {
+		comp := c.Compression
+		if comp == "auto" {
+			comp = "lz4"
+			if loopbackOnly(opts.Addr) {
+				comp = "none"
+			}
+		}
+		switch comp {
 		case "lz4":
 			opts.Compression = &clickhouse.Compression{Method: clickhouse.CompressionLZ4}
 		case "zstd":
@@ -216,7 +247,7 @@ func (c Config) options() (*clickhouse.Options, error) {
 		case "none", "":
 			opts.Compression = nil
 		default:
-			return nil, fmt.Errorf("store.compression: want lz4, zstd or none, not %q", c.Compression)
+			return nil, fmt.Errorf("store.compression: want auto, lz4, zstd or none, not %q", c.Compression)
 		}
 	}
 	if !q.Has("dial_timeout") {

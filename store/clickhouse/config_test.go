@@ -102,6 +102,43 @@ func TestOptionsFromDSN(t *testing.T) {
 	}
 }
 
+// TestCompressionAuto: by default the native protocol is lz4-compressed
+// unless every address of the DSN is a loopback one, where it is not
+// (no wire to spare bytes on); an explicit method or the DSN's compress
+// wins.
+func TestCompressionAuto(t *testing.T) {
+	for _, tc := range []struct {
+		dsn, method string
+		want        string // the method's name, "none" without one
+	}{
+		{"clickhouse://127.0.0.1:9000", "", "none"},
+		{"clickhouse://localhost:9000,127.0.0.2:9001", "", "none"},
+		{"clickhouse://[::1]:9000", "", "none"},
+		{"clickhouse://ch1:9000", "", "lz4"},
+		{"clickhouse://10.0.0.7:9000", "", "lz4"},
+		{"clickhouse://127.0.0.1:9000,ch2:9000", "", "lz4"},
+		{"clickhouse://127.0.0.1:9000", "lz4", "lz4"},
+		{"clickhouse://127.0.0.1:9000?compress=zstd", "", "zstd"},
+		{"clickhouse://ch1:9000", "none", "none"},
+	} {
+		cfg := DefaultConfig(tc.dsn)
+		if tc.method != "" {
+			cfg.Compression = tc.method
+		}
+		opts, err := cfg.options()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.dsn, err)
+		}
+		got := "none"
+		if opts.Compression != nil {
+			got = opts.Compression.Method.String()
+		}
+		if got != tc.want {
+			t.Errorf("%s with compression %q: method %s, want %s", tc.dsn, cfg.Compression, got, tc.want)
+		}
+	}
+}
+
 func TestRedactedDSN(t *testing.T) {
 	for dsn, want := range map[string]string{
 		"clickhouse://alice:s3cret@ch1:9000/db": "clickhouse://alice:xxxxx@ch1:9000/db",

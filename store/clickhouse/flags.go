@@ -12,7 +12,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Schema.Cluster, "store.cluster", c.Schema.Cluster, "ClickHouse cluster (remote_servers name) for ON CLUSTER DDL, Replicated *_local tables and Distributed tables; empty for a single server")
 	fs.IntVar(&c.Schema.DeduplicationWindow, "store.dedup-window", c.Schema.DeduplicationWindow, "non_replicated_deduplication_window set on a single server's tables, so that retried inserts are stored once (0 leaves the tables as they are)")
 	c.Schema.RegisterRetentionFlags(fs)
-	fs.StringVar(&c.Compression, "store.compression", c.Compression, "native protocol compression: lz4, zstd or none")
+	fs.StringVar(&c.Compression, "store.compression", c.Compression, "native protocol compression: lz4, zstd, none, or auto: none when every address of -store.dsn is a loopback one (localhost, 127.0.0.0/8, ::1), lz4 otherwise")
 	fs.DurationVar(&c.DialTimeout, "store.dial-timeout", c.DialTimeout, "timeout to connect to one ClickHouse address")
 	fs.DurationVar(&c.ReadTimeout, "store.read-timeout", c.ReadTimeout, "timeout waiting for the server during a query")
 	fs.IntVar(&c.MaxOpenConns, "store.max-open-conns", c.MaxOpenConns, "connection pool size")

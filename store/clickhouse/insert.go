@@ -39,6 +39,10 @@ type inserter struct {
 	// connection_open_strategy round_robin or random asks; rr counts them.
 	spread bool
 	rr     atomic.Uint32
+	// compressed: the INSERTs' blocks are compressed, which ch-go does
+	// in the connection's buffer (see room); uncompressed, it writes
+	// the columns' bytes as they are.
+	compressed bool
 	// blocks holds *chwire.NativeBlock of INSERTs done, for the next.
 	blocks sync.Pool
 }
@@ -69,6 +73,7 @@ func newInserter(o *clickhouse.Options, database string, maxConns int) *inserter
 			comp = ch.CompressionZSTD
 		}
 	}
+	in.compressed = comp != ch.CompressionDisabled
 	for _, addr := range o.Addr {
 		in.opts = append(in.opts, ch.Options{
 			Address: addr, Database: database, User: user, Password: o.Auth.Password,
@@ -181,7 +186,9 @@ func (in *inserter) insert(ctx context.Context, sql string, settings clickhouse.
 		}
 	}
 	if err == nil {
-		room(ic.buf, cols)
+		if in.compressed {
+			room(ic.buf, cols)
+		}
 		if err = ic.c.Do(ctx, q); err == nil {
 			in.release(ic)
 			return nil
