@@ -5,16 +5,16 @@
 -- the window, under the same filter), and the rejected calls whose side
 -- effect had already started (safety violations: Violations lists them one
 -- by one). The rejected calls come from rejected_*, which keeps the client;
--- the tool's calls from usage_* when the filter names no client, from the
--- call rollups otherwise. rejections_raw.sql is the same report from
--- events.
+-- the tool's calls ("tool_calls") from usage_* when the filter names no
+-- client, from the call rollups otherwise. rejections_raw.sql is the same
+-- report from events.
 WITH
 traffic_by_tool AS
 (
     SELECT tool, sum(t.calls) AS tool_calls
     FROM
     (
-    {{- template "traffic" .}}
+    {{- template "tool_calls" .}}
     ) AS t
     GROUP BY tool
 )

@@ -4,18 +4,7 @@ traffic_by_tool AS
     SELECT tool, sum(t.calls) AS tool_calls
     FROM
     (
-    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, revision_server, service, environment,
-           count() AS calls,
-           countIf(outcome = 'current') AS calls_current,
-           countIf(outcome = 'normalized') AS calls_normalized,
-           countIf(outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid')) AS calls_rejected,
-           countIf(outcome = 'rejected_stale') AS calls_rejected_stale,
-           countIf(outcome = 'removed') AS calls_removed,
-           countIf(outcome = 'failed') AS calls_failed,
-           countIf(retry) AS retries,
-           uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
-           uniqExactStateIf(client_name, client_version, client_name != '' OR client_version != '') AS clients,
-           min(time) AS first_seen, max(time) AS last_seen
+    SELECT tool, count() AS calls
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
@@ -23,11 +12,9 @@ traffic_by_tool AS
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
-    GROUP BY bucket, tool, revision_client, revision_server, service, environment
+    GROUP BY tool
     UNION ALL
-    SELECT hour AS bucket, tool, revision_client, revision_server, service, environment, calls,
-       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
-       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    SELECT tool, calls
     FROM mcpdrift.usage_1h
     WHERE tenant = {tenant:String}
       AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
@@ -35,9 +22,7 @@ traffic_by_tool AS
   AND service = {service:String}
   AND environment = {environment:String}
     UNION ALL
-    SELECT day AS bucket, tool, revision_client, revision_server, service, environment, calls,
-       calls_current, calls_normalized, calls_rejected, calls_rejected_stale, calls_removed,
-       calls_failed, retries, sessions, runs, clients, first_seen, last_seen
+    SELECT tool, calls
     FROM mcpdrift.usage_1d
     WHERE tenant = {tenant:String}
       AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
@@ -73,22 +58,13 @@ FROM
         max(t.last_seen) AS last_seen
     FROM
     (
-    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, error_code,
-       client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
-    FROM (
-        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
-               adapter_id, service, environment, client_name, client_version, privilege, error_code,
-               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
-               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, revision_server, outcome, error_code,
+           client_name, client_version, count() AS calls, countIf(side_effect_started) AS side_effects,
+           uniqHLL12StateIf(session, session != '') AS sessions, min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
-                 service, environment, client_name, client_version, privilege, error_code
-    )
-    WHERE tenant = {tenant:String}
       AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')
   AND tool = {tool:String}
   AND service = {service:String}
@@ -96,6 +72,7 @@ FROM
   AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY bucket, tool, revision_client, revision_server, outcome, error_code, client_name, client_version
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, revision_server, outcome, error_code,
        client_name, client_version, calls, side_effects, sessions, first_seen, last_seen

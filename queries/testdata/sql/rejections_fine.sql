@@ -4,44 +4,20 @@ traffic_by_tool AS
     SELECT tool, sum(t.calls) AS tool_calls
     FROM
     (
-    SELECT m.bucket AS bucket, tool, revision_client, revision_server, service, environment,
-           client_name, client_version, m.calls AS calls,
-           if(outcome = 'current', m.calls, 0) AS calls_current,
-           if(outcome = 'normalized', m.calls, 0) AS calls_normalized,
-           if(outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid'), m.calls, 0) AS calls_rejected,
-           if(outcome = 'rejected_stale', m.calls, 0) AS calls_rejected_stale,
-           if(outcome = 'removed', m.calls, 0) AS calls_removed,
-           if(outcome = 'failed', m.calls, 0) AS calls_failed,
-           retries, sessions, runs, first_seen, last_seen
-    FROM
-    (
-    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
-       environment, client_name, client_version, privilege, error_code, calls, side_effects,
-       retries, sessions, runs, first_seen, last_seen, max_session_age_s
-    FROM (
-        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
-               adapter_id, service, environment, client_name, client_version, privilege, error_code,
-               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
-               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    SELECT tool, count() AS calls
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
-                 service, environment, client_name, client_version, privilege, error_code
-    )
-    WHERE tenant = {tenant:String}
   AND tool = {tool:String}
   AND service = {service:String}
   AND environment = {environment:String}
   AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY tool
     UNION ALL
-    SELECT hour AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
-       environment, client_name, client_version, privilege, error_code, calls, side_effects,
-       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    SELECT tool, calls
     FROM mcpdrift.calls_1h
     WHERE tenant = {tenant:String}
       AND (hour >= {h_from_0:DateTime('UTC')} AND hour < {h_to_0:DateTime('UTC')} OR hour >= {h_from_1:DateTime('UTC')} AND hour < {h_to_1:DateTime('UTC')})
@@ -52,9 +28,7 @@ traffic_by_tool AS
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
     UNION ALL
-    SELECT day AS bucket, tool, revision_client, revision_server, outcome, adapter_id, service,
-       environment, client_name, client_version, privilege, error_code, calls, side_effects,
-       retries, sessions, runs, first_seen, last_seen, max_session_age_s
+    SELECT tool, calls
     FROM mcpdrift.calls_1d
     WHERE tenant = {tenant:String}
       AND (day >= {d_from_0:DateTime('UTC')} AND day < {d_to_0:DateTime('UTC')} OR day >= {d_from_1:DateTime('UTC')} AND day < {d_to_1:DateTime('UTC')})
@@ -64,7 +38,6 @@ traffic_by_tool AS
   AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
-    ) AS m
     ) AS t
     GROUP BY tool
 )
@@ -94,22 +67,13 @@ FROM
         max(t.last_seen) AS last_seen
     FROM
     (
-    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, error_code,
-       client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
-    FROM (
-        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
-               adapter_id, service, environment, client_name, client_version, privilege, error_code,
-               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
-               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, revision_server, outcome, error_code,
+           client_name, client_version, count() AS calls, countIf(side_effect_started) AS side_effects,
+           uniqHLL12StateIf(session, session != '') AS sessions, min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
-                 service, environment, client_name, client_version, privilege, error_code
-    )
-    WHERE tenant = {tenant:String}
       AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')
   AND tool = {tool:String}
   AND service = {service:String}
@@ -117,6 +81,7 @@ FROM
   AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY bucket, tool, revision_client, revision_server, outcome, error_code, client_name, client_version
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, revision_server, outcome, error_code,
        client_name, client_version, calls, side_effects, sessions, first_seen, last_seen

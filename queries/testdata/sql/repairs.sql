@@ -134,22 +134,13 @@ kind_totals AS
                toUInt64(0) AS after_removed, toUInt64(0) AS after_other
         FROM
         (
-    SELECT minute AS bucket, tool, revision_client, revision_server, outcome, error_code,
-       client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
-    FROM (
-        SELECT tenant, toStartOfMinute(time) AS minute, tool, revision_client, revision_server, outcome,
-               adapter_id, service, environment, client_name, client_version, privilege, error_code,
-               count() AS calls, countIf(side_effect_started) AS side_effects, countIf(retry) AS retries,
-               uniqHLL12StateIf(session, session != '') AS sessions, uniqHLL12StateIf(run_id, run_id != '') AS runs,
-               min(time) AS first_seen, max(time) AS last_seen, max(session_age_s) AS max_session_age_s
+    SELECT toStartOfMinute(time) AS bucket, tool, revision_client, revision_server, outcome, error_code,
+           client_name, client_version, count() AS calls, countIf(side_effect_started) AS side_effects,
+           uniqHLL12StateIf(session, session != '') AS sessions, min(time) AS first_seen, max(time) AS last_seen
     FROM mcpdrift.recent_calls
     WHERE tenant = {tenant:String}
       AND (time >= {m_from_0:DateTime64(9, 'UTC')} AND time < {m_to_0:DateTime64(9, 'UTC')} OR time >= {m_from_1:DateTime64(9, 'UTC')} AND time < {m_to_1:DateTime64(9, 'UTC')})
       AND time >= {from:DateTime64(9, 'UTC')} AND time < {to:DateTime64(9, 'UTC')}
-        GROUP BY tenant, minute, tool, revision_client, revision_server, outcome, adapter_id,
-                 service, environment, client_name, client_version, privilege, error_code
-    )
-    WHERE tenant = {tenant:String}
       AND outcome IN ('rejected_stale', 'rejected_incompatible', 'rejected_invalid', 'removed')
   AND tool = {tool:String}
   AND service = {service:String}
@@ -157,6 +148,7 @@ kind_totals AS
   AND (client_name = {client:String} OR concat(client_name, '@', client_version) = {client:String})
   AND NOT has({exclude_clients:Array(String)}, client_name)
   AND NOT has({exclude_clients:Array(String)}, concat(client_name, '@', client_version))
+    GROUP BY bucket, tool, revision_client, revision_server, outcome, error_code, client_name, client_version
     UNION ALL
     SELECT hour AS bucket, tool, revision_client, revision_server, outcome, error_code,
        client_name, client_version, calls, side_effects, sessions, first_seen, last_seen
