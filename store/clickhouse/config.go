@@ -50,14 +50,12 @@ type Config struct {
 type InsertConfig struct {
 	// MaxRows is the most rows sent in one INSERT; a larger batch is split
 	// into several, each with its own deduplication token derived from the
-	// batch's. It bounds the memory one INSERT takes on the server (427
-	// MiB at most for 142,857 rows of the bench's events, 224–237 MiB for
-	// 83,333–90,909, from query_log's memory_usage). Its default, 200,000,
-	// lets the ingest role's replayer send the groups it gathers by
-	// default (-ingest.insert.max-events) whole: each INSERT runs every
+	// batch's. It bounds the memory one INSERT takes on the server
+	// (docs/operations.md gives the figure). Its default, 200,000, lets
+	// the ingest role's replayer send the groups it gathers by default
+	// (-ingest.insert.max-events) whole: each INSERT runs every
 	// materialised view and leaves a part in every table they fill, so
-	// halving the INSERTs cut the server's CPU and its merges (bench
-	// -suite ingest -server-flags, in this commit's log).
+	// fewer, larger INSERTs cost the server less CPU and fewer merges.
 	MaxRows int
 	// MinRows is the size below which batches without a token are held and
 	// merged with others into one INSERT, for at most MaxDelay. Batches with
@@ -154,13 +152,9 @@ func (ic InsertConfig) validate(maxOpenConns int) error {
 // loopbackOnly reports whether every address in addrs (host:port, as
 // validated by options) is a loopback one: localhost, 127.0.0.0/8 or ::1,
 // by name only (nothing is resolved). Compression trades CPU on both
-// sides for bytes on a wire; over loopback there is no wire to spare.
-// The ingest role into a server on the same host, lz4 against none, cost
-// 20.65 and 19.38 against 15.92 and 14.62 CPU-µs per event across both
-// processes, the server's peak memory per INSERT 426 against 327–329 MiB
-// (bench -suite ingest -events 1000000 -skip-store -server-flags
-// -store.compression=…, alternated). Any other address keeps lz4, which
-// divides the bytes a real network carries.
+// sides for bytes on a wire; over loopback there is no wire to spare
+// (docs/operations.md gives what lz4 costs there). Any other address
+// keeps lz4, which divides the bytes a real network carries.
 func loopbackOnly(addrs []string) bool {
 	for _, addr := range addrs {
 		host, _, err := net.SplitHostPort(addr)
